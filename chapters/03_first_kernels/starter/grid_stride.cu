@@ -1,0 +1,76 @@
+// Starter track — write your code at the TODO marks; the tests of each exercise
+// fail until you do. (Generated from chapters/03_first_kernels/reference/grid_stride.cu by scripts/gen_starter.py.)
+// Exercise 3.4 — grid-stride loops: a grid sized for the GPU, not for the data.
+//
+// One thread per element needs n / 256 blocks (8 million for 2^31 elements), and each thread does
+// a single add. A grid-stride loop launches a fixed grid — a few resident blocks per SM — and each
+// thread walks i, i + stride, i + 2 stride, ... with stride = blockDim.x * gridDim.x. Any n works
+// with the same grid; per-thread setup is paid once; consecutive threads still touch consecutive
+// elements on every trip (coalesced).
+//
+// kFloat4: each access moves 16 bytes (one LDG.128 instead of four LDG.32), so fewer instructions
+// keep the same bytes in flight. It needs 16-byte-aligned pointers (cudaMalloc gives 256-byte
+// alignment; a pointer offset by one float does not) and a scalar loop for the last n % 4 elements.
+#include <algorithm>
+#include <cstdint>
+
+#include "ch03/ch03.hpp"
+#include "cudalab/check.hpp"
+#include "cudalab/math.hpp"
+
+namespace cudalab::ch03 {
+namespace {
+
+// Resident blocks per SM we aim for: 2048 threads per SM / 256 = 8 on most GPUs.
+constexpr unsigned kBlocksPerSm = 8;
+
+__global__ void __launch_bounds__(kBlock)
+add_grid_stride_kernel(const float* __restrict__ a, const float* __restrict__ b,
+                       float* __restrict__ c, std::size_t n) {
+  // TODO(3.4): grid-stride loop. Start at the global index (64-bit), step by
+  //            blockDim.x * gridDim.x, stop at n; c[i] = a[i] + b[i] on every trip.
+}
+
+__global__ void __launch_bounds__(kBlock)
+add_grid_stride_float4_kernel(const float4* __restrict__ a, const float4* __restrict__ b,
+                              float4* __restrict__ c, std::size_t n4, const float* __restrict__ a_tail,
+                              const float* __restrict__ b_tail, float* __restrict__ c_tail,
+                              std::size_t tail) {
+  // TODO(3.4): the same loop over the n4 float4 elements (c[i] = make_float4(a.x + b.x, ...)),
+  //            then let the first `tail` threads of the grid handle the last n % 4 floats
+  //            through a_tail, b_tail and c_tail.
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+unsigned grid_for_device(std::size_t work_items) {
+  int dev = 0, sms = 0;
+  CUDALAB_CHECK(cudaGetDevice(&dev));
+  CUDALAB_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  const std::size_t wanted = ceil_div<std::size_t>(work_items, kBlock);
+  return static_cast<unsigned>(std::clamp<std::size_t>(wanted, 1, std::size_t{kBlocksPerSm} * sms));
+}
+
+}  // namespace
+
+void vector_add_grid_stride(const float* a, const float* b, float* c, std::size_t n,
+                            StrideVariant variant, cudaStream_t stream) {
+  require_device_pointer(a, n, "a");
+  require_device_pointer(b, n, "b");
+  require_device_pointer(c, n, "c");
+  require(variant == StrideVariant::kScalar || variant == StrideVariant::kFloat4, "variant",
+          "unknown StrideVariant");
+  if (n == 0) return;
+  const bool vec = variant == StrideVariant::kFloat4 && aligned16(a) && aligned16(b) && aligned16(c);
+  if (!vec) {  // scalar path, also the fallback for misaligned pointers
+    add_grid_stride_kernel<<<grid_for_device(n), kBlock, 0, stream>>>(a, b, c, n);
+  } else {
+    const std::size_t n4 = n / 4, done = n4 * 4;
+    add_grid_stride_float4_kernel<<<grid_for_device(std::max<std::size_t>(n4, 1)), kBlock, 0, stream>>>(
+        reinterpret_cast<const float4*>(a), reinterpret_cast<const float4*>(b),
+        reinterpret_cast<float4*>(c), n4, a + done, b + done, c + done, n - done);
+  }
+  CUDALAB_CHECK_LAUNCH();
+}
+
+}  // namespace cudalab::ch03

@@ -1,0 +1,34 @@
+// Starter track — write your code at the TODO marks; the tests of each exercise
+// fail until you do. (Generated from chapters/03_first_kernels/reference/vector_add.cu by scripts/gen_starter.py.)
+// Exercise 3.2 — the first kernel: c = a + b, one thread per element.
+//
+// Launch shape: 1D, kBlock threads per block, blocks_for(n, kBlock) blocks. Bytes moved: 12 n
+// (two 4-byte reads, one 4-byte write per element) — this kernel is memory-bound; on an H200 it
+// should run near the device-to-device copy bandwidth (the benchmark shows the ratio).
+#include "ch03/ch03.hpp"
+#include "cudalab/check.hpp"
+
+namespace cudalab::ch03 {
+namespace {
+
+__global__ void __launch_bounds__(kBlock)
+vector_add_kernel(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c,
+                  std::size_t n) {
+  // TODO(3.2): compute this thread's global index i from blockIdx.x, blockDim.x and threadIdx.x
+  //            (as std::size_t: n may exceed 2^31), and if i < n write c[i] = a[i] + b[i].
+  //            Neighbouring threads touch neighbouring elements, so each warp's accesses coalesce
+  //            into a few 128-byte transactions.
+}
+
+}  // namespace
+
+void vector_add(const float* a, const float* b, float* c, std::size_t n, cudaStream_t stream) {
+  require_device_pointer(a, n, "a");
+  require_device_pointer(b, n, "b");
+  require_device_pointer(c, n, "c");
+  if (n == 0) return;  // a grid of 0 blocks is an invalid configuration
+  vector_add_kernel<<<blocks_for(n, kBlock), kBlock, 0, stream>>>(a, b, c, n);
+  CUDALAB_CHECK_LAUNCH();
+}
+
+}  // namespace cudalab::ch03

@@ -1,0 +1,42 @@
+# Run by ctest (through TEST_INCLUDE_FILES) for each test executable: lists its GoogleTest cases
+# and adds one ctest test per case. Inputs: _lab_exe, _lab_prefix, _lab_labels, _lab_workdir.
+# Works the same on CMake 3.25 and 4.x (no bracketed regex is written to a file: TOOLCHAIN.md).
+if(NOT EXISTS "${_lab_exe}")
+  add_test("${_lab_prefix}NOT_BUILT" "${_lab_exe}")
+  return()
+endif()
+execute_process(COMMAND "${_lab_exe}" --gtest_list_tests
+                OUTPUT_VARIABLE _lab_out RESULT_VARIABLE _lab_rc TIMEOUT 60)
+if(NOT _lab_rc EQUAL 0)
+  add_test("${_lab_prefix}LIST_FAILED" "${_lab_exe}" --gtest_list_tests)
+  return()
+endif()
+string(REPLACE "\n" ";" _lab_lines "${_lab_out}")
+set(_lab_suite "")
+foreach(_lab_line IN LISTS _lab_lines)
+  string(REGEX REPLACE " *#.*$" "" _lab_line "${_lab_line}")
+  if(_lab_line STREQUAL "")
+    continue()
+  endif()
+  if(NOT _lab_line MATCHES "^ ")
+    set(_lab_suite "${_lab_line}")          # "Suite." or "Prefix/Suite."
+    continue()
+  endif()
+  string(STRIP "${_lab_line}" _lab_case)
+  set(_lab_full "${_lab_suite}${_lab_case}")
+  if(_lab_full MATCHES "(^|[./])DISABLED_")
+    continue()
+  endif()
+  if(_lab_suite MATCHES "Gpu\\.$")
+    set(_lab_kind gpu)
+  else()
+    set(_lab_kind cpu)
+  endif()
+  set(_lab_name "${_lab_prefix}${_lab_full}")
+  add_test("${_lab_name}" "${_lab_exe}" "--gtest_filter=${_lab_full}")
+  set_tests_properties("${_lab_name}" PROPERTIES
+    LABELS "${_lab_labels};${_lab_kind}"
+    SKIP_REGULAR_EXPRESSION "skipped: "
+    WORKING_DIRECTORY "${_lab_workdir}"
+    TIMEOUT 300)
+endforeach()

@@ -1,0 +1,209 @@
+# Helpers so that adding a chapter, a pitfall, a test file or a benchmark is one line:
+#
+#   lab_chapter(ch03)                                                     # chapters/NN_slug/CMakeLists.txt
+#   lab_pitfall(ch03 missing_bounds_check REPLACES vector_add.cu EXERCISES 3.2)
+#   lab_test(ch03 test_vector_add.cpp EXERCISES 3.2)                      # tests/ch03/CMakeLists.txt
+#   lab_bench(ch03 ch03_first_kernels.cpp)                                # bench/CMakeLists.txt
+#
+# Tracks: <ch>_reference (reference/*), <ch>_starter (starter/*, generated from the reference by
+# scripts/gen_starter.py) and <ch>_pitfall_<name> (the reference with one file swapped for
+# pitfalls/<name>.*). Each reference file is compiled once, as its own object library, so a pitfall
+# recompiles only the file it plants its bug in.
+
+# Flags shared by every target of ours: warnings on, line info for profilers and sanitizers.
+function(lab_target_defaults target)
+  target_compile_options(${target} PRIVATE
+    $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wshadow>
+    $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra -lineinfo>)
+  if(CUDALAB_WERROR)
+    target_compile_options(${target} PRIVATE
+      $<$<COMPILE_LANGUAGE:CXX>:-Werror>
+      $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings -Xcompiler=-Werror>)
+  endif()
+  if(CUDALAB_SYNC_LAUNCHES)
+    target_compile_definitions(${target} PRIVATE CUDALAB_SYNC_LAUNCHES=1)
+  endif()
+endfunction()
+
+# One object library per source file; returns the list of object-library targets.
+function(_lab_objects prefix include_dir out_var)
+  set(targets "")
+  foreach(src IN LISTS ARGN)
+    get_filename_component(name "${src}" NAME)
+    string(MAKE_C_IDENTIFIER "${name}" id)
+    set(t ${prefix}_${id})
+    add_library(${t} OBJECT "${src}")
+    target_link_libraries(${t} PUBLIC ${_lab_api})
+    target_include_directories(${t} PRIVATE "${include_dir}")
+    lab_target_defaults(${t})
+    list(APPEND targets ${t})
+  endforeach()
+  set(${out_var} ${targets} PARENT_SCOPE)
+endfunction()
+
+function(_lab_archive name)
+  set(objs "")
+  foreach(t IN LISTS ARGN)
+    list(APPEND objs $<TARGET_OBJECTS:${t}>)
+  endforeach()
+  add_library(${name} STATIC ${objs})
+  set_target_properties(${name} PROPERTIES LINKER_LANGUAGE CXX)
+  target_link_libraries(${name} PUBLIC ${_lab_api})
+endfunction()
+
+# lab_chapter(<ch> [LIBS <targets>...] [SM90A_SOURCES <file names>...])
+#   LIBS: extra libraries the chapter's kernels link (cuBLAS, cuDNN, ...).
+#   SM90A_SOURCES: reference file names whose kernels use sm_90a-only instructions (wgmma); they
+#   are compiled for compute_90a/sm_90a in addition to the configured architectures.
+function(lab_chapter ch)
+  cmake_parse_arguments(ARG "" "" "LIBS;SM90A_SOURCES" ${ARGN})
+  set(dir "${CMAKE_CURRENT_SOURCE_DIR}")
+  set(_lab_api ${ch}_api)
+
+  add_library(${ch}_api INTERFACE)
+  target_include_directories(${ch}_api INTERFACE "${dir}/include")
+  target_link_libraries(${ch}_api INTERFACE cudalab ${ARG_LIBS})
+
+  # cpu/: oracles and host-side logic of the lesson, shared by every track.
+  file(GLOB cpu_src CONFIGURE_DEPENDS "${dir}/cpu/*.cpp")
+  if(cpu_src)
+    add_library(${ch}_cpu STATIC ${cpu_src})
+    target_include_directories(${ch}_cpu PUBLIC "${dir}/include")
+    target_link_libraries(${ch}_cpu PUBLIC cudalab ${ARG_LIBS})
+    lab_target_defaults(${ch}_cpu)
+    target_link_libraries(${ch}_api INTERFACE ${ch}_cpu)
+  endif()
+
+  foreach(track reference starter)
+    file(GLOB src CONFIGURE_DEPENDS "${dir}/${track}/*.cu" "${dir}/${track}/*.cpp")
+    if(NOT src)
+      message(FATAL_ERROR "lab_chapter(${ch}): no sources in ${dir}/${track}")
+    endif()
+    _lab_objects(${ch}_${track} "${dir}/${track}" objs ${src})
+    foreach(name IN LISTS ARG_SM90A_SOURCES)
+      string(MAKE_C_IDENTIFIER "${name}" id)
+      if(TARGET ${ch}_${track}_${id})
+        target_compile_options(${ch}_${track}_${id} PRIVATE
+          $<$<COMPILE_LANGUAGE:CUDA>:-gencode=arch=compute_90a,code=sm_90a>)
+      endif()
+    endforeach()
+    _lab_archive(${ch}_${track} ${objs})
+    set_property(GLOBAL PROPERTY CUDALAB_${ch}_${track}_OBJECTS ${objs})
+  endforeach()
+
+  set_property(GLOBAL APPEND PROPERTY CUDALAB_CHAPTERS ${ch})
+  set_property(GLOBAL PROPERTY CUDALAB_${ch}_DIR "${dir}")
+  set_property(GLOBAL PROPERTY CUDALAB_${ch}_SM90A "${ARG_SM90A_SOURCES}")
+  set_property(GLOBAL PROPERTY CUDALAB_${ch}_PITFALLS "")
+endfunction()
+
+# lab_pitfall(<ch> <name> REPLACES <reference file name> EXERCISES <ids>...)
+function(lab_pitfall ch name)
+  cmake_parse_arguments(ARG "" "REPLACES" "EXERCISES" ${ARGN})
+  get_property(dir GLOBAL PROPERTY CUDALAB_${ch}_DIR)
+  if(NOT ARG_REPLACES OR NOT ARG_EXERCISES)
+    message(FATAL_ERROR "lab_pitfall(${ch} ${name}): give REPLACES <file> and EXERCISES <ids>")
+  endif()
+  if(NOT EXISTS "${dir}/reference/${ARG_REPLACES}")
+    message(FATAL_ERROR "lab_pitfall(${ch} ${name}): reference/${ARG_REPLACES} does not exist")
+  endif()
+  file(GLOB src "${dir}/pitfalls/${name}.cu" "${dir}/pitfalls/${name}.cpp")
+  if(NOT src)
+    message(FATAL_ERROR "lab_pitfall(${ch} ${name}): no pitfalls/${name}.cu or .cpp")
+  endif()
+  set(_lab_api ${ch}_api)
+  _lab_objects(${ch}_pitfall_${name} "${dir}/reference" pit_obj ${src})
+  string(MAKE_C_IDENTIFIER "${ARG_REPLACES}" replaced)
+  get_property(ref_objs GLOBAL PROPERTY CUDALAB_${ch}_reference_OBJECTS)
+  list(REMOVE_ITEM ref_objs ${ch}_reference_${replaced})
+  get_property(sm90a GLOBAL PROPERTY CUDALAB_${ch}_SM90A)
+  if(ARG_REPLACES IN_LIST sm90a)
+    target_compile_options(${pit_obj} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-gencode=arch=compute_90a,code=sm_90a>)
+  endif()
+  _lab_archive(${ch}_pitfall_${name} ${ref_objs} ${pit_obj})
+  set_property(GLOBAL APPEND PROPERTY CUDALAB_${ch}_PITFALLS ${name})
+  set_property(GLOBAL PROPERTY CUDALAB_${ch}_PITFALL_${name}_EXERCISES ${ARG_EXERCISES})
+endfunction()
+
+# Registers a test executable with CTest. Discovery is ours (cmake/CudalabDiscover.cmake, run by
+# ctest): every GoogleTest case becomes a ctest test named <prefix><Suite>.<Test>, labelled with
+# <labels> plus "gpu" when the suite name ends in "Gpu" (else "cpu"); the skip helper prints
+# "skipped: <reason>", which ctest reports as skipped — never as passed.
+function(_lab_register_tests exe prefix labels)
+  set(inc "${CMAKE_CURRENT_BINARY_DIR}/${exe}_tests.cmake")
+  file(GENERATE OUTPUT "${inc}" CONTENT
+"set(_lab_exe [==[$<TARGET_FILE:${exe}>]==])
+set(_lab_prefix [==[${prefix}]==])
+set(_lab_labels [==[${labels}]==])
+set(_lab_workdir [==[${CMAKE_CURRENT_BINARY_DIR}]==])
+include([==[${PROJECT_SOURCE_DIR}/cmake/CudalabDiscover.cmake]==])
+")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${inc}")
+endfunction()
+
+# lab_test(<ch> <file.cpp> EXERCISES <ids>... [LIBS <targets>...])
+# The test file is compiled once and linked to the reference, the starter, and every pitfall of
+# the same chapter that plants its bug in one of these exercises.
+function(lab_test ch file)
+  cmake_parse_arguments(ARG "" "" "EXERCISES;LIBS" ${ARGN})
+  if(NOT ARG_EXERCISES)
+    message(FATAL_ERROR "lab_test(${ch} ${file}): name the exercises it checks (EXERCISES 3.1 ...)")
+  endif()
+  get_filename_component(stem "${file}" NAME_WE)
+  set(obj ${ch}_${stem}_obj)
+  add_library(${obj} OBJECT "${file}")
+  target_link_libraries(${obj} PUBLIC ${ch}_api cudalab_testing ${ARG_LIBS})
+  lab_target_defaults(${obj})
+
+  set(ex_labels "")
+  foreach(ex IN LISTS ARG_EXERCISES)
+    list(APPEND ex_labels "ex:${ex}")
+  endforeach()
+
+  set(tracks reference starter)
+  get_property(pitfalls GLOBAL PROPERTY CUDALAB_${ch}_PITFALLS)
+  foreach(p IN LISTS pitfalls)
+    get_property(pex GLOBAL PROPERTY CUDALAB_${ch}_PITFALL_${p}_EXERCISES)
+    foreach(ex IN LISTS pex)
+      if(ex IN_LIST ARG_EXERCISES)
+        list(APPEND tracks pitfall_${p})
+        break()
+      endif()
+    endforeach()
+  endforeach()
+
+  foreach(track IN LISTS tracks)
+    set(exe ${track}_${ch}_${stem})
+    add_executable(${exe} $<TARGET_OBJECTS:${obj}>)
+    set_target_properties(${exe} PROPERTIES LINKER_LANGUAGE CXX)
+    target_link_libraries(${exe} PRIVATE ${ch}_${track} ${ch}_api cudalab_testing_main ${ARG_LIBS})
+    if(track MATCHES "^pitfall_(.*)$")
+      set(pname "${CMAKE_MATCH_1}")
+      _lab_register_tests(${exe} "pitfall.${ch}.${pname}." "${ch};pitfall;pitfall:${ch}.${pname};${ex_labels}")
+    else()
+      _lab_register_tests(${exe} "${track}.${ch}." "${ch};${track};${ex_labels}")
+    endif()
+  endforeach()
+endfunction()
+
+# lab_bench(<ch> <file> [LIBS <targets>...]): one Google Benchmark executable per chapter, linked to
+# the reference track. A .cu file is allowed only to call CUB (DESIGN.md).
+function(lab_bench ch file)
+  cmake_parse_arguments(ARG "" "" "LIBS" ${ARGN})
+  set(exe bench_${ch})
+  add_executable(${exe} "${file}")
+  set_target_properties(${exe} PROPERTIES LINKER_LANGUAGE CXX)
+  target_link_libraries(${exe} PRIVATE ${ch}_reference cudalab_bench ${ARG_LIBS})
+  lab_target_defaults(${exe})
+  set_property(GLOBAL APPEND PROPERTY CUDALAB_BENCHES ${exe})
+endfunction()
+
+# lab_common_test(<file.cpp>): a unit test of libcudalab itself (part of the reference set).
+function(lab_common_test file)
+  get_filename_component(stem "${file}" NAME_WE)
+  set(exe common_${stem})
+  add_executable(${exe} "${file}")
+  target_link_libraries(${exe} PRIVATE cudalab_testing_main fmt::fmt)
+  lab_target_defaults(${exe})
+  _lab_register_tests(${exe} "reference.common." "common;reference")
+endfunction()

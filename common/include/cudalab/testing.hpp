@@ -1,0 +1,86 @@
+// GoogleTest helpers: the GPU skip rule and comparisons as assertion results.
+//
+// Every test that needs a device lives in a test suite whose name ends in "Gpu" (the ctest label
+// gpu/cpu is derived from it) and starts with CUDALAB_REQUIRE_GPU(). Without a GPU the test is
+// skipped with the reason, and ctest reports it as skipped ("skipped: " is its skip pattern).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <string>
+
+#include "cudalab/compare.hpp"
+#include "cudalab/device_fill.hpp"
+#include "cudalab/memory.hpp"
+
+namespace cudalab::testing {
+
+// Empty when the test may run; otherwise the skip reason ("skipped: no GPU (...)"). Also fails the
+// test when its suite name does not end in "Gpu" (it would be labelled cpu, and run on CI).
+std::string gpu_skip_reason();
+// Same for tests that need `bytes` of free device memory (large-index tests).
+std::string memory_skip_reason(std::size_t bytes);
+// Same for tests that need compute capability >= major.minor (wgmma, FP8, TMA).
+std::string arch_skip_reason(int major, int minor);
+
+inline ::testing::AssertionResult matches(const CompareResult& r) {
+  if (r.ok()) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << r.message;
+}
+
+// A device output of n elements followed by a guard zone, all poisoned before the kernel runs.
+// result() returns the first n elements; guard_intact() fails when anything wrote past the end
+// (a missing bounds check corrupts the next buffer silently; the guard makes it visible).
+template <class T>
+class GuardedOutput {
+ public:
+  static constexpr std::size_t kGuard = 4096;
+  explicit GuardedOutput(std::size_t n) : n_(n), buf_(n + kGuard) {
+    poison_device(buf_.data(), buf_.bytes());
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+  }
+  T* data() noexcept { return buf_.data(); }
+  std::size_t size() const noexcept { return n_; }
+  // Downloads everything once (call after the kernel).
+  std::vector<T> result() {
+    all_ = buf_.to_host();
+    return std::vector<T>(all_.begin(), all_.begin() + static_cast<std::ptrdiff_t>(n_));
+  }
+  ::testing::AssertionResult guard_intact() const {
+    const std::size_t k = count_overwritten(std::span<const T>(all_), n_, n_ + kGuard);
+    if (k == 0) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure()
+           << k << " of the " << kGuard << " elements after the end of the output (n = " << n_
+           << ") were overwritten: the kernel writes past n (missing bounds check?)";
+  }
+
+ private:
+  std::size_t n_;
+  DeviceBuffer<T> buf_;
+  std::vector<T> all_;
+};
+
+}  // namespace cudalab::testing
+
+#define CUDALAB_REQUIRE_GPU()                                                  \
+  do {                                                                         \
+    if (const std::string r_ = ::cudalab::testing::gpu_skip_reason(); !r_.empty()) \
+      GTEST_SKIP() << r_;                                                      \
+  } while (0)
+
+#define CUDALAB_REQUIRE_DEVICE_MEMORY(bytes)                                   \
+  do {                                                                         \
+    if (const std::string r_ = ::cudalab::testing::memory_skip_reason(bytes); !r_.empty()) \
+      GTEST_SKIP() << r_;                                                      \
+  } while (0)
+
+#define CUDALAB_REQUIRE_ARCH(major, minor)                                     \
+  do {                                                                         \
+    if (const std::string r_ = ::cudalab::testing::arch_skip_reason(major, minor); !r_.empty()) \
+      GTEST_SKIP() << r_;                                                      \
+  } while (0)
+
+// EXPECT_MATCHES(compare(got, want, tol, "saxpy (n = 1000)"));
+#define EXPECT_MATCHES(result) EXPECT_TRUE(::cudalab::testing::matches(result))
+#define ASSERT_MATCHES(result) ASSERT_TRUE(::cudalab::testing::matches(result))

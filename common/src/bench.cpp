@@ -1,0 +1,178 @@
+#include "cudalab/bench.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "cudalab/check.hpp"
+#include "cudalab/device.hpp"
+#include "cudalab/memory.hpp"
+#include "cudalab/stream.hpp"
+#include "cudalab/timer.hpp"
+
+#if defined(CUDALAB_HAVE_NVML)
+#include <nvml.h>
+#endif
+
+namespace cudalab::bench {
+namespace {
+
+#if defined(CUDALAB_HAVE_NVML)
+// NVML handle of the CUDA device in use (matched by PCI bus id, not by index: the two orders
+// can differ when CUDA_VISIBLE_DEVICES is set).
+struct Nvml {
+  bool ok = false;
+  nvmlDevice_t dev{};
+  Nvml() {
+    if (nvmlInit_v2() != NVML_SUCCESS) return;
+    int cuda_dev = 0;
+    char bus[32] = {};
+    if (cudaGetDevice(&cuda_dev) != cudaSuccess || cudaDeviceGetPCIBusId(bus, sizeof bus, cuda_dev) != cudaSuccess) return;
+    ok = nvmlDeviceGetHandleByPciBusId_v2(bus, &dev) == NVML_SUCCESS;
+  }
+  ~Nvml() { nvmlShutdown(); }
+  unsigned clock(nvmlClockType_t t) const {
+    unsigned v = 0;
+    return ok && nvmlDeviceGetClockInfo(dev, t, &v) == NVML_SUCCESS ? v : 0;
+  }
+  unsigned temperature() const {
+    unsigned v = 0;
+    return ok && nvmlDeviceGetTemperature(dev, NVML_TEMPERATURE_GPU, &v) == NVML_SUCCESS ? v : 0;
+  }
+  unsigned power_w() const {
+    unsigned mw = 0;
+    return ok && nvmlDeviceGetPowerUsage(dev, &mw) == NVML_SUCCESS ? mw / 1000 : 0;
+  }
+  unsigned long long event_reasons() const {
+    unsigned long long r = 0;
+    return ok && nvmlDeviceGetCurrentClocksEventReasons(dev, &r) == NVML_SUCCESS ? r : 0;
+  }
+};
+
+std::string reasons_text(unsigned long long r) {
+  if (r == 0) return "none";
+  std::string s;
+  auto add = [&](unsigned long long bit, const char* name) {
+    if (r & bit) s += s.empty() ? name : std::string(",") + name;
+  };
+  add(nvmlClocksEventReasonGpuIdle, "idle");
+  add(nvmlClocksEventReasonApplicationsClocksSetting, "app_clocks");
+  add(nvmlClocksEventReasonSwPowerCap, "sw_power_cap");
+  add(nvmlClocksThrottleReasonHwSlowdown, "hw_slowdown");
+  add(nvmlClocksEventReasonSwThermalSlowdown, "sw_thermal");
+  add(nvmlClocksThrottleReasonHwThermalSlowdown, "hw_thermal");
+  add(nvmlClocksThrottleReasonHwPowerBrakeSlowdown, "power_brake");
+  add(nvmlClocksEventReasonSyncBoost, "sync_boost");
+  return s.empty() ? fmt::format("0x{:x}", r) : s;
+}
+#endif
+
+}  // namespace
+
+double copy_ceiling_gbps() {
+  static const double gbps = [] {
+    const std::size_t bytes = std::size_t{1} << 30;
+    DeviceBuffer<unsigned char> a(bytes), b(bytes);
+    CUDALAB_CHECK(cudaMemset(a.data(), 1, bytes));
+    Stream s;
+    const TimingStats t = time_gpu(
+        [&](cudaStream_t st) {
+          CUDALAB_CHECK(cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice, st));
+        },
+        s, {.warmup = 3, .repetitions = 20});
+    return t.per_second(2.0 * bytes) / 1e9;  // read + write
+  }();
+  return gbps;
+}
+
+void add_percent(benchmark::State& state, const char* name, double value, double reference) {
+  if (reference > 0) state.counters[fmt::format("pct_of_{}", name)] = 100.0 * value / reference;
+}
+
+void run(benchmark::State& state, const std::function<void(cudaStream_t)>& work, Work w, int warmup) {
+  Stream stream;
+  for (int i = 0; i < warmup; ++i) work(stream);
+  Event start, stop;
+  std::vector<float> ms;
+  for (auto _ : state) {
+    start.record(stream);
+    work(stream);
+    stop.record(stream);
+    stop.synchronize();
+    const float t = stop.elapsed_ms_since(start);
+    state.SetIterationTime(t * 1e-3);
+    ms.push_back(t);
+  }
+  const TimingStats st = summarize(std::move(ms));
+  const double sec = st.median_ms * 1e-3;
+  state.counters["median_us"] = st.median_ms * 1e3;
+  if (w.bytes > 0 && sec > 0) {
+    const double gbps = w.bytes / sec / 1e9;
+    state.counters["bytes"] = w.bytes;
+    state.counters["GB/s"] = gbps;
+    add_percent(state, "copy", gbps, copy_ceiling_gbps());
+  }
+  if (w.flops > 0 && sec > 0) {
+    state.counters["flops"] = w.flops;
+    state.counters["TFLOP/s"] = w.flops / sec / 1e12;
+  }
+#if defined(CUDALAB_HAVE_NVML)
+  static Nvml nvml;
+  if (nvml.ok) {
+    state.counters["sm_mhz_after"] = nvml.clock(NVML_CLOCK_SM);
+    state.counters["temp_c_after"] = nvml.temperature();
+  }
+#endif
+}
+
+void add_context() {
+  const DeviceInfo d = device_info();
+  benchmark::AddCustomContext("gpu", d.name);
+  benchmark::AddCustomContext("compute_capability", fmt::format("{}.{}", d.cc_major, d.cc_minor));
+  benchmark::AddCustomContext("sm_count", std::to_string(d.sm_count));
+  benchmark::AddCustomContext("l2_mb", fmt::format("{:.0f}", d.l2_bytes / 1048576.0));
+  benchmark::AddCustomContext("max_sm_clock_mhz", std::to_string(d.sm_clock_khz / 1000));
+  benchmark::AddCustomContext("peak_dram_GBps", fmt::format("{:.0f}", d.peak_dram_gbps()));
+  benchmark::AddCustomContext("peak_fp32_TFLOPs", fmt::format("{:.1f}", d.peak_fp32_tflops()));
+  benchmark::AddCustomContext("cuda_driver", std::to_string(d.driver_version));
+  benchmark::AddCustomContext("cuda_runtime", std::to_string(d.runtime_version));
+  benchmark::AddCustomContext("copy_ceiling_GBps", fmt::format("{:.0f}", copy_ceiling_gbps()));
+#if defined(CUDALAB_HAVE_NVML)
+  Nvml nvml;
+  if (nvml.ok) {
+    char driver[96] = {};
+    if (nvmlSystemGetDriverVersion(driver, sizeof driver) == NVML_SUCCESS)
+      benchmark::AddCustomContext("nvidia_driver", driver);
+    benchmark::AddCustomContext("sm_clock_mhz_at_start", std::to_string(nvml.clock(NVML_CLOCK_SM)));
+    benchmark::AddCustomContext("mem_clock_mhz_at_start", std::to_string(nvml.clock(NVML_CLOCK_MEM)));
+    benchmark::AddCustomContext("temperature_c_at_start", std::to_string(nvml.temperature()));
+    benchmark::AddCustomContext("power_w_at_start", std::to_string(nvml.power_w()));
+    benchmark::AddCustomContext("clock_event_reasons_at_start", reasons_text(nvml.event_reasons()));
+  }
+#else
+  benchmark::AddCustomContext("nvml", "not built (no nvml.h at configure time)");
+#endif
+}
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  try {
+    if (!has_gpu()) {
+      std::printf("%s — nothing to measure: benchmarks need a CUDA device.\n", no_gpu_reason().c_str());
+      return 0;
+    }
+    add_context();
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "benchmark failed: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace cudalab::bench

@@ -1,0 +1,53 @@
+#include "cudalab/testing.hpp"
+
+#include <fmt/format.h>
+
+#include <string_view>
+
+#include "cudalab/device.hpp"
+
+namespace cudalab::testing {
+namespace {
+
+void check_suite_label() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  if (info == nullptr) return;
+  const std::string_view suite = info->test_suite_name();
+  if (!suite.ends_with("Gpu"))
+    ADD_FAILURE() << "test suite '" << suite
+                  << "' needs a GPU but its name does not end in 'Gpu': ctest would label it cpu "
+                     "and CI would run it. Rename the suite (e.g. '"
+                  << suite << "Gpu').";
+}
+
+}  // namespace
+
+std::string gpu_skip_reason() {
+  check_suite_label();
+  if (has_gpu()) return {};
+  return "skipped: " + no_gpu_reason();
+}
+
+std::string memory_skip_reason(std::size_t bytes) {
+  if (auto r = gpu_skip_reason(); !r.empty()) return r;
+  std::size_t free_b = 0, total_b = 0;
+  if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return "skipped: cudaMemGetInfo failed";
+  }
+  if (free_b < bytes)
+    return fmt::format("skipped: needs {:.1f} GB of free device memory, {:.1f} GB free", bytes / 1e9,
+                       free_b / 1e9);
+  return {};
+}
+
+std::string arch_skip_reason(int major, int minor) {
+  if (auto r = gpu_skip_reason(); !r.empty()) return r;
+  const DeviceInfo d = device_info();
+  if (d.cc_major * 10 + d.cc_minor < major * 10 + minor)
+    return fmt::format("skipped: needs compute capability {}.{}, this {} is {}.{}", major, minor,
+                       d.name, d.cc_major, d.cc_minor);
+  return {};
+}
+
+}  // namespace cudalab::testing

@@ -1,0 +1,53 @@
+// Exercise 3.6 — launch errors and execution faults must reach the caller as cudalab::CudaError.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "ch03/ch03.hpp"
+#include "cudalab/testing.hpp"
+
+using namespace cudalab;
+
+TEST(ErrorsGpu, ValidFillWritesEveryElement) {
+  CUDALAB_REQUIRE_GPU();
+  cudalab::testing::GuardedOutput<float> out(1000);
+  ch03::fill(out.data(), 1000, 2.5f, 128);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  EXPECT_MATCHES(compare(out.result(), std::vector<float>(1000, 2.5f), {}, "fill (n = 1000)"));
+}
+
+TEST(ErrorsGpu, InvalidConfigurationIsReported) {
+  CUDALAB_REQUIRE_GPU();
+  DeviceBuffer<float> out(4096);
+  for (const unsigned threads : {2048u, 0u}) {
+    try {
+      ch03::fill(out.data(), out.size(), 1.0f, threads);
+      ADD_FAILURE() << "fill with " << threads
+                    << " threads per block returned normally: the launch error was never read "
+                       "(exercise 3.6: check every launch)";
+    } catch (const CudaError& e) {
+      EXPECT_EQ(e.code(), cudaErrorInvalidConfiguration) << e.what();
+    }
+    // The launch error is not sticky: once read, the context works again.
+    EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  }
+}
+
+// This test faults the GPU on purpose: the compute-sanitizer pass skips *FaultGpu suites.
+TEST(ErrorsFaultGpu, FaultIsReportedAndSticky) {
+  CUDALAB_REQUIRE_GPU();
+  bool reported = false;
+  try {
+    ch03::launch_faulty_kernel();
+  } catch (const CudaError& e) {
+    reported = true;
+    EXPECT_EQ(e.code(), cudaErrorIllegalAddress) << e.what();
+  }
+  EXPECT_TRUE(reported) << "launch_faulty_kernel returned normally: the fault happens after the launch, "
+                           "so the function must synchronize and check (exercise 3.6)";
+  // Sticky: the context is dead; even an unrelated allocation now fails with the same error.
+  void* p = nullptr;
+  EXPECT_EQ(cudaMalloc(&p, 16), cudaErrorIllegalAddress);
+}

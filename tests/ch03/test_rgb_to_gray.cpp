@@ -1,0 +1,64 @@
+// Exercise 3.5 — 2D kernel on pitched images of odd shapes (exact integer oracle).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ch03/ch03.hpp"
+#include "cudalab/random.hpp"
+#include "cudalab/testing.hpp"
+
+using namespace cudalab;
+
+namespace {
+using Shape = std::pair<int, int>;  // width, height
+std::string shape_name(const ::testing::TestParamInfo<Shape>& p) {
+  return std::to_string(p.param.first) + "x" + std::to_string(p.param.second);
+}
+}  // namespace
+
+class RgbToGrayGpu : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(RgbToGrayGpu, MatchesOracle) {
+  CUDALAB_REQUIRE_GPU();
+  const auto [w, h] = GetParam();
+  Rng rng;
+  const auto rgb = rng.uniform<std::uint8_t>(static_cast<std::size_t>(w) * h * 3, 0, 255);
+  PitchedBuffer<std::uint8_t> d_rgb(static_cast<std::size_t>(h), static_cast<std::size_t>(w) * 3);
+  PitchedBuffer<std::uint8_t> d_gray(static_cast<std::size_t>(h), static_cast<std::size_t>(w));
+  d_rgb.upload(rgb);
+  d_gray.fill_bytes(0xFF);  // poison
+  ch03::rgb_to_gray(d_rgb.data(), d_rgb.pitch_bytes(), d_gray.data(), d_gray.pitch_bytes(), w, h);
+  std::vector<std::uint8_t> want(static_cast<std::size_t>(w) * h);
+  for (std::size_t p = 0; p < want.size(); ++p)
+    want[p] = ch03::gray_of(rgb[3 * p], rgb[3 * p + 1], rgb[3 * p + 2]);
+  EXPECT_MATCHES(compare(d_gray.to_host(), want, {},
+                         "rgb_to_gray (exercise 3.5, " + std::to_string(w) + "x" + std::to_string(h) +
+                             ", rgb pitch " + std::to_string(d_rgb.pitch_bytes()) + " bytes)"));
+}
+
+INSTANTIATE_TEST_SUITE_P(OddShapes, RgbToGrayGpu,
+                         ::testing::Values(Shape{1, 1}, Shape{33, 17}, Shape{31, 9}, Shape{1, 1000},
+                                           Shape{1000, 1}, Shape{647, 483}, Shape{1920, 1080}),
+                         shape_name);
+
+TEST(RgbToGrayArgs, RejectsBadShapesAndPitches) {
+  EXPECT_THROW(ch03::rgb_to_gray(nullptr, 0, nullptr, 0, -1, 4), std::invalid_argument);
+  EXPECT_THROW(ch03::rgb_to_gray(nullptr, 0, nullptr, 0, 4, -1), std::invalid_argument);
+  try {
+    ch03::rgb_to_gray(nullptr, 8, nullptr, 8, 4, 4);  // rgb rows need 12 bytes
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'rgb_pitch'"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(ch03::rgb_to_gray(nullptr, 0, nullptr, 0, 0, 0));
+}
+
+TEST(RgbToGrayOracle, KnownValues) {
+  EXPECT_EQ(ch03::gray_of(0, 0, 0), 0);
+  EXPECT_EQ(ch03::gray_of(255, 255, 255), 255);
+  EXPECT_EQ(ch03::gray_of(255, 0, 0), 76);  // 299 * 255 / 1000 = 76.2
+  EXPECT_EQ(ch03::gray_of(0, 255, 0), 150);
+}

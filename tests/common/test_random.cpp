@@ -1,0 +1,67 @@
+// Seeds: reproducible, overridable, and the device fill agrees with its host twin.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <vector>
+
+#include "cudalab/device_fill.hpp"
+#include "cudalab/memory.hpp"
+#include "cudalab/random.hpp"
+#include "cudalab/testing.hpp"
+
+using namespace cudalab;
+
+TEST(Random, SameSeedSameNumbers) {
+  Rng a(42), b(42), c(43);
+  const auto x = a.uniform<float>(100, -1.0f, 1.0f);
+  EXPECT_EQ(x, b.uniform<float>(100, -1.0f, 1.0f));
+  EXPECT_NE(x, c.uniform<float>(100, -1.0f, 1.0f));
+  for (float v : x) {
+    EXPECT_GE(v, -1.0f);
+    EXPECT_LT(v, 1.0f);
+  }
+}
+
+TEST(Random, EnvironmentOverridesTheSeed) {
+  ::setenv("CUDALAB_SEED", "12345", 1);
+  EXPECT_EQ(seed_from_env(), 12345u);
+  EXPECT_EQ(Rng().seed(), 12345u);
+  ::setenv("CUDALAB_SEED", "12x", 1);
+  EXPECT_THROW(seed_from_env(), std::invalid_argument);
+  ::unsetenv("CUDALAB_SEED");
+}
+
+TEST(Random, IntegersStayInRange) {
+  Rng r(7);
+  for (int v : r.uniform<int>(1000, -3, 3)) {
+    EXPECT_GE(v, -3);
+    EXPECT_LE(v, 3);
+  }
+  for (int i = 0; i < 1000; ++i) {
+    const int v = uniform_at(99, static_cast<std::size_t>(i), 0, 9);
+    EXPECT_GE(v, 0);
+    EXPECT_LE(v, 9);
+  }
+}
+
+TEST(RandomGpu, DeviceFillMatchesHostTwin) {
+  CUDALAB_REQUIRE_GPU();
+  const std::size_t n = 100'003;
+  DeviceBuffer<float> f(n);
+  DeviceBuffer<int> k(n);
+  fill_uniform_device(f.data(), n, 5, -2.0f, 3.0f);
+  fill_uniform_device(k.data(), n, 6, -100, 100);
+  const auto hf = f.to_host();
+  const auto hk = k.to_host();
+  for (std::size_t i = 0; i < n; i += 97) {
+    ASSERT_EQ(hf[i], uniform_at(5, i, -2.0f, 3.0f)) << "index " << i;
+    ASSERT_EQ(hk[i], uniform_at(6, i, -100, 100)) << "index " << i;
+  }
+}
+
+TEST(RandomGpu, PoisonDeviceSetsAllBits) {
+  CUDALAB_REQUIRE_GPU();
+  DeviceBuffer<float> d(33);
+  poison_device(d.data(), d.bytes());
+  for (float v : d.to_host()) EXPECT_TRUE(is_poison(v));
+}
