@@ -186,12 +186,13 @@ function(lab_test ch file)
   endforeach()
 endfunction()
 
-# lab_bench(<ch> <file> [LIBS <targets>...]): one Google Benchmark executable per chapter, linked to
-# the reference track. A .cu file is allowed only to call CUB (DESIGN.md).
-function(lab_bench ch file)
+# lab_bench(<ch> <files>... [LIBS <targets>...]): one Google Benchmark executable per chapter,
+# linked to the reference track. Benchmarks are .cpp; a .cu file is allowed only to wrap vendor
+# device-side libraries (CUB) behind a plain function (DESIGN.md; no fmt in .cu: TOOLCHAIN.md).
+function(lab_bench ch)
   cmake_parse_arguments(ARG "" "" "LIBS" ${ARGN})
   set(exe bench_${ch})
-  add_executable(${exe} "${file}")
+  add_executable(${exe} ${ARG_UNPARSED_ARGUMENTS})
   set_target_properties(${exe} PROPERTIES LINKER_LANGUAGE CXX)
   target_link_libraries(${exe} PRIVATE ${ch}_reference cudalab_bench ${ARG_LIBS})
   lab_target_defaults(${exe})
