@@ -39,4 +39,8 @@ foreach(_lab_line IN LISTS _lab_lines)
     SKIP_REGULAR_EXPRESSION "skipped: "
     WORKING_DIRECTORY "${_lab_workdir}"
     TIMEOUT 300)
+  if(_lab_suite MATCHES "LargeGpu\\.$")
+    # Tens of GB of device memory each: never two at once (they would skip for lack of memory).
+    set_tests_properties("${_lab_name}" PROPERTIES RESOURCE_LOCK cudalab_large_device_memory)
+  endif()
 endforeach()

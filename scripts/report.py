@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""Benchmark JSON (Google Benchmark --benchmark_out) -> Markdown tables, key ratios and plots.
+
+    scripts/report.py OUT_DIR bench_ch03.json [bench_ch04.json ...] [--title "H200 run"]
+
+Writes OUT_DIR/report.md (one table per chapter, the run's GPU context, the key ratios against the
+vendor library measured in the same run) and, when matplotlib is installed, OUT_DIR/<chapter>_<family>.png
+for every benchmark family with a numeric argument (stride, offset, transfer size, ...).
+Only numbers from the JSON files appear: nothing is typed in by hand.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+# Key ratios per chapter: (title, numerator rows, denominator rows, metric). Rows are matched by
+# regex against "name [label]" (the /manual_time suffix removed); the best (max) matching row counts.
+KEY_RATIOS: dict[str, list[tuple[str, str, str, str]]] = {
+    "ch03": [
+        ("vector add (one thread per element) / cudaMemcpy D2D", r"^BM_vector_add$", r"^BM_memcpy_d2d$", "GB/s"),
+        ("best vector add / cudaMemcpy D2D", r"^BM_vector_add", r"^BM_memcpy_d2d$", "GB/s"),
+        ("saxpy / cudaMemcpy D2D", r"^BM_saxpy$", r"^BM_memcpy_d2d$", "GB/s"),
+    ],
+}
+
+
+def clean_name(b: dict) -> str:
+    name = re.sub(r"/(manual_time|real_time)$", "", b.get("name", ""))
+    label = b.get("label", "")
+    return f"{name} [{label}]" if label else name
+
+
+def rows(data: dict) -> list[dict]:
+    return [b for b in data.get("benchmarks", []) if b.get("run_type", "iteration") == "iteration"]
+
+
+def best(data: dict, pattern: str, metric: str) -> tuple[float, str] | None:
+    rx = re.compile(pattern)
+    found = [(b[metric], clean_name(b)) for b in rows(data) if metric in b and rx.search(clean_name(b))]
+    return max(found) if found else None
+
+
+def key_ratios(chapter: str, data: dict) -> list[dict]:
+    out = []
+    for title, num, den, metric in KEY_RATIOS.get(chapter, []):
+        a, b = best(data, num, metric), best(data, den, metric)
+        if a and b and b[0] > 0:
+            out.append({"label": title, "ratio": a[0] / b[0], "numerator": a[1], "denominator": b[1],
+                        "text": f"{100 * a[0] / b[0]:.1f}% ({a[1]}: {a[0]:.0f} {metric} vs {b[1]}: {b[0]:.0f} {metric})"})
+        else:
+            out.append({"label": title, "ratio": None, "text": "rows missing in this run"})
+    return out
+
+
+def fmt(v, digits=1):
+    return "" if v is None else f"{v:.{digits}f}"
+
+
+def chapter_table(chapter: str, data: dict) -> str:
+    ctx = data.get("context", {})
+    lines = [f"## {chapter}", ""]
+    keys = ["gpu", "compute_capability", "nvidia_driver", "cuda_runtime", "copy_ceiling_GBps",
+            "sm_clock_mhz_at_start", "temperature_c_at_start", "clock_event_reasons_at_start"]
+    lines.append("Context: " + ", ".join(f"{k} = {ctx[k]}" for k in keys if k in ctx) + f", date = {ctx.get('date', '?')}")
+    lines += ["", "| benchmark | median time (us) | GB/s | TFLOP/s | % of copy | SM MHz after |",
+              "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    for b in rows(data):
+        lines.append(f"| {clean_name(b)} | {fmt(b.get('median_us'), 1)} | {fmt(b.get('GB/s'), 0)} | "
+                     f"{fmt(b.get('TFLOP/s'), 2)} | {fmt(b.get('pct_of_copy'), 1)} | {fmt(b.get('sm_mhz_after'), 0)} |")
+    ratios = key_ratios(chapter, data)
+    if ratios:
+        lines += ["", "Key ratios (same run):", ""]
+        lines += [f"- {r['label']}: {r['text']}" for r in ratios]
+    return "\n".join(lines) + "\n"
+
+
+def plot_families(chapter: str, data: dict, out_dir: Path) -> list[Path]:
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return []
+    fams: dict[tuple[str, str], list[tuple[float, float, str]]] = {}
+    for b in rows(data):
+        m = re.match(r"^(.*?)/(\w+):(\d+)(.*)$", clean_name(b))
+        if not m or "GB/s" not in b:
+            continue
+        fam, arg, val, rest = m.groups()
+        fams.setdefault((fam, arg), []).append((float(val), b["GB/s"], rest.strip(" /")))
+    written = []
+    for (fam, arg), pts in fams.items():
+        if len(pts) < 3:
+            continue
+        fig, ax = plt.subplots(figsize=(6, 3.5))
+        series: dict[str, list[tuple[float, float]]] = {}
+        for x, y, rest in pts:
+            series.setdefault(rest or fam, []).append((x, y))
+        for name, p in series.items():
+            p.sort()
+            ax.plot([x for x, _ in p], [y for _, y in p], marker="o", label=name)
+        if max(x for x, _, _ in pts) / max(min(x for x, _, _ in pts), 1) > 64:
+            ax.set_xscale("log", base=2)
+        ax.set_xlabel(arg)
+        ax.set_ylabel("GB/s")
+        ax.set_title(f"{chapter} {fam}")
+        ax.grid(True, alpha=0.3)
+        if len(series) > 1:
+            ax.legend(fontsize=7)
+        fig.tight_layout()
+        path = out_dir / f"{chapter}_{re.sub(r'[^A-Za-z0-9_]+', '_', fam)}_{arg}.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("out_dir", type=Path)
+    ap.add_argument("json", nargs="+", type=Path)
+    ap.add_argument("--title", default="Benchmark results")
+    args = ap.parse_args()
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    parts = [f"# {args.title}", "",
+             "Generated by scripts/report.py from Google Benchmark JSON; every number below was measured "
+             "in the run named by its context line. Ratios compare rows of the same run.", ""]
+    for path in args.json:
+        chapter = path.stem.replace("bench_", "")
+        data = json.loads(path.read_text())
+        parts.append(chapter_table(chapter, data))
+        for png in plot_families(chapter, data, args.out_dir):
+            parts.append(f"![{png.stem}]({png.name})\n")
+    (args.out_dir / "report.md").write_text("\n".join(parts))
+    print(f"report: wrote {args.out_dir / 'report.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
