@@ -62,7 +62,8 @@ std::string_view error_hint(cudaError_t code) noexcept {
     case cudaErrorInvalidDevicePointer:
     case cudaErrorInvalidValue:
       return "an argument is invalid: a host pointer where a device pointer is expected, a size "
-             "larger than the allocation, or a null pointer";
+             "larger than the allocation, a null pointer — or, right after a launch, a block of more "
+             "than 1024 threads or of 0 threads (CUDA 13 reports those as invalid value)";
     case cudaErrorLaunchOutOfResources:
       return "too many registers or too much shared memory per block for this block size: use "
              "fewer threads per block or __launch_bounds__";

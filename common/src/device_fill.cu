@@ -21,8 +21,15 @@ __host__ __device__ inline float unit_float(std::uint64_t h) {  // [0, 1) with 2
   return static_cast<float>(h >> 40) * (1.0f / 16777216.0f);
 }
 
+// Two separately rounded operations on both sides: the device compiler would otherwise fuse them
+// into one FMA (one rounding) and the host twin would differ in the last bit.
 __host__ __device__ inline float value_f(std::uint64_t seed, std::size_t i, float lo, float hi) {
-  return lo + (hi - lo) * unit_float(mix(seed, i));
+#if defined(__CUDA_ARCH__)
+  return __fadd_rn(lo, __fmul_rn(hi - lo, unit_float(mix(seed, i))));
+#else
+  const volatile float scaled = (hi - lo) * unit_float(mix(seed, i));
+  return lo + scaled;
+#endif
 }
 
 __host__ __device__ inline int value_i(std::uint64_t seed, std::size_t i, int lo, int hi) {

@@ -17,7 +17,8 @@ TEST(ErrorsGpu, ValidFillWritesEveryElement) {
   EXPECT_MATCHES(compare(out.result(), std::vector<float>(1000, 2.5f), {}, "fill (n = 1000)"));
 }
 
-TEST(ErrorsGpu, InvalidConfigurationIsReported) {
+// Suites named *FaultGpu provoke CUDA errors on purpose (the compute-sanitizer pass skips them).
+TEST(ErrorsFaultGpu, InvalidConfigurationIsReported) {
   CUDALAB_REQUIRE_GPU();
   DeviceBuffer<float> out(4096);
   for (const unsigned threads : {2048u, 0u}) {
@@ -27,7 +28,9 @@ TEST(ErrorsGpu, InvalidConfigurationIsReported) {
                     << " threads per block returned normally: the launch error was never read "
                        "(exercise 3.6: check every launch)";
     } catch (const CudaError& e) {
-      EXPECT_EQ(e.code(), cudaErrorInvalidConfiguration) << e.what();
+      // Which code the driver picks for a bad block size varies: CUDA 13 on an H200 says
+      // cudaErrorInvalidValue, older drivers cudaErrorInvalidConfiguration. Either is a report.
+      EXPECT_TRUE(e.code() == cudaErrorInvalidConfiguration || e.code() == cudaErrorInvalidValue) << e.what();
     }
     // The launch error is not sticky: once read, the context works again.
     EXPECT_EQ(cudaGetLastError(), cudaSuccess);
@@ -35,7 +38,7 @@ TEST(ErrorsGpu, InvalidConfigurationIsReported) {
   }
 }
 
-// This test faults the GPU on purpose: the compute-sanitizer pass skips *FaultGpu suites.
+// This test faults the GPU on purpose.
 TEST(ErrorsFaultGpu, FaultIsReportedAndSticky) {
   CUDALAB_REQUIRE_GPU();
   bool reported = false;

@@ -35,7 +35,7 @@ void fill(float* out, std::size_t n, float value, unsigned threads_per_block, cu
   fill_kernel<<<static_cast<unsigned>(blocks), threads_per_block, 0, stream>>>(out, n, value);
   // BEGIN EXERCISE 3.6
   // TODO(3.6): a launch does not return an error: read it with the launch check, so that
-  //            threads_per_block = 2048 throws cudalab::CudaError (cudaErrorInvalidConfiguration).
+  //            threads_per_block = 2048 throws cudalab::CudaError (invalid configuration/value).
   CUDALAB_CHECK_LAUNCH();
   // END EXERCISE
 }

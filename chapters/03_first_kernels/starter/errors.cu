@@ -36,7 +36,7 @@ void fill(float* out, std::size_t n, float value, unsigned threads_per_block, cu
   require(blocks <= 0x7FFFFFFFu, "n", "needs more than 2^31 - 1 blocks");
   fill_kernel<<<static_cast<unsigned>(blocks), threads_per_block, 0, stream>>>(out, n, value);
   // TODO(3.6): a launch does not return an error: read it with the launch check, so that
-  //            threads_per_block = 2048 throws cudalab::CudaError (cudaErrorInvalidConfiguration).
+  //            threads_per_block = 2048 throws cudalab::CudaError (invalid configuration/value).
 }
 
 void launch_faulty_kernel(cudaStream_t stream) {

@@ -57,7 +57,8 @@ CUDALAB_HD constexpr std::uint8_t gray_of(std::uint8_t r, std::uint8_t g, std::u
 
 // Exercise 3.6 — errors you must go looking for.
 // fill(): out[i] = value with a caller-chosen block size. An invalid configuration (0 or > 1024
-// threads) must come back as cudalab::CudaError (cudaErrorInvalidConfiguration), not vanish.
+// threads) must come back as cudalab::CudaError, not vanish (the driver reports it as
+// cudaErrorInvalidConfiguration or, CUDA 13 on an H200, cudaErrorInvalidValue).
 void fill(float* out, std::size_t n, float value, unsigned threads_per_block,
           cudaStream_t stream = nullptr);
 // Launches a kernel that writes through an invalid address. The launch itself succeeds; the fault
