@@ -199,12 +199,13 @@ function(lab_bench ch)
   set_property(GLOBAL APPEND PROPERTY CUDALAB_BENCHES ${exe})
 endfunction()
 
-# lab_common_test(<file.cpp>): a unit test of libcudalab itself (part of the reference set).
+# lab_common_test(<file.cpp> [LIBS ...]): a unit test of libcudalab itself (part of the reference set).
 function(lab_common_test file)
+  cmake_parse_arguments(ARG "" "" "LIBS" ${ARGN})
   get_filename_component(stem "${file}" NAME_WE)
   set(exe common_${stem})
   add_executable(${exe} "${file}")
-  target_link_libraries(${exe} PRIVATE cudalab_testing_main fmt::fmt)
+  target_link_libraries(${exe} PRIVATE cudalab_testing_main fmt::fmt ${ARG_LIBS})
   lab_target_defaults(${exe})
   _lab_register_tests(${exe} "reference.common." "common;reference")
 endfunction()

@@ -1,0 +1,70 @@
+// The benchmark helper: manual time from events, counters derived from the median, the copy
+// ceiling measured in the same process, and a main() that does not fail without a GPU.
+#include <benchmark/benchmark.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cudalab/bench.hpp"
+#include "cudalab/device.hpp"
+#include "cudalab/memory.hpp"
+#include "cudalab/testing.hpp"
+
+using namespace cudalab;
+
+namespace {
+
+// Keeps the counters of every run instead of printing them.
+class Capture : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const auto& r : runs) {
+      std::map<std::string, double> c;
+      for (const auto& [k, v] : r.counters) c[k] = v.value;
+      counters.push_back(c);
+    }
+  }
+  std::vector<std::map<std::string, double>> counters;
+};
+
+}  // namespace
+
+TEST(Bench, MainWithoutGpuSaysSoAndSucceeds) {
+  if (has_gpu()) GTEST_SKIP() << "skipped: this check is for machines without a GPU";
+  char name[] = "bench", filter[] = "--benchmark_filter=NONE";
+  char* argv[] = {name, filter, nullptr};
+  ::testing::internal::CaptureStdout();
+  EXPECT_EQ(bench::main(2, argv), 0);
+  EXPECT_NE(::testing::internal::GetCapturedStdout().find("nothing to measure"), std::string::npos);
+}
+
+TEST(BenchGpu, CountersComeFromTheMedianEventTime) {
+  CUDALAB_REQUIRE_GPU();
+  const std::size_t bytes = std::size_t{256} << 20;
+  DeviceBuffer<char> a(bytes), b(bytes);
+  CUDALAB_CHECK(cudaMemset(a.data(), 1, bytes));
+  benchmark::RegisterBenchmark("copy_256MiB", [&](benchmark::State& st) {
+    bench::run(st, [&](cudaStream_t s) {
+      CUDALAB_CHECK(cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice, s));
+    }, {.bytes = 2.0 * bytes, .flops = 1e9});
+  })->UseManualTime()->Iterations(10);
+  Capture capture;
+  char name[] = "bench";
+  char* argv[] = {name, nullptr};
+  int argc = 1;
+  benchmark::Initialize(&argc, argv);
+  ASSERT_EQ(benchmark::RunSpecifiedBenchmarks(&capture), 1u);
+  ASSERT_EQ(capture.counters.size(), 1u);
+  const auto& c = capture.counters[0];
+  ASSERT_TRUE(c.count("median_us") && c.count("GB/s") && c.count("TFLOP/s") && c.count("pct_of_copy"));
+  EXPECT_GT(c.at("median_us"), 0.0);
+  EXPECT_NEAR(c.at("GB/s"), 2.0 * bytes / (c.at("median_us") * 1e-6) / 1e9, 1e-6 * c.at("GB/s"));
+  EXPECT_NEAR(c.at("TFLOP/s"), 1e9 / (c.at("median_us") * 1e-6) / 1e12, 1e-6 * c.at("TFLOP/s"));
+  EXPECT_NEAR(c.at("pct_of_copy"), 100.0 * c.at("GB/s") / bench::copy_ceiling_gbps(), 1e-6 * c.at("pct_of_copy"));
+  // A device-to-device copy of 256 MiB is the ceiling's own operation: within a factor of two.
+  EXPECT_GT(c.at("pct_of_copy"), 50.0);
+  EXPECT_LT(c.at("pct_of_copy"), 200.0);
+}
