@@ -1,0 +1,83 @@
+// PITFALL (exercise 4.5): the copy goes to the legacy default stream, the kernel to `stream`.
+//
+// Stream order is what makes "copy, then kernel" safe: two operations in ONE stream run in issue
+// order. Here the cudaMemcpyAsync has no stream argument (stream 0, the legacy default stream)
+// while the kernel runs in the caller's stream. With a stream created cudaStreamNonBlocking (as
+// cudalab::Stream is, and as most libraries do) the two do not synchronize: the kernel starts
+// while the DMA engine is still copying and sums whatever the staging buffer held before.
+// Caught by: ZeroCopyGpu.CopyThenKernelMatchesOracle (non-blocking stream, poisoned staging,
+// a 16 MiB input whose copy takes far longer than a kernel launch).
+#include <algorithm>
+
+#include "ch04/ch04.hpp"
+#include "cudalab/check.hpp"
+#include "cudalab/math.hpp"
+
+namespace cudalab::ch04 {
+namespace {
+
+__global__ void __launch_bounds__(kBlock)
+rotate_sum_kernel(const float* __restrict__ in, float* __restrict__ out, std::size_t n, int passes,
+                  std::size_t shift) {
+  const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float acc = 0.0f;
+  std::size_t j = i;  // (i + r * shift) % n, updated without a 64-bit modulo: shift < n
+  for (int r = 0; r < passes; ++r) {
+    acc += in[j];
+    j += shift;
+    if (j >= n) j -= n;
+  }
+  out[i] = acc;
+}
+
+void launch_rotate_sum(const float* in, float* out, std::size_t n, int passes, cudaStream_t stream) {
+  const std::size_t blocks = ceil_div<std::size_t>(n, kBlock);
+  require(blocks <= 0x7FFFFFFFu, "n", "needs more than 2^31 - 1 blocks");
+  rotate_sum_kernel<<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(in, out, n, passes,
+                                                                          kRotation % n);
+  CUDALAB_CHECK_LAUNCH();
+}
+
+void check_common(std::size_t n, int passes, const float* out) {
+  require(passes >= 1 && passes <= kMaxPasses, "passes", "must be in 1..kMaxPasses (64)");
+  require_device_pointer(out, n, "out");
+}
+
+}  // namespace
+
+void rotate_sum(const float* in, float* out, std::size_t n, int passes, cudaStream_t stream) {
+  check_common(n, passes, out);
+  require_device_pointer(in, n, "in");
+  if (n == 0) return;
+  launch_rotate_sum(in, out, n, passes, stream);
+}
+
+void rotate_sum_from_host(const float* host_in, float* staging, float* out, std::size_t n,
+                          int passes, HostAccess access, cudaStream_t stream) {
+  check_common(n, passes, out);
+  require(access == HostAccess::kCopyThenKernel || access == HostAccess::kZeroCopy, "access",
+          "unknown HostAccess");
+  if (n == 0) return;
+  require(host_in != nullptr, "host_in", "null pointer");
+  // Pageable memory has no device address and cannot be DMA'd asynchronously: insist on pinned.
+  cudaPointerAttributes attr{};
+  CUDALAB_CHECK(cudaPointerGetAttributes(&attr, host_in));
+  require(attr.type == cudaMemoryTypeHost, "host_in",
+          "must be pinned host memory (cudaHostAlloc with cudaHostAllocMapped, or PinnedBuffer)");
+  if (access == HostAccess::kCopyThenKernel) {
+    require_device_pointer(staging, n, "staging");
+    require(staging != nullptr, "staging", "kCopyThenKernel needs a device staging buffer");
+  }
+  if (access == HostAccess::kCopyThenKernel) {
+    // BUG: no stream argument — the copy is not ordered before the kernel below.
+    CUDALAB_CHECK(cudaMemcpyAsync(staging, host_in, n * sizeof(float), cudaMemcpyHostToDevice));
+    launch_rotate_sum(staging, out, n, passes, stream);
+  } else {
+    void* device_view = nullptr;
+    CUDALAB_CHECK(cudaHostGetDevicePointer(&device_view, const_cast<float*>(host_in), 0));
+    launch_rotate_sum(static_cast<const float*>(device_view), out, n, passes, stream);
+  }
+}
+
+}  // namespace cudalab::ch04

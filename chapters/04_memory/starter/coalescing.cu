@@ -1,0 +1,65 @@
+// Starter track — write your code at the TODO marks; the tests of each exercise
+// fail until you do. (Generated from chapters/04_memory/reference/coalescing.cu by scripts/gen_starter.py.)
+// Exercise 4.1 — coalescing: the same copy, three access patterns.
+//
+// A warp's 32 loads are merged into as few 32-byte sectors as cover their addresses. Consecutive
+// floats: 128 useful bytes in 4 sectors, every byte fetched is used. A stride of s floats spreads
+// the same 32 floats over 4 s sectors (s <= 8), so DRAM moves s times the useful bytes; from
+// s = 8 on, every lane has its own sector and the waste stays at 8x (more where DRAM bursts are
+// longer than a sector). A start `offset` floats past an aligned address needs 5 sectors instead
+// of 4 for each warp: on a modern GPU a small cost, not the 2x of the first CUDA GPUs.
+//
+// Launch shape: 1D, kBlock threads, one element per thread. Bytes that must move: 8 n (4 n read,
+// 4 n written); the benchmark counts these useful bytes, so GB/s falls as the waste grows.
+#include "ch04/ch04.hpp"
+#include "cudalab/check.hpp"
+#include "cudalab/math.hpp"
+
+namespace cudalab::ch04 {
+namespace {
+
+__global__ void __launch_bounds__(kBlock)
+strided_copy_kernel(const float* __restrict__ in, float* __restrict__ out, std::size_t n,
+                    unsigned stride) {
+  // TODO(4.1): one element per thread: a 64-bit index i, a bounds check, then
+  //            out[i] = in[i * stride] (64-bit product: i * stride passes 2^32 for large inputs).
+  //            The write is coalesced; the read of a warp spans 32 * stride floats.
+}
+
+__global__ void __launch_bounds__(kBlock)
+offset_copy_kernel(const float* __restrict__ in, float* __restrict__ out, std::size_t n,
+                   unsigned offset) {
+  // TODO(4.1): out[i] = in[i + offset] for i < n (64-bit index). Consecutive lanes still read
+  //            consecutive floats: only the alignment of the warp's 128 bytes changes.
+}
+
+unsigned blocks_for(std::size_t n) {
+  const std::size_t blocks = ceil_div<std::size_t>(n, kBlock);
+  require(blocks <= 0x7FFFFFFFu, "n", "needs more than 2^31 - 1 blocks of 256 threads");
+  return static_cast<unsigned>(blocks);
+}
+
+}  // namespace
+
+std::size_t strided_input_size(std::size_t n, unsigned stride) {
+  return n == 0 ? 0 : (n - 1) * std::size_t{stride} + 1;
+}
+
+void strided_copy(const float* in, float* out, std::size_t n, unsigned stride, cudaStream_t stream) {
+  require(stride >= 1, "stride", "must be at least 1");
+  require_device_pointer(in, strided_input_size(n, stride), "in");
+  require_device_pointer(out, n, "out");
+  if (n == 0) return;
+  strided_copy_kernel<<<blocks_for(n), kBlock, 0, stream>>>(in, out, n, stride);
+  CUDALAB_CHECK_LAUNCH();
+}
+
+void offset_copy(const float* in, float* out, std::size_t n, unsigned offset, cudaStream_t stream) {
+  require_device_pointer(in, n + offset, "in");
+  require_device_pointer(out, n, "out");
+  if (n == 0) return;
+  offset_copy_kernel<<<blocks_for(n), kBlock, 0, stream>>>(in, out, n, offset);
+  CUDALAB_CHECK_LAUNCH();
+}
+
+}  // namespace cudalab::ch04
