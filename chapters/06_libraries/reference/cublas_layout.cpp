@@ -1,0 +1,106 @@
+// Exercise 6.3 — calling column-major cuBLAS from row-major code.
+//
+// cuBLAS follows Fortran BLAS: matrices are column-major. The bytes of a row-major (M, N) matrix
+// with leading dimension ld are exactly the bytes of a column-major (N, M) matrix with the same
+// ld: its transpose. So no copy and no transpose kernel is needed:
+//
+//   C = op(A) op(B)            (row-major, what we want)
+//   C^T = op(B)^T op(A)^T      (column-major, what cuBLAS computes when handed C's bytes)
+//
+// i.e. cublasSgemm(handle, opB, opA, N, M, K, alpha, B, ldb, A, lda, beta, C, ldc): swap the
+// operands, swap M and N, keep each op and each leading dimension. Row-major "transposed" stays
+// "transposed" (transposing both sides of the identity leaves op unchanged).
+#include <algorithm>
+
+#include "ch06/ch06.hpp"
+#include "cudalab/check.hpp"
+#include "cudalab/cublas.hpp"
+
+namespace cudalab::ch06 {
+namespace {
+
+cublasOperation_t to_cublas(Op op) { return op == Op::kN ? CUBLAS_OP_N : CUBLAS_OP_T; }
+
+// Elements a row-major matrix of `rows` rows of `cols` used columns spans with leading dimension ld.
+std::size_t span_of(int rows, int cols, int ld) {
+  return rows == 0 || cols == 0 ? 0 : static_cast<std::size_t>(rows - 1) * ld + cols;
+}
+
+}  // namespace
+
+void cublas_sgemm_row_major(cublasHandle_t handle, Op opA, Op opB, int M, int N, int K, float alpha,
+                            const float* A, int lda, const float* B, int ldb, float beta, float* C,
+                            int ldc, cudaStream_t stream) {
+  require(handle != nullptr, "handle", "is null (create one with cudalab::CublasHandle)");
+  require(M >= 0, "M", "must be >= 0");
+  require(N >= 0, "N", "must be >= 0");
+  require(K >= 0, "K", "must be >= 0");
+  // op(A) is (M, K): stored as (M, K) when not transposed, as (K, M) when transposed.
+  const int a_rows = opA == Op::kN ? M : K, a_cols = opA == Op::kN ? K : M;
+  const int b_rows = opB == Op::kN ? K : N, b_cols = opB == Op::kN ? N : K;
+  require(lda >= std::max(1, a_cols), "lda", "must be >= the stored columns of A (K, or M when transposed)");
+  require(ldb >= std::max(1, b_cols), "ldb", "must be >= the stored columns of B (N, or K when transposed)");
+  require(ldc >= std::max(1, N), "ldc", "must be >= N");
+  if (M == 0 || N == 0) return;
+  require_device_pointer(A, span_of(a_rows, a_cols, lda), "A");
+  require_device_pointer(B, span_of(b_rows, b_cols, ldb), "B");
+  require_device_pointer(C, span_of(M, N, ldc), "C");
+  CUDALAB_CHECK_CUBLAS(cublasSetStream(handle, stream));
+  // BEGIN EXERCISE 6.3
+  // TODO(6.3): one cublasSgemm call computing the column-major C^T = op(B)^T op(A)^T: B and its
+  //            op first, then A; sizes N, M, K; leading dimensions ldb, lda, ldc unchanged.
+  // STARTER: (void)to_cublas(opA); (void)alpha; (void)beta;
+  // STARTER: throw NotImplemented("Exercise 6.3: row-major SGEMM through column-major cuBLAS");
+  CUDALAB_CHECK_CUBLAS(cublasSgemm(handle, to_cublas(opB), to_cublas(opA), N, M, K, &alpha, B, ldb,
+                                   A, lda, &beta, C, ldc));
+  // END EXERCISE
+}
+
+void cublas_sgemm_strided_batched_row_major(cublasHandle_t handle, int M, int N, int K, float alpha,
+                                            const float* A, long long strideA, const float* B,
+                                            long long strideB, float beta, float* C,
+                                            long long strideC, int batch, cudaStream_t stream) {
+  require(handle != nullptr, "handle", "is null (create one with cudalab::CublasHandle)");
+  require(M >= 0 && N >= 0 && K >= 0, "M, N, K", "must be >= 0");
+  require(batch >= 0, "batch", "must be >= 0");
+  require(strideA >= 1LL * M * K, "strideA", "must be >= M * K (batches would overlap)");
+  require(strideB >= 1LL * K * N, "strideB", "must be >= K * N (batches would overlap)");
+  require(strideC >= 1LL * M * N, "strideC", "must be >= M * N (outputs would overlap)");
+  if (M == 0 || N == 0 || batch == 0) return;
+  require_device_pointer(A, static_cast<std::size_t>(strideA) * (batch - 1) + 1ULL * M * K, "A");
+  require_device_pointer(B, static_cast<std::size_t>(strideB) * (batch - 1) + 1ULL * K * N, "B");
+  require_device_pointer(C, static_cast<std::size_t>(strideC) * (batch - 1) + 1ULL * M * N, "C");
+  CUDALAB_CHECK_CUBLAS(cublasSetStream(handle, stream));
+  // Same swap as above, once per batch: C_i^T = B_i^T A_i^T; dense, so ld = N, K, N.
+  CUDALAB_CHECK_CUBLAS(cublasSgemmStridedBatched(handle, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha,
+                                                 B, std::max(1, N), strideB, A, std::max(1, K), strideA,
+                                                 &beta, C, std::max(1, N), strideC, batch));
+}
+
+void cublas_gemm_ex_row_major(cublasHandle_t handle, int M, int N, int K, float alpha, const void* A,
+                              const void* B, cudaDataType_t ab_type, float beta, float* C,
+                              cudaStream_t stream) {
+  require(handle != nullptr, "handle", "is null (create one with cudalab::CublasHandle)");
+  require(M >= 0 && N >= 0 && K >= 0, "M, N, K", "must be >= 0");
+  require(ab_type == CUDA_R_16F || ab_type == CUDA_R_16BF, "ab_type", "must be CUDA_R_16F or CUDA_R_16BF");
+  if (M == 0 || N == 0) return;
+  require_device_pointer(A, 1ULL * M * K, "A");
+  require_device_pointer(B, 1ULL * K * N, "B");
+  require_device_pointer(C, 1ULL * M * N, "C");
+  CUDALAB_CHECK_CUBLAS(cublasSetStream(handle, stream));
+  // fp16/bf16 inputs, fp32 output and accumulation (CUBLAS_COMPUTE_32F): tensor cores.
+  CUDALAB_CHECK_CUBLAS(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, ab_type,
+                                    std::max(1, N), A, ab_type, std::max(1, K), &beta, C, CUDA_R_32F,
+                                    std::max(1, N), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
+void gemm_bias_relu_cublas(cublasHandle_t handle, int M, int N, int K, const float* A,
+                           const float* B, const float* bias, float* Y, cudaStream_t stream) {
+  require(N >= 0, "N", "must be >= 0");
+  require_device_pointer(bias, static_cast<std::size_t>(N), "bias");
+  cublas_sgemm_row_major(handle, Op::kN, Op::kN, M, N, K, 1.0f, A, std::max(1, K), B, std::max(1, N),
+                         0.0f, Y, std::max(1, N), stream);
+  bias_relu(Y, bias, M, N, stream);  // a second pass: reads and writes Y again
+}
+
+}  // namespace cudalab::ch06

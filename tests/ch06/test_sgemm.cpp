@@ -1,0 +1,126 @@
+// Exercises 6.1 and 6.2 (and every worked step of the SGEMM ladder): each variant against a double
+// CPU oracle on odd shapes, random alpha and beta, beta = 0 with a NaN-poisoned C, K = 0.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "ch06/ch06.hpp"
+#include "cudalab/random.hpp"
+#include "cudalab/testing.hpp"
+#include "gemm_test_util.hpp"
+
+using namespace cudalab;
+using ch06::SgemmVariant;
+using ch06_test::Shape;
+
+namespace {
+
+// Odd shapes: single elements, warp +- 1, not multiples of 32, 64 or 128 tiles in any dimension,
+// vectors (M or N = 1), K = 0 (C = beta C), K % 4 == 0 with partial tiles (the float4 paths at
+// the edges), and multiples of the 128 x 128 tile (the fast interior path only).
+const std::vector<Shape> kShapes{
+    {1, 1, 1},       {17, 33, 9},    {31, 33, 32},   {127, 129, 131}, {1000, 1, 1000},
+    {1, 1000, 1},    {64, 96, 0},    {130, 260, 132}, {129, 257, 8},  {256, 256, 256},
+    {200, 300, 100}, {3, 517, 45}};
+
+std::string exercise_of(SgemmVariant v) {
+  switch (v) {
+    case SgemmVariant::kSmemTiled: return "exercise 6.1, ";
+    case SgemmVariant::kBlocktile2d: return "exercise 6.2, ";
+    default: return "worked example, ";
+  }
+}
+
+std::string what(SgemmVariant v, const Shape& s, const char* extra = "") {
+  return "sgemm " + std::string(ch06::to_string(v)) + " (" + exercise_of(v) + "M x N x K = " +
+         ch06_test::shape_name(s) + extra + ")";
+}
+
+// Runs one SGEMM into a guarded, poisoned C (then filled with C0 when beta != 0) and checks it.
+void check_sgemm(SgemmVariant v, const Shape& s, float alpha, float beta, Rng& rng, int repeats = 1) {
+  const std::size_t mn = static_cast<std::size_t>(s.m) * s.n;
+  const auto A = rng.uniform<float>(static_cast<std::size_t>(s.m) * s.k, -1.0f, 1.0f);
+  const auto B = rng.uniform<float>(static_cast<std::size_t>(s.k) * s.n, -1.0f, 1.0f);
+  const auto C0 = rng.uniform<float>(mn, -1.0f, 1.0f);
+  const auto want = ch06_test::gemm_dense_oracle(s, alpha, A, B, beta, C0);
+  const auto tol = ch06_test::gemm_tolerance(s.k, want.abs_sum);
+  auto dA = to_device(A), dB = to_device(B);
+  for (int r = 0; r < repeats; ++r) {
+    cudalab::testing::GuardedOutput<float> C(mn);  // poisoned: NaN everywhere, guard zone behind
+    if (beta != 0.0f)
+      CUDALAB_CHECK(cudaMemcpy(C.data(), C0.data(), mn * sizeof(float), cudaMemcpyHostToDevice));
+    ch06::sgemm(v, s.m, s.n, s.k, alpha, dA.data(), dB.data(), beta, C.data());
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+    const auto got = C.result();
+    EXPECT_MATCHES(compare(got, ch06_test::to_float(want.c), tol,
+                           what(v, s, beta == 0.0f ? ", beta = 0, C poisoned with NaN" : "")));
+    EXPECT_TRUE(C.guard_intact());
+  }
+}
+
+using Param = std::tuple<SgemmVariant, Shape>;
+std::string param_name(const ::testing::TestParamInfo<Param>& p) {
+  return std::string(ch06::to_string(std::get<0>(p.param))) + "_" + ch06_test::shape_name(std::get<1>(p.param));
+}
+
+}  // namespace
+
+class SgemmGpu : public ::testing::TestWithParam<Param> {};
+
+TEST_P(SgemmGpu, MatchesOracle) {
+  CUDALAB_REQUIRE_GPU();
+  const auto [v, s] = GetParam();
+  Rng rng;
+  check_sgemm(v, s, rng.scalar(0.5f, 2.0f), rng.scalar(-1.5f, 1.5f), rng);
+}
+
+// beta = 0 must not read C: C holds NaN (poison), and 0 * NaN would leave NaN behind.
+TEST_P(SgemmGpu, BetaZeroIgnoresNaNInC) {
+  CUDALAB_REQUIRE_GPU();
+  const auto [v, s] = GetParam();
+  Rng rng;
+  check_sgemm(v, s, rng.scalar(-2.0f, -0.5f), 0.0f, rng);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ladder, SgemmGpu,
+                         ::testing::Combine(::testing::ValuesIn(ch06::kAllSgemmVariants),
+                                            ::testing::ValuesIn(kShapes)),
+                         param_name);
+
+// Shapes that make a missing __syncthreads show: 32 K tiles of 32, 64 blocks of 1024 threads
+// (several per SM), repeated; 67 M multiply-adds for the CPU oracle (~0.1 s).
+class SgemmRaceGpu : public ::testing::TestWithParam<SgemmVariant> {};
+TEST_P(SgemmRaceGpu, RaceProneShapes) {
+  CUDALAB_REQUIRE_GPU();
+  Rng rng;
+  check_sgemm(GetParam(), {256, 256, 1024}, 1.0f, 0.5f, rng, /*repeats=*/3);
+}
+INSTANTIATE_TEST_SUITE_P(Tiled, SgemmRaceGpu,
+                         ::testing::Values(SgemmVariant::kSmemTiled, SgemmVariant::kBlocktile2d,
+                                           SgemmVariant::kWarptile),
+                         [](const auto& p) { return std::string(ch06::to_string(p.param)); });
+
+TEST(SgemmArgs, BadSizesAndPointersAreRejectedByName) {
+  auto message_of = [](auto&& f) -> std::string {
+    try {
+      f();
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "no exception";
+  };
+  const auto v = SgemmVariant::kWarptile;
+  EXPECT_NE(message_of([&] { ch06::sgemm(v, -1, 4, 4, 1, nullptr, nullptr, 0, nullptr); }).find("'M'"),
+            std::string::npos);
+  EXPECT_NE(message_of([&] { ch06::sgemm(v, 4, -1, 4, 1, nullptr, nullptr, 0, nullptr); }).find("'N'"),
+            std::string::npos);
+  EXPECT_NE(message_of([&] { ch06::sgemm(v, 4, 4, -1, 1, nullptr, nullptr, 0, nullptr); }).find("'K'"),
+            std::string::npos);
+  EXPECT_NE(message_of([&] { ch06::sgemm(v, 4, 4, 4, 1, nullptr, nullptr, 0, nullptr); }).find("'A'"),
+            std::string::npos);
+  // An empty C is a valid no-op, whatever the pointers.
+  EXPECT_NO_THROW(ch06::sgemm(v, 0, 4, 4, 1, nullptr, nullptr, 0, nullptr));
+  EXPECT_NO_THROW(ch06::sgemm(v, 4, 0, 4, 1, nullptr, nullptr, 0, nullptr));
+}
