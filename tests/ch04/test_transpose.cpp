@@ -1,0 +1,109 @@
+// Exercise 4.2 — every transpose variant (and the 2D copy it is measured against) on shapes that
+// catch the classic bugs: 1 x 1, a single row or column, odd sizes below, at and above the
+// tile, non-square shapes (swapped bounds), many tiles (a missing __syncthreads), and more
+// rows than a 2D grid could cover in y (65535 x 32). Transposing only moves data: exact oracle.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "ch04/ch04.hpp"
+#include "cudalab/random.hpp"
+#include "cudalab/testing.hpp"
+
+using namespace cudalab;
+
+namespace {
+using Shape = std::pair<int, int>;  // rows, cols
+const std::vector<Shape> kShapes{{1, 1},     {1, 1000},   {1000, 1},  {31, 33},     {33, 17},
+                                 {32, 32},   {64, 64},    {65, 63},   {1000, 1000}, {2049, 3001},
+                                 {2100001, 1}, {1, 2100001}};
+std::string shape_str(const Shape& s) { return std::to_string(s.first) + "x" + std::to_string(s.second); }
+
+// Fills a rows x cols device matrix from the counter-based hash; in(r, c) = uniform_at(seed, r cols + c).
+DeviceBuffer<float> random_matrix(const Shape& s, std::uint64_t seed) {
+  const std::size_t n = static_cast<std::size_t>(s.first) * s.second;
+  DeviceBuffer<float> m(n);
+  fill_uniform_device(m.data(), n, seed, -100.0f, 100.0f);
+  return m;
+}
+}  // namespace
+
+using TransposeCase = std::tuple<ch04::TransposeVariant, Shape>;
+class TransposeGpu : public ::testing::TestWithParam<TransposeCase> {};
+
+TEST_P(TransposeGpu, MatchesOracle) {
+  CUDALAB_REQUIRE_GPU();
+  const auto [variant, shape] = GetParam();
+  const auto [rows, cols] = shape;
+  const std::uint64_t seed = Rng().seed();
+  auto in = random_matrix(shape, seed);
+  const std::size_t n = in.size();
+  cudalab::testing::GuardedOutput<float> out(n);
+  ch04::transpose(in.data(), out.data(), rows, cols, variant);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  std::vector<float> want(n);  // out is cols x rows: out[c rows + r] = in[r cols + c]
+  for (std::size_t r = 0; r < static_cast<std::size_t>(rows); ++r)
+    for (std::size_t c = 0; c < static_cast<std::size_t>(cols); ++c)
+      want[c * rows + r] = uniform_at(seed, r * cols + c, -100.0f, 100.0f);
+  EXPECT_MATCHES(compare(out.result(), want, {},
+                         "transpose " + std::string(ch04::name(variant)) + " (exercise 4.2, " +
+                             shape_str(shape) + " -> " + shape_str({cols, rows}) +
+                             "; output index = c * rows + r)"));
+  EXPECT_TRUE(out.guard_intact());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, TransposeGpu,
+    ::testing::Combine(::testing::ValuesIn(ch04::kTransposeVariants), ::testing::ValuesIn(kShapes)),
+    [](const ::testing::TestParamInfo<TransposeCase>& p) {
+      return std::string(ch04::name(std::get<0>(p.param))) + "_" + shape_str(std::get<1>(p.param));
+    });
+
+class Copy2dGpu : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(Copy2dGpu, CopiesEveryElement) {
+  CUDALAB_REQUIRE_GPU();
+  const Shape shape = GetParam();
+  const std::uint64_t seed = Rng().seed();
+  auto in = random_matrix(shape, seed);
+  cudalab::testing::GuardedOutput<float> out(in.size());
+  ch04::copy_2d(in.data(), out.data(), shape.first, shape.second);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  std::vector<float> want(in.size());
+  for (std::size_t i = 0; i < want.size(); ++i) want[i] = uniform_at(seed, i, -100.0f, 100.0f);
+  EXPECT_MATCHES(compare(out.result(), want, {}, "copy_2d (" + shape_str(shape) + ")"));
+  EXPECT_TRUE(out.guard_intact());
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Copy2dGpu, ::testing::ValuesIn(kShapes),
+                         [](const ::testing::TestParamInfo<Shape>& p) { return shape_str(p.param); });
+
+TEST(TransposeArgs, RejectsBadShapesPointersAndVariants) {
+  EXPECT_THROW(ch04::transpose(nullptr, nullptr, -1, 4), std::invalid_argument);
+  EXPECT_THROW(ch04::copy_2d(nullptr, nullptr, 4, -1), std::invalid_argument);
+  try {
+    ch04::transpose(nullptr, nullptr, 4, 4, ch04::TransposeVariant::kNaive);
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'in'"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(ch04::transpose(nullptr, nullptr, 0, 0, static_cast<ch04::TransposeVariant>(99)),
+               std::invalid_argument);
+}
+
+TEST(TransposeArgs, EmptyMatricesAreANoOp) {
+  for (const auto v : ch04::kTransposeVariants) {
+    EXPECT_NO_THROW(ch04::transpose(nullptr, nullptr, 0, 5, v));
+    EXPECT_NO_THROW(ch04::transpose(nullptr, nullptr, 5, 0, v));
+  }
+  EXPECT_NO_THROW(ch04::copy_2d(nullptr, nullptr, 0, 0));
+}
+
+TEST(TransposeArgs, VariantNames) {
+  EXPECT_EQ(ch04::name(ch04::TransposeVariant::kNaive), "naive");
+  EXPECT_EQ(ch04::name(ch04::TransposeVariant::kTiled), "tiled");
+  EXPECT_EQ(ch04::name(ch04::TransposeVariant::kPadded), "padded");
+  EXPECT_EQ(ch04::name(ch04::TransposeVariant::kPadded64), "padded64");
+}
