@@ -13,6 +13,7 @@
 //   BM_poly: constant/broadcast vs global/broadcast, constant/per_lane (serialized) vs the rest;
 //   BM_h2d / BM_d2h: pinned vs pageable over 4 KiB .. 1 GiB; BM_transfer_fit: latency + bandwidth;
 //   BM_mapped: zero_copy vs copy_then_kernel for 1 and 4 passes over the input.
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -79,16 +80,17 @@ struct Matrices {
   int rows, cols;
   std::size_t n;
   DeviceBuffer<float> in, out;
-  explicit Matrices(const benchmark::State& state)
-      : rows(static_cast<int>(state.range(1))), cols(static_cast<int>(state.range(2))),
+  // Shape from the benchmark arguments: (rows, cols) start at argument `first`.
+  Matrices(const benchmark::State& state, int first)
+      : rows(static_cast<int>(state.range(first))), cols(static_cast<int>(state.range(first + 1))),
         n(static_cast<std::size_t>(rows) * cols), in(n), out(n) {
     fill_uniform_device(in.data(), n, 4, -1.0f, 1.0f);
   }
   double bytes() const { return 2.0 * n * sizeof(float); }
 };
 
-void BM_transpose(benchmark::State& state) {
-  Matrices m(state);
+void BM_transpose(benchmark::State& state) {  // arguments: variant, rows, cols
+  Matrices m(state, 1);
   const auto v = static_cast<ch04::TransposeVariant>(state.range(0));
   state.SetLabel(std::string(ch04::name(v)));
   bench::run(state, [&](cudaStream_t s) { ch04::transpose(m.in.data(), m.out.data(), m.rows, m.cols, v, s); },
@@ -96,16 +98,16 @@ void BM_transpose(benchmark::State& state) {
   bench::add_percent(state, "memcpy_same_bytes", state.counters["GB/s"], memcpy_gbps(m.n * sizeof(float)));
 }
 
-void BM_transpose_memcpy(benchmark::State& state) {
-  Matrices m(state);
+void BM_transpose_memcpy(benchmark::State& state) {  // arguments: rows, cols
+  Matrices m(state, 0);
   state.SetLabel("cudaMemcpy D2D");
   bench::run(state, [&](cudaStream_t s) {
     CUDALAB_CHECK(cudaMemcpyAsync(m.out.data(), m.in.data(), m.n * sizeof(float), cudaMemcpyDeviceToDevice, s));
   }, {.bytes = m.bytes()});
 }
 
-void BM_transpose_copy_kernel(benchmark::State& state) {
-  Matrices m(state);
+void BM_transpose_copy_kernel(benchmark::State& state) {  // arguments: rows, cols
+  Matrices m(state, 0);
   state.SetLabel("copy_2d (naive launch shape)");
   bench::run(state, [&](cudaStream_t s) { ch04::copy_2d(m.in.data(), m.out.data(), m.rows, m.cols, s); },
              {.bytes = m.bytes()});
@@ -118,10 +120,10 @@ void transpose_shapes(benchmark::internal::Benchmark* b, bool with_variants) {
   const std::vector<std::pair<int, int>> shapes{{8192, 8192}, {8191, 8209}};
   for (const auto& [r, c] : shapes) {
     if (!with_variants) {
-      b->Args({0, r, c});
+      b->Args({r, c});
       continue;
     }
-    for (const auto v : ch04::kTransposeVariants) b->Args({static_cast<long>(v), r, c});
+    for (const auto v : ch04::kTransposeVariants) b->Args({static_cast<std::int64_t>(v), r, c});
   }
 }
 
@@ -250,8 +252,8 @@ LAB_ROW(BM_coalescing_memcpy);
 LAB_ROW(BM_strided_copy)->ArgName("stride")->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Arg(16)->Arg(32);
 LAB_ROW(BM_offset_copy)->ArgName("offset")->Arg(0)->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Arg(16)->Arg(31)->Arg(32);
 
-LAB_ROW(BM_transpose_memcpy)->ArgNames({"variant", "rows", "cols"})->Apply([](auto* b) { transpose_shapes(b, false); });
-LAB_ROW(BM_transpose_copy_kernel)->ArgNames({"variant", "rows", "cols"})->Apply([](auto* b) { transpose_shapes(b, false); });
+LAB_ROW(BM_transpose_memcpy)->ArgNames({"rows", "cols"})->Apply([](auto* b) { transpose_shapes(b, false); });
+LAB_ROW(BM_transpose_copy_kernel)->ArgNames({"rows", "cols"})->Apply([](auto* b) { transpose_shapes(b, false); });
 LAB_ROW(BM_transpose)->ArgNames({"variant", "rows", "cols"})->Apply([](auto* b) { transpose_shapes(b, true); });
 
 LAB_ROW(BM_smem_column)->ArgName("stride")->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Arg(16)->Arg(32)->Arg(33);

@@ -45,7 +45,8 @@ void check_access(ch04::HostAccess access, std::size_t n, int passes, const char
   PinnedBuffer<float> host(n, cudaHostAllocMapped);
   rng.fill_uniform<float>(host.span(), -1.0f, 1.0f);
   DeviceBuffer<float> staging(n);
-  poison_device(staging.data(), staging.bytes());
+  poison_device(staging.data(), staging.bytes());  // on the legacy stream: finish it before the
+  CUDALAB_CHECK(cudaDeviceSynchronize());          // copy on `stream`, which does not wait for it
   cudalab::testing::GuardedOutput<float> out(n);
   Stream stream;  // cudaStreamNonBlocking
   ch04::rotate_sum_from_host(host.data(), staging.data(), out.data(), n, passes, access, stream);
