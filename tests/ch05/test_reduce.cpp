@@ -1,0 +1,159 @@
+// Exercises 5.1 and 5.2 — the reduction ladder: every variant, float and int, on sizes that are
+// not multiples of the block (or of the 4-element vector), on misaligned inputs, and n = 0.
+//
+// Inputs sit between guard zones of NaN / 2^24 (GuardedInput): a kernel that reads past n fails.
+// Float is checked twice: (1) small integers (|x| <= 8, n <= 2^20, so every partial sum is an
+// integer below 2^24 and exact in float, in any order): the result must be exact, so a single
+// dropped or doubled element shows; (2) uniform reals in [-1, 1] against a double oracle, within
+// the bound of float_sum_tolerance (reduce_scan_testing.hpp). Int is exact (values small enough
+// that no partial sum overflows).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "ch05/reduce.hpp"
+#include "cudalab/random.hpp"
+#include "cudalab/testing.hpp"
+#include "reduce_scan_testing.hpp"
+
+using namespace cudalab;
+using ch05::ReduceVariant;
+using ch05_testing::GuardedInput;
+
+namespace {
+
+std::string exercise_of(ReduceVariant v) {
+  switch (v) {
+    case ReduceVariant::kSequential: return "exercise 5.1";
+    case ReduceVariant::kWarpShuffle:
+    case ReduceVariant::kVectorized:
+    case ReduceVariant::kOnePass: return "exercise 5.2 (warp_reduce_sum)";
+    default: return "worked example";
+  }
+}
+
+// A workspace sized by the query and zeroed once, as the API asks.
+DeviceBuffer<unsigned char> make_workspace(std::size_t n) {
+  DeviceBuffer<unsigned char> ws(ch05::reduce_workspace_bytes(n));
+  CUDALAB_CHECK(cudaMemset(ws.data(), 0, ws.bytes()));
+  return ws;
+}
+
+template <class T>
+T run_reduce(const T* in, std::size_t n, ReduceVariant v, DeviceBuffer<unsigned char>& ws) {
+  cudalab::testing::GuardedOutput<T> out(1);
+  ch05::reduce_sum(in, out.data(), n, ws.data(), ws.bytes(), v);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  const std::vector<T> got = out.result();
+  EXPECT_TRUE(out.guard_intact());
+  return got[0];
+}
+
+std::string what(ReduceVariant v, const char* type, std::size_t n, std::size_t offset, const char* input) {
+  return "reduce_sum<" + std::string(type) + "> " + ch05::to_string(v) + " (" + exercise_of(v) +
+         ", n = " + std::to_string(n) + ", offset = " + std::to_string(offset) + ", " + input + ")";
+}
+
+using Param = std::tuple<ReduceVariant, std::size_t, std::size_t>;  // variant, n, offset
+std::string param_name(const ::testing::TestParamInfo<Param>& p) {
+  const auto [v, n, off] = p.param;
+  return std::string(ch05::to_string(v)) + "_n_" + std::to_string(n) + "_offset_" + std::to_string(off);
+}
+
+}  // namespace
+
+class ReduceGpu : public ::testing::TestWithParam<Param> {};
+
+TEST_P(ReduceGpu, FloatExactOnSmallIntegers) {
+  CUDALAB_REQUIRE_GPU();
+  const auto [v, n, offset] = GetParam();
+  Rng rng;
+  const std::vector<int> k = rng.uniform<int>(n, -8, 8);
+  std::vector<float> x(n);
+  double want = 0;
+  for (std::size_t i = 0; i < n; ++i) want += (x[i] = static_cast<float>(k[i]));
+  GuardedInput<float> in(x, offset);
+  auto ws = make_workspace(n);
+  const std::vector<float> got{run_reduce(in.data(), n, v, ws)};
+  EXPECT_MATCHES(compare(got, std::vector<float>{static_cast<float>(want)}, {},
+                         what(v, "float", n, offset, "integers in [-8, 8]: every partial sum is exact")));
+}
+
+TEST_P(ReduceGpu, FloatWithinErrorBound) {
+  CUDALAB_REQUIRE_GPU();
+  const auto [v, n, offset] = GetParam();
+  Rng rng;
+  const std::vector<float> x = rng.uniform<float>(n, -1.0f, 1.0f);
+  double want = 0, sum_abs = 0;
+  for (float e : x) want += e, sum_abs += std::fabs(e);
+  GuardedInput<float> in(x, offset);
+  auto ws = make_workspace(n);
+  const float first = run_reduce(in.data(), n, v, ws);
+  const Tolerance tol{ch05_testing::float_sum_tolerance(n, sum_abs), 0.0};
+  EXPECT_MATCHES(compare(std::vector<float>{first}, std::vector<float>{static_cast<float>(want)}, tol,
+                         what(v, "float", n, offset, "uniform [-1, 1], |err| <= gamma_D sum|x|")));
+  // No atomics on the sum: a second call (same workspace: the one-pass counter was reset) gives
+  // the same bits.
+  const float second = run_reduce(in.data(), n, v, ws);
+  EXPECT_EQ(std::memcmp(&first, &second, sizeof(float)), 0)
+      << what(v, "float", n, offset, "second call") << ": " << first << " then " << second
+      << " (not deterministic, or the workspace was left dirty by the first call)";
+}
+
+TEST_P(ReduceGpu, IntExact) {
+  CUDALAB_REQUIRE_GPU();
+  const auto [v, n, offset] = GetParam();
+  Rng rng;
+  const std::vector<int> x = rng.uniform<int>(n, -1000, 1000);
+  long long want = 0;
+  for (int e : x) want += e;
+  GuardedInput<int> in(x, offset);
+  auto ws = make_workspace(n);
+  for (int call = 0; call < 2; ++call) {  // twice: the one-pass counter must be back at 0
+    const std::vector<int> got{run_reduce(in.data(), n, v, ws)};
+    EXPECT_MATCHES(compare(got, std::vector<int>{static_cast<int>(want)}, {},
+                           what(v, "int", n, offset, call == 0 ? "first call" : "second call")));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Ladder, ReduceGpu,
+    ::testing::Combine(::testing::ValuesIn(ch05::kAllReduceVariants),
+                       ::testing::Values<std::size_t>(1, 33, 257, 1000, 4099, 1'048'583),
+                       ::testing::Values<std::size_t>(0)),
+    param_name);
+// Misaligned by 4 or 12 bytes: the vectorized variants must peel the head to a 16-byte boundary.
+INSTANTIATE_TEST_SUITE_P(
+    Misaligned, ReduceGpu,
+    ::testing::Combine(::testing::Values(ReduceVariant::kVectorized, ReduceVariant::kOnePass),
+                       ::testing::Values<std::size_t>(2, 7, 100'003), ::testing::Values<std::size_t>(1, 3)),
+    param_name);
+
+TEST(ReduceEmptyGpu, ZeroElementsGiveZero) {
+  CUDALAB_REQUIRE_GPU();
+  auto ws = make_workspace(0);
+  for (ReduceVariant v : ch05::kAllReduceVariants) {
+    EXPECT_EQ(run_reduce<float>(nullptr, 0, v, ws), 0.0f) << what(v, "float", 0, 0, "empty");
+    EXPECT_EQ(run_reduce<int>(nullptr, 0, v, ws), 0) << what(v, "int", 0, 0, "empty");
+  }
+}
+
+TEST(ReduceArgs, RejectsBadArguments) {
+  const std::size_t big = ch05::reduce_workspace_bytes(1000);
+  EXPECT_GE(big, ch05::reduce_workspace_bytes(10));
+  // Workspace too small (checked before any pointer), unknown variant, null pointers.
+  EXPECT_THROW(ch05::reduce_sum(static_cast<const float*>(nullptr), nullptr, 1000, nullptr, big - 1),
+               std::invalid_argument);
+  EXPECT_THROW(ch05::reduce_sum(static_cast<const int*>(nullptr), nullptr, 1000, nullptr, big,
+                                static_cast<ReduceVariant>(42)),
+               std::invalid_argument);
+  EXPECT_THROW(ch05::reduce_sum(static_cast<const float*>(nullptr), nullptr, 1000, nullptr, big),
+               std::invalid_argument);
+  EXPECT_THROW(ch05::reduce_sum(static_cast<const int*>(nullptr), nullptr, 0, nullptr, big), std::invalid_argument)
+      << "out must be a device pointer even for n = 0";
+  for (ReduceVariant v : ch05::kAllReduceVariants) EXPECT_STRNE(ch05::to_string(v), "unknown");
+}
