@@ -1,0 +1,75 @@
+// Starter track — write your code at the TODO marks; the tests of each exercise
+// fail until you do. (Generated from chapters/06_libraries/reference/conv_implicit_gemm.cu by scripts/gen_starter.py.)
+// Exercise 6.4 — convolution as an implicit GEMM (Chetlur et al., "cuDNN", 2014).
+//
+// A convolution is a GEMM in disguise: rows m = (n, p, q) are output pixels (N P Q of them),
+// columns are output channels k (K), and the reduction index kk = (c, r, s) runs over C R S:
+//
+//   Y[m][k] = sum_kk X_col[m][kk] * W[kk][k],   X_col[m][kk] = x[n][c][p*stride - pad + r][q*stride - pad + s]
+//
+// im2col would write X_col to memory (R S times the input); the implicit GEMM computes each
+// X_col element on the fly while loading the A tile, so the GEMM tiling of exercises 6.1/6.2
+// applies unchanged. Tile: 64 pixels x 64 channels x 16 reduction steps, 256 threads, each
+// thread 4 pixels x 4 channels. FLOPs: 2 N K P Q C R S (ResNet-50 3x3 64->64 at 56, batch 32:
+// 7.4 GFLOP). NCHW, fp32, any shape that check_conv_shape accepts.
+#include "ch06/ch06.hpp"
+#include "cudalab/check.hpp"
+#include "cudalab/math.hpp"
+
+namespace cudalab::ch06 {
+namespace {
+
+struct ConvConfig {
+  static constexpr int kBM = 64;   // output pixels per block
+  static constexpr int kBN = 64;   // output channels per block
+  static constexpr int kBK = 16;   // reduction (c, r, s) steps per tile
+  static constexpr int kTM = 4, kTN = 4;
+  static constexpr int kThreads = (kBM / kTM) * (kBN / kTN);  // 256
+};
+using CC = ConvConfig;
+static_assert(CC::kThreads == 256);
+static_assert(CC::kThreads % CC::kBM == 0 && CC::kBM * CC::kBK % CC::kThreads == 0,
+              "each thread gathers a fixed pixel for kBM * kBK / kThreads reduction steps");
+static_assert(CC::kBK * CC::kBN % CC::kThreads == 0);
+
+struct ConvArgs {
+  int n, c, h, w, k, r, s, stride, pad, p, q;
+};
+
+// Launch: grid (ceil(N P Q / 64), ceil(K / 64)), 256 threads. Thread (tm = t % 16, tn = t / 16)
+// owns pixels m0 + tm + 16 i and channels n0 + 4 tn + j (i, j < 4): 16 consecutive threads write
+// 16 consecutive output pixels (coalesced along q).
+__global__ void __launch_bounds__(CC::kThreads)
+conv2d_implicit_gemm_kernel(ConvArgs a, const float* __restrict__ x, const float* __restrict__ w,
+                            float* __restrict__ y) {
+  const int t = threadIdx.x;
+  const int pixels = a.n * a.p * a.q;
+  const int crs = a.c * a.r * a.s, rs = a.r * a.s;
+  const int m0 = blockIdx.x * CC::kBM, n0 = blockIdx.y * CC::kBN;
+  const int tm = t % (CC::kBM / CC::kTM), tn = t / (CC::kBM / CC::kTM);
+  // TODO(6.4): this thread gathers pixel m = m0 + t % kBM (decode n, p, q once) for reduction
+  //            rows kk = k0 + t / kBM + 4 l (l < 4) of each tile: decode kk into (c, r, s),
+  //            read x at (n, c, p*stride - pad + r, q*stride - pad + s), 0 outside the image,
+  //            into As[kk - k0][t % kBM]. Load Bs[kk][ch] = w[ch * C R S + kk] (0 past K or C R S),
+  //            __syncthreads(), accumulate the 4 x 4 outer products, __syncthreads(). Store y at
+  //            ((n * K + k) * P + p) * Q + q for pixels < N P Q and channels < K.
+  (void)a; (void)x; (void)w; (void)y; (void)pixels; (void)crs; (void)rs; (void)m0; (void)n0; (void)tm; (void)tn;
+}
+
+}  // namespace
+
+void conv2d_implicit_gemm(const ConvShape& shape, const float* x, const float* w, float* y,
+                          cudaStream_t stream) {
+  check_conv_shape(shape);
+  const ConvArgs a{shape.n, shape.c, shape.h, shape.w, shape.k, shape.r, shape.s,
+                   shape.stride, shape.pad, shape.p(), shape.q()};
+  require_device_pointer(x, static_cast<std::size_t>(a.n) * a.c * a.h * a.w, "x");
+  require_device_pointer(w, static_cast<std::size_t>(a.k) * a.c * a.r * a.s, "w");
+  require_device_pointer(y, static_cast<std::size_t>(a.n) * a.k * a.p * a.q, "y");
+  const dim3 grid(ceil_div(a.n * a.p * a.q, CC::kBM), ceil_div(a.k, CC::kBN));
+  require(grid.y <= 65535, "shape.k", "too many output channels for grid.y (65535 * 64)");
+  conv2d_implicit_gemm_kernel<<<grid, CC::kThreads, 0, stream>>>(a, x, w, y);
+  CUDALAB_CHECK_LAUNCH();
+}
+
+}  // namespace cudalab::ch06

@@ -1,0 +1,135 @@
+// Exercise 6.4 — the implicit-GEMM convolution against a double CPU oracle; cuDNN's forward
+// convolution and its algorithm enumeration (skipped with the reason when built without cuDNN).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "ch06/ch06.hpp"
+#include "cudalab/random.hpp"
+#include "cudalab/testing.hpp"
+
+using namespace cudalab;
+using ch06::ConvShape;
+
+namespace {
+
+std::string name_of(const ConvShape& s) {
+  return "n" + std::to_string(s.n) + "_c" + std::to_string(s.c) + "_" + std::to_string(s.h) + "x" +
+         std::to_string(s.w) + "_k" + std::to_string(s.k) + "_" + std::to_string(s.r) + "x" +
+         std::to_string(s.s) + "_st" + std::to_string(s.stride) + "_pad" + std::to_string(s.pad);
+}
+
+// Each output is a dot product of C R S terms |x w| <= 1 (inputs in [-1, 1]): fp32 accumulation
+// in any order errs by at most gamma_{CRS} * CRS (Higham 3.1 with sum |x w| <= CRS). Dropping or
+// repeating one 16-step tile errs by ~ sqrt(16) / 3, orders of magnitude above for these sizes.
+Tolerance conv_tolerance(const ConvShape& s) {
+  const double n = 1.0 * s.c * s.r * s.s, u = 0x1p-24;
+  return {.abs = n * u / (1 - n * u) * n, .rel = 0};
+}
+
+struct ConvCase {
+  std::vector<float> x, w;
+  std::vector<float> want;
+};
+ConvCase make_case(const ConvShape& s, Rng& rng) {
+  ConvCase c;
+  c.x = rng.uniform<float>(std::size_t(s.n) * s.c * s.h * s.w, -1.0f, 1.0f);
+  c.w = rng.uniform<float>(std::size_t(s.k) * s.c * s.r * s.s, -1.0f, 1.0f);
+  const auto y = ch06::conv2d_oracle(s, c.x, c.w);
+  c.want.assign(y.begin(), y.end());
+  return c;
+}
+
+// Odd sizes everywhere: 1x1x1, channels not multiples of the 64-channel tile, C R S not a
+// multiple of 16, stride 2 with padding, rectangular filters and images, a conv1-like layer.
+const std::vector<ConvShape> kShapes{
+    {1, 1, 1, 1, 1, 1, 1, 1, 0},      {2, 3, 11, 13, 5, 3, 3, 1, 1},   {3, 7, 17, 19, 67, 5, 3, 2, 2},
+    {2, 16, 9, 9, 70, 1, 1, 1, 0},    {1, 3, 32, 32, 64, 7, 7, 2, 3},  {2, 64, 14, 14, 65, 3, 3, 1, 1},
+    {1, 5, 8, 6, 3, 3, 3, 3, 0}};
+
+}  // namespace
+
+class ConvGpu : public ::testing::TestWithParam<ConvShape> {};
+
+TEST_P(ConvGpu, ImplicitGemmMatchesOracle) {
+  CUDALAB_REQUIRE_GPU();
+  const ConvShape s = GetParam();
+  Rng rng;
+  const auto c = make_case(s, rng);
+  auto dx = to_device(c.x), dw = to_device(c.w);
+  cudalab::testing::GuardedOutput<float> y(c.want.size());
+  ch06::conv2d_implicit_gemm(s, dx.data(), dw.data(), y.data());
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  EXPECT_MATCHES(compare(y.result(), c.want, conv_tolerance(s),
+                         "conv2d_implicit_gemm (exercise 6.4, " + name_of(s) + ")"));
+  EXPECT_TRUE(y.guard_intact());
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ConvGpu, ::testing::ValuesIn(kShapes),
+                         [](const auto& p) { return name_of(p.param); });
+
+#define CH06_REQUIRE_CUDNN()                                                                 \
+  do {                                                                                       \
+    if (!ch06::have_cudnn()) GTEST_SKIP() << "skipped: built without cuDNN (CUDALAB_HAVE_CUDNN=OFF)"; \
+  } while (0)
+
+// cuDNN computes the same convolution (FMA math: fp32 on CUDA cores, so the same error bound).
+TEST(CudnnConvGpu, ForwardMatchesOracle) {
+  CUDALAB_REQUIRE_GPU();
+  CH06_REQUIRE_CUDNN();
+  for (const ConvShape& s : {ConvShape{2, 3, 11, 13, 5, 3, 3, 1, 1}, ConvShape{2, 64, 14, 14, 65, 3, 3, 1, 1}}) {
+    Rng rng;
+    const auto c = make_case(s, rng);
+    auto dx = to_device(c.x), dw = to_device(c.w);
+    cudalab::testing::GuardedOutput<float> y(c.want.size());
+    ch06::CudnnConvForward conv(s);
+    conv.run(dx.data(), dw.data(), y.data());
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+    EXPECT_MATCHES(compare(y.result(), c.want, conv_tolerance(s),
+                           "cuDNN forward, algo " + conv.algo_name() + " (" + name_of(s) + ")"));
+  }
+}
+
+// The enumeration reports what it promises: a measured success, and a zero-workspace pick that
+// really needs no workspace.
+TEST(CudnnConvGpu, EnumeratesAlgorithms) {
+  CUDALAB_REQUIRE_GPU();
+  CH06_REQUIRE_CUDNN();
+  const ConvShape s{8, 64, 14, 14, 64, 3, 3, 1, 1};
+  for (const auto layout : {ch06::ConvLayout::kNCHW, ch06::ConvLayout::kNHWC}) {
+    for (const auto type : {ch06::ConvType::kF32, ch06::ConvType::kF16}) {
+      const auto rep = ch06::enumerate_conv_algos(s, layout, type, std::size_t{1} << 30);
+      EXPECT_FALSE(rep.heuristics.empty());
+      ASSERT_FALSE(rep.measured.empty());
+      EXPECT_FALSE(rep.pick_unlimited.empty());
+      EXPECT_GT(rep.time_unlimited_ms, 0.0f);
+      if (!rep.pick_no_workspace.empty()) {
+        EXPECT_GE(rep.time_no_workspace_ms, rep.time_unlimited_ms);  // Find sorts by time
+        bool found = false;
+        for (const auto& r : rep.measured)
+          if (r.algo == rep.pick_no_workspace && r.workspace == 0 && r.status == "SUCCESS") found = true;
+        EXPECT_TRUE(found) << rep.pick_no_workspace;
+      }
+    }
+  }
+}
+
+TEST(ConvArgs, BadShapesAreRejectedByName) {
+  auto message_of = [](const ConvShape& s) -> std::string {
+    try {
+      ch06::check_conv_shape(s);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "no exception";
+  };
+  EXPECT_NE(message_of({0, 3, 8, 8, 4, 3, 3, 1, 1}).find("shape.n"), std::string::npos);
+  EXPECT_NE(message_of({1, 3, 8, 8, 4, 3, 3, 0, 1}).find("shape.stride"), std::string::npos);
+  EXPECT_NE(message_of({1, 3, 8, 8, 4, 3, 3, 1, 3}).find("shape.pad"), std::string::npos);
+  EXPECT_NE(message_of({1, 3, 2, 8, 4, 5, 3, 1, 1}).find("shape.r"), std::string::npos);
+  EXPECT_NE(message_of({70000, 64, 224, 224, 64, 3, 3, 1, 1}).find("2^31"), std::string::npos);
+  EXPECT_EQ(ConvShape({32, 3, 224, 224, 64, 7, 7, 2, 3}).p(), 112);  // ResNet-50 conv1: 224 -> 112
+  EXPECT_NO_THROW(ch06::check_conv_shape({32, 3, 224, 224, 64, 7, 7, 2, 3}));
+}
