@@ -10,7 +10,7 @@
 // tile's total to tile_sums[b]. Launch: ceil(n / kScanTile) blocks of kKoggeStoneThreads (one
 // element per thread) or kBrentKungThreads (two per thread).
 //  - Kogge-Stone (exercise 5.3): log2(T) steps; at step `offset` every element adds the value
-//    `offset` places to its left. T log2 T adds (4608 for T = 512) but every step is one add
+//    `offset` places to its left. About T log2 T adds (4097 for T = 512) but every step is one add
 //    per thread: short and regular. Needs a barrier between a step's reads and its writes.
 //  - Brent-Kung: an up-sweep builds partial sums at the nodes of a binary tree (T - 1 adds), a
 //    down-sweep hands them down (T - log2 T - 1 adds): ~2T adds, 2 log2 T steps, and more idle
