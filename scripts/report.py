@@ -19,6 +19,12 @@ from pathlib import Path
 # Key ratios per chapter: (title, numerator rows, denominator rows, metric). Rows are matched by
 # regex against "name [label]" (the /manual_time suffix removed); the best (max) matching row counts.
 KEY_RATIOS: dict[str, list[tuple[str, str, str, str]]] = {
+    "ch04": [
+        ("best transpose 8192x8192 / cudaMemcpy D2D of the same bytes", r"^BM_transpose/variant:\d/rows:8192/cols:8192", r"^BM_transpose_memcpy/rows:8192/cols:8192", "GB/s"),
+        ("best transpose 8191x8209 / cudaMemcpy D2D of the same bytes", r"^BM_transpose/variant:\d/rows:8191/cols:8209", r"^BM_transpose_memcpy/rows:8191/cols:8209", "GB/s"),
+        ("padded / unpadded tiled transpose 8192x8192 (bank conflicts removed)", r"^BM_transpose/variant:2/rows:8192/cols:8192", r"^BM_transpose/variant:1/rows:8192/cols:8192", "GB/s"),
+        ("pinned / pageable host-to-device, 256 MiB", r"^BM_h2d/pinned:1/bytes:268435456", r"^BM_h2d/pinned:0/bytes:268435456", "GB/s"),
+    ],
     "ch03": [
         ("vector add (one thread per element) / cudaMemcpy D2D", r"^BM_vector_add$", r"^BM_memcpy_d2d$", "GB/s"),
         ("best vector add / cudaMemcpy D2D", r"^BM_vector_add", r"^BM_memcpy_d2d$", "GB/s"),
@@ -84,13 +90,25 @@ def plot_families(chapter: str, data: dict, out_dir: Path) -> list[Path]:
         import matplotlib.pyplot as plt
     except ImportError:
         return []
-    fams: dict[tuple[str, str], list[tuple[float, float, str]]] = {}
+    # Family = the benchmark name without its key:value arguments; the x axis is the argument
+    # with the most distinct values (stride, offset, bytes); the other arguments make the series.
+    groups: dict[str, list[tuple[dict[str, int], float, str]]] = {}
     for b in rows(data):
-        m = re.match(r"^(.*?)/(\w+):(\d+)(.*)$", clean_name(b))
-        if not m or "GB/s" not in b:
+        name = clean_name(b)
+        args_ = {k: int(v) for k, v in re.findall(r"/(\w+):(\d+)", name)}
+        if not args_ or "GB/s" not in b:
             continue
-        fam, arg, val, rest = m.groups()
-        fams.setdefault((fam, arg), []).append((float(val), b["GB/s"], rest.strip(" /")))
+        fam = name.split("/")[0]
+        groups.setdefault(fam, []).append((args_, b["GB/s"], b.get("label", "")))
+    fams: dict[tuple[str, str], list[tuple[float, float, str]]] = {}
+    for fam, pts in groups.items():
+        keys = {k for a, _, _ in pts for k in a}
+        xkey = max(keys, key=lambda k: len({a.get(k) for a, _, _ in pts}))
+        for a, y, label in pts:
+            if xkey not in a:
+                continue
+            series = " ".join(f"{k}:{v}" for k, v in a.items() if k != xkey) + (f" {label}" if label else "")
+            fams.setdefault((fam, xkey), []).append((float(a[xkey]), y, series.strip()))
     written = []
     for (fam, arg), pts in fams.items():
         if len(pts) < 3:
