@@ -3,6 +3,8 @@
 // The elementwise half of the library path of exercise 6.6: Y = max(Y + bias, 0), in place.
 // Memory-bound: 8 bytes per element (read Y, write Y; bias stays in L1/L2), so on an H200 it
 // costs about 8 M N / 4.8 TB/s — the traffic the fused epilogue saves.
+#include <algorithm>
+
 #include "ch06/ch06.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"

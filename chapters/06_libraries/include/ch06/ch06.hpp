@@ -74,6 +74,9 @@ void wmma_gemm(int M, int N, int K, float alpha, const __half* A, const __half* 
                float* C, cudaStream_t stream = nullptr);
 void wmma_gemm(int M, int N, int K, float alpha, const __nv_bfloat16* A, const __nv_bfloat16* B,
                float beta, float* C, cudaStream_t stream = nullptr);
+// fp32 -> fp16 / bf16 on the device, round to nearest even (benchmark inputs).
+void convert(const float* in, __half* out, std::size_t n, cudaStream_t stream = nullptr);
+void convert(const float* in, __nv_bfloat16* out, std::size_t n, cudaStream_t stream = nullptr);
 // The vendor row: cublasGemmEx with CUBLAS_COMPUTE_32F, same row-major convention.
 void cublas_gemm_ex_row_major(cublasHandle_t handle, int M, int N, int K, float alpha, const void* A,
                               const void* B, cudaDataType_t ab_type, float beta, float* C,

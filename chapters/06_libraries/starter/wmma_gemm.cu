@@ -1,0 +1,181 @@
+// Starter track — write your code at the TODO marks; the tests of each exercise
+// fail until you do. (Generated from chapters/06_libraries/reference/wmma_gemm.cu by scripts/gen_starter.py.)
+// Exercise 6.5 — tensor cores through WMMA: C (fp32) = alpha A B + beta C, A and B fp16 or bf16.
+//
+// A warp-wide mma_sync multiplies 16x16x16 fragments: 8192 FLOPs in one instruction family
+// (HMMA), against 64 for a warp-wide FP32 FMA. Tiling as in the SGEMM ladder, one level up:
+//
+//   block tile (BM, BN, BK) = (128, 128, 32), 256 threads = 8 warps as 2 (M) x 4 (N)
+//   warp tile (64, 32) = 4 x 2 accumulator fragments of 16 x 16 (fp32, in registers)
+//   shared tiles padded by 8 elements per row (16 bytes): load_matrix_sync's rows then start in
+//   different banks; rows stay 16-byte aligned for the vector copies and fragments 32-byte aligned.
+//   Double-buffered like the warp-tiled SGEMM: the next tile is fetched into registers during
+//   the MMAs, one __syncthreads per K step.
+// Edges: 8-element (16-byte) copies where the whole chunk is inside and rows are aligned
+// (K % 8 == 0 for A, N % 8 == 0 for B), guarded element copies with zero-fill elsewhere; the
+// epilogue goes through a per-warp staging tile in shared memory and stores only inside C.
+// Ceiling: cuBLAS GemmEx uses Hopper's wgmma (asynchronous, operands from shared memory) and
+// reaches ~850 TFLOP/s at 8192^3; mma.sync-class instructions cannot reach that peak on Hopper,
+// so this kernel's honest target is a fraction of cuBLAS (see the README).
+#include <mma.h>
+
+#include "ch06/ch06.hpp"
+#include "cudalab/check.hpp"
+#include "cudalab/math.hpp"
+
+namespace cudalab::ch06 {
+namespace {
+
+namespace wmma = nvcuda::wmma;
+
+struct WmmaConfig {
+  static constexpr int kBM = 128, kBN = 128, kBK = 32;
+  static constexpr int kWarpsM = 2, kWarpsN = 4;
+  static constexpr int kWarpM = kBM / kWarpsM, kWarpN = kBN / kWarpsN;  // 64 x 32
+  static constexpr int kFrag = 16;
+  static constexpr int kFragsM = kWarpM / kFrag, kFragsN = kWarpN / kFrag;  // 4 x 2
+  static constexpr int kThreads = kWarpsM * kWarpsN * 32;                  // 256
+  static constexpr int kPad = 8;                                           // elements (16 bytes)
+  static constexpr int kLdA = kBK + kPad, kLdB = kBN + kPad;               // 40, 136
+  static constexpr int kLdStage = kFrag + 4;                               // fp32 staging rows
+  static constexpr int kChunk = 8;                                         // 16-bit elements per 16 bytes
+  static constexpr int kChunksA = kBM * kBK / kChunk / kThreads;           // 2 per thread
+  static constexpr int kChunksB = kBK * kBN / kChunk / kThreads;           // 2 per thread
+};
+using WM = WmmaConfig;
+static_assert(WM::kBK % WM::kFrag == 0 && WM::kChunksA * WM::kChunk * WM::kThreads == WM::kBM * WM::kBK);
+static_assert(WM::kChunksB * WM::kChunk * WM::kThreads == WM::kBK * WM::kBN);
+static_assert(WM::kLdA % 8 == 0 && WM::kLdB % 8 == 0, "wmma: ldm a multiple of 16 bytes");
+static_assert(WM::kLdStage % 4 == 0, "wmma: fp32 ldm a multiple of 4");
+
+// 8 consecutive 16-bit elements row[col .. col + 7] of a row with `limit` valid columns, as raw bits
+// (zero bits are +0.0 in fp16 and bf16). One 16-byte load when the chunk is whole and aligned.
+__device__ __forceinline__ uint4 load8(const unsigned short* row, int col, int limit, bool vec_ok) {
+  if (vec_ok && col + WM::kChunk - 1 < limit) return *reinterpret_cast<const uint4*>(row + col);
+  // Guarded element loads, packed two per 32-bit word (little-endian: element 2i in the low half).
+  auto get = [&](int i) -> unsigned { return col + i < limit ? row[col + i] : 0u; };
+  return make_uint4(get(0) | get(1) << 16, get(2) | get(3) << 16, get(4) | get(5) << 16,
+                    get(6) | get(7) << 16);
+}
+
+// Launch: grid (ceil(N / 128), ceil(M / 128)), 256 threads, 47 KB of static shared memory, 2 blocks
+// per SM (<= 128 registers a thread; 1 block per SM would leave 8 warps to hide latency).
+template <class T>
+__global__ void __launch_bounds__(WM::kThreads, 2)
+wmma_gemm_kernel(int M, int N, int K, float alpha, const T* __restrict__ A, const T* __restrict__ B,
+                 float beta, float* __restrict__ C, bool vec_a, bool vec_b) {
+  __shared__ __align__(128) T As[2][WM::kBM][WM::kLdA];  // (2 buffers, BM, BK + pad)
+  __shared__ __align__(128) T Bs[2][WM::kBK][WM::kLdB];  // (2 buffers, BK, BN + pad)
+  __shared__ __align__(128) float stage[WM::kThreads / 32][WM::kFrag][WM::kLdStage];  // per-warp epilogue
+  const int bm = blockIdx.y * WM::kBM, bn = blockIdx.x * WM::kBN;
+  const int t = threadIdx.x, warp = t / 32, lane = t % 32;
+  const int warp_m = warp / WM::kWarpsN, warp_n = warp % WM::kWarpsN;
+  const auto* a_bits = reinterpret_cast<const unsigned short*>(A);
+  const auto* b_bits = reinterpret_cast<const unsigned short*>(B);
+
+  uint4 a_reg[WM::kChunksA], b_reg[WM::kChunksB];
+  auto fetch = [&](int k0) {  // global -> registers
+#pragma unroll
+    for (int l = 0; l < WM::kChunksA; ++l) {
+      const int c = t + l * WM::kThreads, r = c / (WM::kBK / WM::kChunk), col = (c % (WM::kBK / WM::kChunk)) * WM::kChunk;
+      const bool in = bm + r < M;
+      a_reg[l] = load8(a_bits + static_cast<std::size_t>(in ? bm + r : 0) * K, k0 + col, in ? K : 0, vec_a);
+    }
+#pragma unroll
+    for (int l = 0; l < WM::kChunksB; ++l) {
+      const int c = t + l * WM::kThreads, r = c / (WM::kBN / WM::kChunk), col = (c % (WM::kBN / WM::kChunk)) * WM::kChunk;
+      const bool in = k0 + r < K;
+      b_reg[l] = load8(b_bits + static_cast<std::size_t>(in ? k0 + r : 0) * N + bn, col, in ? N - bn : 0, vec_b);
+    }
+  };
+  auto stash = [&](int buf) {  // registers -> shared
+#pragma unroll
+    for (int l = 0; l < WM::kChunksA; ++l) {
+      const int c = t + l * WM::kThreads, r = c / (WM::kBK / WM::kChunk), col = (c % (WM::kBK / WM::kChunk)) * WM::kChunk;
+      *reinterpret_cast<uint4*>(&As[buf][r][col]) = a_reg[l];
+    }
+#pragma unroll
+    for (int l = 0; l < WM::kChunksB; ++l) {
+      const int c = t + l * WM::kThreads, r = c / (WM::kBN / WM::kChunk), col = (c % (WM::kBN / WM::kChunk)) * WM::kChunk;
+      *reinterpret_cast<uint4*>(&Bs[buf][r][col]) = b_reg[l];
+    }
+  };
+
+  wmma::fragment<wmma::accumulator, WM::kFrag, WM::kFrag, WM::kFrag, float> acc[WM::kFragsM][WM::kFragsN];
+#pragma unroll
+  for (int i = 0; i < WM::kFragsM; ++i)
+#pragma unroll
+    for (int j = 0; j < WM::kFragsN; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
+
+  const int tiles = ceil_div(K, WM::kBK);
+  if (tiles > 0) {
+    fetch(0);
+    stash(0);
+  }
+  __syncthreads();  // buffer 0 complete
+  for (int tile = 0; tile < tiles; ++tile) {
+    const int cur = tile & 1;
+    const bool has_next = tile + 1 < tiles;
+    if (has_next) fetch((tile + 1) * WM::kBK);  // in flight during the MMAs below
+    // TODO(6.5): for each 16-wide slice kk of the tile: load_matrix_sync the warp's 4 A fragments
+    //            (rows warp_m * 64 + 16 i of As[cur], columns kk, ldm kLdA, row_major) and its 2 B
+    //            fragments (rows kk of Bs[cur], columns warp_n * 32 + 16 j, ldm kLdB), then
+    //            mma_sync(acc[i][j], a[i], b[j], acc[i][j]) for the 4 x 2 pairs.
+    if (has_next) stash(cur ^ 1);  // cur ^ 1 was last read before the previous barrier
+    __syncthreads();               // next buffer complete; nobody reads `cur` any more
+  }
+
+  // Epilogue: fragment -> this warp's staging tile -> guarded C = alpha acc + beta C (C not read
+  // when beta == 0). 16 consecutive lanes write 16 consecutive floats of a row.
+  float* st = &stage[warp][0][0];
+#pragma unroll
+  for (int i = 0; i < WM::kFragsM; ++i) {
+#pragma unroll
+    for (int j = 0; j < WM::kFragsN; ++j) {
+      wmma::store_matrix_sync(st, acc[i][j], WM::kLdStage, wmma::mem_row_major);
+      __syncwarp();  // the staging tile is complete before lanes read other lanes' values
+      const int row0 = bm + warp_m * WM::kWarpM + i * WM::kFrag, col0 = bn + warp_n * WM::kWarpN + j * WM::kFrag;
+      for (int e = lane; e < WM::kFrag * WM::kFrag; e += 32) {
+        const int r = e / WM::kFrag, c = e % WM::kFrag;
+        if (row0 + r < M && col0 + c < N) {
+          float* out = C + static_cast<std::size_t>(row0 + r) * N + col0 + c;
+          const float v = alpha * st[r * WM::kLdStage + c];
+          *out = beta != 0.0f ? v + beta * *out : v;
+        }
+      }
+      __syncwarp();  // all lanes are done reading before the next fragment overwrites the tile
+    }
+  }
+}
+
+template <class T>
+void launch_wmma(int M, int N, int K, float alpha, const T* A, const T* B, float beta, float* C,
+                 cudaStream_t stream) {
+  require(M >= 0 && M <= 65535 * WM::kBM, "M", "must be in [0, 65535 * 128] (grid.y limit)");
+  require(N >= 0, "N", "must be >= 0");
+  require(K >= 0, "K", "must be >= 0");
+  if (M == 0 || N == 0) return;
+  require_device_pointer(A, static_cast<std::size_t>(M) * K, "A");
+  require_device_pointer(B, static_cast<std::size_t>(K) * N, "B");
+  require_device_pointer(C, static_cast<std::size_t>(M) * N, "C");
+  auto aligned16 = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
+  const dim3 grid(ceil_div(N, WM::kBN), ceil_div(M, WM::kBM));
+  wmma_gemm_kernel<T><<<grid, WM::kThreads, 0, stream>>>(M, N, K, alpha, A, B, beta, C,
+                                                         K % WM::kChunk == 0 && aligned16(A),
+                                                         N % WM::kChunk == 0 && aligned16(B));
+  CUDALAB_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void wmma_gemm(int M, int N, int K, float alpha, const __half* A, const __half* B, float beta,
+               float* C, cudaStream_t stream) {
+  launch_wmma(M, N, K, alpha, A, B, beta, C, stream);
+}
+
+void wmma_gemm(int M, int N, int K, float alpha, const __nv_bfloat16* A, const __nv_bfloat16* B,
+               float beta, float* C, cudaStream_t stream) {
+  launch_wmma(M, N, K, alpha, A, B, beta, C, stream);
+}
+
+}  // namespace cudalab::ch06
