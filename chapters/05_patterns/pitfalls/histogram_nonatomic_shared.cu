@@ -1,0 +1,85 @@
+// PITFALL (exercise 5.10): a plain ++ on the shared-memory histogram.
+//
+// `++s_hist[v]` is three steps: load the count, add one, store it. When two threads of the block
+// count the same bin at the same time, both load the same old count and both store old + 1: one
+// update is lost. Within a warp it is worse: 32 lanes that hit the same bin store the same value
+// and the bin grows by 1 instead of 32. On a uniform input over many bins collisions are rare and
+// the totals look almost right; on a skewed input most counts vanish. Shared memory is fast,
+// not private to a thread: use atomicAdd (resolved in the SM, still cheap).
+// Caught by: HistogramGpu.MatchesOracle (skewed inputs; the uniform ones may pass by luck).
+#include "ch05/histogram.hpp"
+#include "cudalab/check.hpp"
+#include "cudalab/math.hpp"
+
+namespace cudalab::ch05 {
+namespace {
+
+// One thread per element, grid-stride (the grid is one wave of resident blocks).
+__global__ void __launch_bounds__(kHistBlock)
+histogram_global_kernel(const std::int32_t* __restrict__ values, std::size_t n,
+                        std::uint32_t* __restrict__ hist, int num_bins) {
+  const std::size_t stride = std::size_t{gridDim.x} * kHistBlock;
+  for (std::size_t i = std::size_t{blockIdx.x} * kHistBlock + threadIdx.x; i < n; i += stride) {
+    const std::int32_t v = values[i];
+    if (v >= 0 && v < num_bins) atomicAdd(&hist[v], 1u);  // out-of-range values are ignored
+  }
+}
+
+// Dynamic shared memory: num_bins counters (4 num_bins bytes, <= 32 KiB).
+__global__ void __launch_bounds__(kHistBlock)
+histogram_privatized_kernel(const std::int32_t* __restrict__ values, std::size_t n,
+                            std::uint32_t* __restrict__ hist, int num_bins) {
+  extern __shared__ std::uint32_t s_hist[];  // (num_bins)
+  for (int b = threadIdx.x; b < num_bins; b += kHistBlock) s_hist[b] = 0;
+  __syncthreads();  // the private histogram is zero before any thread counts into it
+
+  const std::size_t stride = std::size_t{gridDim.x} * kHistBlock;
+  for (std::size_t i = std::size_t{blockIdx.x} * kHistBlock + threadIdx.x; i < n; i += stride) {
+    const std::int32_t v = values[i];  // coalesced: consecutive threads, consecutive values
+    if (v >= 0 && v < num_bins) ++s_hist[v];  // BUG: not atomic: concurrent increments are lost
+  }
+  __syncthreads();  // every thread of the block has counted before the counts are merged
+
+  for (int b = threadIdx.x; b < num_bins; b += kHistBlock) {
+    const std::uint32_t c = s_hist[b];
+    if (c != 0) atomicAdd(&hist[b], c);  // at most num_bins global atomics per block
+  }
+}
+
+// One wave: as many blocks as can be resident (occupancy API), at most one per kHistBlock values.
+unsigned resident_grid(const void* kernel, std::size_t smem, std::size_t n) {
+  int dev = 0, sms = 0, per_sm = 0;
+  CUDALAB_CHECK(cudaGetDevice(&dev));
+  CUDALAB_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  CUDALAB_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kHistBlock, smem));
+  const std::size_t cap = static_cast<std::size_t>(per_sm > 0 ? per_sm : 1) * static_cast<std::size_t>(sms);
+  const std::size_t wanted = ceil_div<std::size_t>(n, kHistBlock);
+  return static_cast<unsigned>(wanted < cap ? wanted : cap);
+}
+
+}  // namespace
+
+void histogram(const std::int32_t* values, std::size_t n, std::uint32_t* hist, int num_bins,
+               HistogramVariant variant, cudaStream_t stream) {
+  require(variant == HistogramVariant::kGlobalAtomics || variant == HistogramVariant::kPrivatized,
+          "variant", "unknown HistogramVariant");
+  require(num_bins >= 1 && num_bins <= kHistMaxBins, "num_bins", "must be in 1..kHistMaxBins (8192)");
+  require(n <= 0xFFFFFFFFu, "n", "must be < 2^32 (the counters are 32-bit)");
+  require_device_pointer(values, n, "values");
+  require_device_pointer(hist, static_cast<std::size_t>(num_bins), "hist");
+  CUDALAB_CHECK(cudaMemsetAsync(hist, 0, sizeof(std::uint32_t) * num_bins, stream));
+  if (n == 0) return;
+  if (variant == HistogramVariant::kGlobalAtomics) {
+    const auto kernel = &histogram_global_kernel;
+    histogram_global_kernel<<<resident_grid(reinterpret_cast<const void*>(kernel), 0, n), kHistBlock,
+                              0, stream>>>(values, n, hist, num_bins);
+  } else {
+    const std::size_t smem = sizeof(std::uint32_t) * num_bins;
+    const auto kernel = &histogram_privatized_kernel;
+    histogram_privatized_kernel<<<resident_grid(reinterpret_cast<const void*>(kernel), smem, n),
+                                  kHistBlock, smem, stream>>>(values, n, hist, num_bins);
+  }
+  CUDALAB_CHECK_LAUNCH();
+}
+
+}  // namespace cudalab::ch05

@@ -1,0 +1,99 @@
+// Exercise 5.10 — histogram: privatized shared-memory atomics versus global atomics.
+//
+// Bytes: 4 n read (+ 4 num_bins written): a histogram "should" run at copy speed. What stops it
+// is contention: every atomicAdd on the same address is serialized where that address lives.
+//   kGlobalAtomics: one global atomicAdd per element, resolved in L2. A uniform input over many
+//     bins spreads them out; a skewed one (most values in 4 bins) makes every SM queue on the
+//     same 4 L2 addresses.
+//   kPrivatized: each block counts into its own copy of the histogram in shared memory (atomics
+//     there are resolved in the SM, and only the block's own threads contend), then adds its
+//     non-zero counts to the global histogram once. Global atomics drop from n to at most
+//     blocks x num_bins. (Kirk, Hwu and El Hajj, PMPP, "privatization".)
+// Expect: on the skewed input privatized >> global; on the uniform input both closer to copy speed.
+#include "ch05/histogram.hpp"
+#include "cudalab/check.hpp"
+#include "cudalab/math.hpp"
+
+namespace cudalab::ch05 {
+namespace {
+
+// One thread per element, grid-stride (the grid is one wave of resident blocks).
+__global__ void __launch_bounds__(kHistBlock)
+histogram_global_kernel(const std::int32_t* __restrict__ values, std::size_t n,
+                        std::uint32_t* __restrict__ hist, int num_bins) {
+  const std::size_t stride = std::size_t{gridDim.x} * kHistBlock;
+  for (std::size_t i = std::size_t{blockIdx.x} * kHistBlock + threadIdx.x; i < n; i += stride) {
+    const std::int32_t v = values[i];
+    if (v >= 0 && v < num_bins) atomicAdd(&hist[v], 1u);  // out-of-range values are ignored
+  }
+}
+
+// Dynamic shared memory: num_bins counters (4 num_bins bytes, <= 32 KiB).
+__global__ void __launch_bounds__(kHistBlock)
+histogram_privatized_kernel(const std::int32_t* __restrict__ values, std::size_t n,
+                            std::uint32_t* __restrict__ hist, int num_bins) {
+  extern __shared__ std::uint32_t s_hist[];  // (num_bins)
+  // BEGIN EXERCISE 5.10
+  // TODO(5.10): 1. zero the block's private histogram s_hist[0 .. num_bins) (threads stride by
+  //               kHistBlock), then __syncthreads() so no thread counts into an unzeroed bin;
+  //            2. grid-stride over the input (as histogram_global_kernel does) and count each
+  //               in-range value with atomicAdd(&s_hist[v], 1u) (a plain ++ loses updates: two
+  //               threads read the same old count);
+  //            3. __syncthreads() (every count is in), then merge: each thread takes bins
+  //               b = threadIdx.x, + kHistBlock, ... and, when s_hist[b] != 0, does
+  //               atomicAdd(&hist[b], s_hist[b]).
+  // STARTER: (void)values; (void)n; (void)hist; (void)num_bins; (void)s_hist;
+  for (int b = threadIdx.x; b < num_bins; b += kHistBlock) s_hist[b] = 0;
+  __syncthreads();  // the private histogram is zero before any thread counts into it
+
+  const std::size_t stride = std::size_t{gridDim.x} * kHistBlock;
+  for (std::size_t i = std::size_t{blockIdx.x} * kHistBlock + threadIdx.x; i < n; i += stride) {
+    const std::int32_t v = values[i];  // coalesced: consecutive threads, consecutive values
+    if (v >= 0 && v < num_bins) atomicAdd(&s_hist[v], 1u);  // contention only within this block
+  }
+  __syncthreads();  // every thread of the block has counted before the counts are merged
+
+  for (int b = threadIdx.x; b < num_bins; b += kHistBlock) {
+    const std::uint32_t c = s_hist[b];
+    if (c != 0) atomicAdd(&hist[b], c);  // at most num_bins global atomics per block
+  }
+  // END EXERCISE
+}
+
+// One wave: as many blocks as can be resident (occupancy API), at most one per kHistBlock values.
+unsigned resident_grid(const void* kernel, std::size_t smem, std::size_t n) {
+  int dev = 0, sms = 0, per_sm = 0;
+  CUDALAB_CHECK(cudaGetDevice(&dev));
+  CUDALAB_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  CUDALAB_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kHistBlock, smem));
+  const std::size_t cap = static_cast<std::size_t>(per_sm > 0 ? per_sm : 1) * static_cast<std::size_t>(sms);
+  const std::size_t wanted = ceil_div<std::size_t>(n, kHistBlock);
+  return static_cast<unsigned>(wanted < cap ? wanted : cap);
+}
+
+}  // namespace
+
+void histogram(const std::int32_t* values, std::size_t n, std::uint32_t* hist, int num_bins,
+               HistogramVariant variant, cudaStream_t stream) {
+  require(variant == HistogramVariant::kGlobalAtomics || variant == HistogramVariant::kPrivatized,
+          "variant", "unknown HistogramVariant");
+  require(num_bins >= 1 && num_bins <= kHistMaxBins, "num_bins", "must be in 1..kHistMaxBins (8192)");
+  require(n <= 0xFFFFFFFFu, "n", "must be < 2^32 (the counters are 32-bit)");
+  require_device_pointer(values, n, "values");
+  require_device_pointer(hist, static_cast<std::size_t>(num_bins), "hist");
+  CUDALAB_CHECK(cudaMemsetAsync(hist, 0, sizeof(std::uint32_t) * num_bins, stream));
+  if (n == 0) return;
+  if (variant == HistogramVariant::kGlobalAtomics) {
+    const auto kernel = &histogram_global_kernel;
+    histogram_global_kernel<<<resident_grid(reinterpret_cast<const void*>(kernel), 0, n), kHistBlock,
+                              0, stream>>>(values, n, hist, num_bins);
+  } else {
+    const std::size_t smem = sizeof(std::uint32_t) * num_bins;
+    const auto kernel = &histogram_privatized_kernel;
+    histogram_privatized_kernel<<<resident_grid(reinterpret_cast<const void*>(kernel), smem, n),
+                                  kHistBlock, smem, stream>>>(values, n, hist, num_bins);
+  }
+  CUDALAB_CHECK_LAUNCH();
+}
+
+}  // namespace cudalab::ch05

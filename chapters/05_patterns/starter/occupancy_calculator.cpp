@@ -1,0 +1,52 @@
+// Starter track — write your code at the TODO marks; the tests of each exercise
+// fail until you do. (Generated from chapters/05_patterns/reference/occupancy_calculator.cpp by scripts/gen_starter.py.)
+// Exercise 5.8 — the occupancy calculator: resident blocks and warps per SM, and what limits them.
+//
+// An SM holds a block only when all of its resources fit at once; the number of resident blocks
+// is the minimum over four limits:
+//   warps:      max_warps_per_sm / warps_per_block        (warps_per_block = ceil(threads / 32))
+//   blocks:     max_blocks_per_sm
+//   registers:  registers are handed to warps in units of 256 (8 per thread), and each warp's
+//               registers live in one of the SM's 4 sub-partitions (65536 / 4 = 16384 each):
+//                 regs_per_warp   = round_up(regs_per_thread * 32, 256)
+//                 warps_per_quad  = floor(16384 / regs_per_warp)
+//                 blocks_by_regs  = floor(4 * warps_per_quad / warps_per_block)
+//               (so 40 registers x 96 threads gives 16 blocks, not 65536 / 3840 = 17). A block
+//               whose regs_per_warp x round_up(warps_per_block, 4) exceeds 65536 cannot launch.
+//   shared:     smem_alloc = round_up(smem_per_block + reserved_per_block, allocation unit)
+//               blocks_by_smem = floor(smem_per_sm / smem_alloc)
+//               (a block above the per-block limit cannot launch).
+// Occupancy = resident warps / max warps. It is a means, not a goal: enough warps to hide latency
+// is enough (the BM_occupancy rows show where more stops helping).
+#include <algorithm>
+#include <limits>
+
+#include "ch05/occupancy.hpp"
+#include "cudalab/check.hpp"
+#include "cudalab/math.hpp"
+
+namespace cudalab::ch05 {
+
+Occupancy occupancy(const ArchLimits& arch, int block_threads, int regs_per_thread,
+                    std::size_t smem_per_block) {
+  require(arch.max_warps_per_sm > 0 && arch.max_blocks_per_sm > 0 && arch.warp_size > 0 &&
+              arch.reg_alloc_unit > 0 && arch.sub_partitions > 0 && arch.smem_alloc_unit > 0,
+          "arch", "limits not filled in (use arch_limits(cc))");
+  require(block_threads >= 1 && block_threads <= arch.max_threads_per_block, "block_threads",
+          "must be in 1..max_threads_per_block");
+  require(regs_per_thread >= 0 && regs_per_thread <= arch.max_regs_per_thread, "regs_per_thread",
+          "must be in 0..max_regs_per_thread (255)");
+  Occupancy o;
+  // TODO(5.8): fill o.blocks_by_warps, o.blocks_by_blocks, o.blocks_by_regs, o.blocks_by_smem with
+  //            the four limits in the comment at the top of this file (use
+  //            std::numeric_limits<int>::max() for a limit that does not apply: 0 registers, or
+  //            0 bytes allocated), then o.blocks_per_sm = their minimum, o.warps_per_sm,
+  //            o.occupancy = warps / max warps, and o.limiter (ties: warps, blocks, registers,
+  //            shared memory, in that order). A block over a per-block limit (registers or shared
+  //            memory) gives 0 blocks, 0 warps, limiter kDoesNotFit.
+  (void)smem_per_block; (void)o;
+  throw NotImplemented("Exercise 5.8: occupancy (chapters/05_patterns/starter/occupancy_calculator.cpp)");
+  return o;
+}
+
+}  // namespace cudalab::ch05

@@ -1,0 +1,102 @@
+// Exercise 5.5 — the 2D convolution, naive and tiled, against a double-precision CPU oracle on
+// shapes that catch edge-tile and halo bugs: 1 x 1, a row, a column, odd shapes that are not
+// multiples of the 32 x 32 tile, and radii 0..kConvMaxRadius.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "ch05/stencil.hpp"
+#include "cudalab/random.hpp"
+#include "cudalab/testing.hpp"
+
+using namespace cudalab;
+
+namespace {
+
+// Zero-padded convolution in double: the rule stated in stencil.hpp.
+std::vector<float> conv2d_oracle(const std::vector<float>& in, int w, int h,
+                                 const std::vector<float>& f, int r) {
+  std::vector<float> out(static_cast<std::size_t>(w) * h);
+  const int k = 2 * r + 1;
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      double acc = 0;
+      for (int dy = 0; dy < k; ++dy)
+        for (int dx = 0; dx < k; ++dx) {
+          const int gx = x + dx - r, gy = y + dy - r;
+          if (gx >= 0 && gx < w && gy >= 0 && gy < h)
+            acc += double{f[dy * k + dx]} * in[static_cast<std::size_t>(gy) * w + gx];
+        }
+      out[static_cast<std::size_t>(y) * w + x] = static_cast<float>(acc);
+    }
+  return out;
+}
+
+struct Shape {
+  int w, h, r;
+};
+
+std::string shape_name(const ::testing::TestParamInfo<std::tuple<Shape, ch05::ConvVariant>>& p) {
+  const Shape s = std::get<0>(p.param);
+  return std::string(std::get<1>(p.param) == ch05::ConvVariant::kNaive ? "naive" : "tiled") + "_" +
+         std::to_string(s.w) + "x" + std::to_string(s.h) + "_r" + std::to_string(s.r);
+}
+
+const std::vector<Shape> kShapes{{1, 1, 1},    {1, 1, 4},     {33, 1, 2},   {1, 37, 3},
+                                 {32, 32, 1},  {31, 33, 2},   {65, 31, 3},  {100, 67, 4},
+                                 {257, 129, 2}, {64, 64, 0},  {1023, 517, 3}};
+
+}  // namespace
+
+class Conv2dGpu : public ::testing::TestWithParam<std::tuple<Shape, ch05::ConvVariant>> {};
+
+TEST_P(Conv2dGpu, TiledMatchesOracle) {
+  CUDALAB_REQUIRE_GPU();
+  const auto [s, variant] = GetParam();
+  Rng rng;
+  const int k = 2 * s.r + 1;
+  const auto in = rng.uniform<float>(static_cast<std::size_t>(s.w) * s.h, -1.0f, 1.0f);
+  const auto filter = rng.uniform<float>(static_cast<std::size_t>(k) * k, -1.0f, 1.0f);
+  auto din = to_device(in), dfilter = to_device(filter);
+  cudalab::testing::GuardedOutput<float> out(in.size());
+  ch05::conv2d(din.data(), out.data(), s.w, s.h, dfilter.data(), s.r, variant);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  // Error analysis: K = k^2 <= 81 products |f v| <= 1 summed in float (FMA: one rounding per
+  // tap), |error| <= K * 2^-24 * sum |f v| <= K^2 * 6e-8 <= 4e-4 for K = 81; we use 2 K^2 2^-24.
+  const double tol = 2.0 * k * k * k * k * std::ldexp(1.0, -24);
+  EXPECT_MATCHES(compare(out.result(), conv2d_oracle(in, s.w, s.h, filter, s.r), {tol, 0},
+                         "conv2d " + shape_name({GetParam(), 0}) + " (exercise 5.5)"));
+  EXPECT_TRUE(out.guard_intact());
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Conv2dGpu,
+                         ::testing::Combine(::testing::ValuesIn(kShapes),
+                                            ::testing::Values(ch05::ConvVariant::kNaive,
+                                                              ch05::ConvVariant::kTiled)),
+                         shape_name);
+
+TEST(Conv2dArgs, RejectsBadArgumentsByName) {
+  float* p = nullptr;
+  const auto throws_naming = [](auto&& call, const char* arg) {
+    try {
+      call();
+      ADD_FAILURE() << "expected std::invalid_argument naming '" << arg << "'";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("'") + arg + "'"), std::string::npos) << e.what();
+    }
+  };
+  throws_naming([&] { ch05::conv2d(p, p, 4, 4, p, ch05::kConvMaxRadius + 1); }, "radius");
+  throws_naming([&] { ch05::conv2d(p, p, 4, 4, p, -1); }, "radius");
+  throws_naming([&] { ch05::conv2d(p, p, -1, 4, p, 1); }, "width");
+  throws_naming([&] { ch05::conv2d(p, p, 4, -2, p, 1); }, "height");
+  throws_naming([&] { ch05::conv2d(p, p, 4, 4, p, 1); }, "in");
+  throws_naming([&] { ch05::conv2d(p, p, 4, 4, p, 1, static_cast<ch05::ConvVariant>(9)); }, "variant");
+}
+
+TEST(Conv2dArgs, EmptyImageIsANoOp) {
+  EXPECT_NO_THROW(ch05::conv2d(nullptr, nullptr, 0, 5, nullptr, 2));
+  EXPECT_NO_THROW(ch05::conv2d(nullptr, nullptr, 7, 0, nullptr, 2, ch05::ConvVariant::kNaive));
+}
