@@ -33,7 +33,7 @@ DeviceBuffer<T> random_input(std::uint64_t seed) {
   if constexpr (std::is_same_v<T, float>)
     fill_uniform_device(in.data(), kN, seed, -1.0f, 1.0f);
   else
-    fill_uniform_device(in.data(), kN, seed, -100, 100);  // no int overflow in any prefix
+    fill_uniform_device(in.data(), kN, seed, -100, 100);  // prefixes: a random walk of ~1e6, far from 2^31
   CUDALAB_CHECK(cudaDeviceSynchronize());
   return in;
 }
