@@ -53,7 +53,7 @@ const std::vector<Shape> kShapes{{1, 1, 1},    {1, 1, 4},     {33, 1, 2},   {1, 
 
 class Conv2dGpu : public ::testing::TestWithParam<std::tuple<Shape, ch05::ConvVariant>> {};
 
-TEST_P(Conv2dGpu, TiledMatchesOracle) {
+TEST_P(Conv2dGpu, MatchesOracle) {
   CUDALAB_REQUIRE_GPU();
   const auto [s, variant] = GetParam();
   Rng rng;

@@ -6,7 +6,7 @@
 // edge) misses the neighbour tile's pixels. With a 32 x 32 tile and r = 2, a quarter of the
 // pixels are wrong, and nothing crashes. The halo is the whole difficulty of tiling a stencil:
 // the input tile is larger than the output tile.
-// Caught by: Conv2dGpu.TiledMatchesOracle (every shape larger than one tile, radius >= 1).
+// Caught by: Conv2dGpu.MatchesOracle (every shape larger than one tile, radius >= 1).
 #include "ch05/stencil.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"
@@ -61,8 +61,9 @@ conv2d_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, int w
   __shared__ float tile[ConvConfig::kInY][ConvConfig::kInX];  // (kTileY + 2R, kTileX + 2R)
   const int tid = threadIdx.y * ConvConfig::kTileX + threadIdx.x;
   const int in_w = ConvConfig::kTileX + 2 * radius, in_h = ConvConfig::kTileY + 2 * radius;
-  const int x0 = blockIdx.x * ConvConfig::kTileX - radius;  // image coords of tile[0][0]
-  const int y0 = blockIdx.y * ConvConfig::kTileY - radius;
+  // Image coordinates of tile[0][0]; negative on the first row/column of tiles (signed on purpose).
+  const int x0 = static_cast<int>(blockIdx.x) * ConvConfig::kTileX - radius;
+  const int y0 = static_cast<int>(blockIdx.y) * ConvConfig::kTileY - radius;
   for (int e = tid; e < in_w * in_h; e += ConvConfig::kThreads) {
     const int row = e / in_w, col = e % in_w;
     const int gx = x0 + col, gy = y0 + row;
@@ -72,7 +73,7 @@ conv2d_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, int w
     tile[row][col] = (!halo && gx >= 0 && gx < width && gy >= 0 && gy < height)
                          ? in[static_cast<std::size_t>(gy) * width + gx] : 0.0f;
   }
-  __syncthreads();  // the tile (halo included) is complete before anyone reads a neighbour's pixel
+  __syncthreads();  // the tile is complete before anyone reads a neighbour's pixel
 
   const int k = 2 * radius + 1;
   const int x = blockIdx.x * ConvConfig::kTileX + threadIdx.x;

@@ -76,8 +76,9 @@ conv2d_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, int w
   __shared__ float tile[ConvConfig::kInY][ConvConfig::kInX];  // (kTileY + 2R, kTileX + 2R)
   const int tid = threadIdx.y * ConvConfig::kTileX + threadIdx.x;
   const int in_w = ConvConfig::kTileX + 2 * radius, in_h = ConvConfig::kTileY + 2 * radius;
-  const int x0 = blockIdx.x * ConvConfig::kTileX - radius;  // image coords of tile[0][0]
-  const int y0 = blockIdx.y * ConvConfig::kTileY - radius;
+  // Image coordinates of tile[0][0]; negative on the first row/column of tiles (signed on purpose).
+  const int x0 = static_cast<int>(blockIdx.x) * ConvConfig::kTileX - radius;
+  const int y0 = static_cast<int>(blockIdx.y) * ConvConfig::kTileY - radius;
   for (int e = tid; e < in_w * in_h; e += ConvConfig::kThreads) {
     const int row = e / in_w, col = e % in_w;  // consecutive e: consecutive columns of one row
     const int gx = x0 + col, gy = y0 + row;
