@@ -25,6 +25,11 @@ KEY_RATIOS: dict[str, list[tuple[str, str, str, str]]] = {
         ("padded / unpadded tiled transpose 8192x8192 (bank conflicts removed)", r"^BM_transpose/variant:2/rows:8192/cols:8192", r"^BM_transpose/variant:1/rows:8192/cols:8192", "GB/s"),
         ("pinned / pageable host-to-device, 256 MiB", r"^BM_h2d/pinned:1/bytes:268435456", r"^BM_h2d/pinned:0/bytes:268435456", "GB/s"),
     ],
+    "ch05": [
+        ("best reduction / CUB DeviceReduce::Sum, 2^28 floats", r"^BM_reduce_sum/[0-9]", r"^BM_reduce_sum_cub$", "GB/s"),
+        ("decoupled look-back scan / CUB DeviceScan::InclusiveSum, 2^28 int", r"^BM_scan_int/2", r"^BM_scan_int_cub$", "GB/s"),
+        ("decoupled look-back scan / CUB DeviceScan::InclusiveSum, 2^28 float", r"^BM_scan_float/2", r"^BM_scan_float_cub$", "GB/s"),
+    ],
     "ch03": [
         ("vector add (one thread per element) / cudaMemcpy D2D", r"^BM_vector_add$", r"^BM_memcpy_d2d$", "GB/s"),
         ("best vector add / cudaMemcpy D2D", r"^BM_vector_add", r"^BM_memcpy_d2d$", "GB/s"),
