@@ -3,12 +3,14 @@
 //   BM_sgemm/<variant>/<size>          the SGEMM ladder      vs  BM_sgemm_cublas/<size>
 //                                      (FP32 CUDA cores; cuBLAS with CUBLAS_DEFAULT_MATH: no TF32)
 //   BM_tc_gemm/wmma_<fp16|bf16>/<size>  WMMA tensor cores   vs  BM_tc_gemm_cublas/<fp16|bf16>/<size>
+//   BM_tc_gemm/wgmma_bf16/<size>        Hopper wgmma (sm_90a, TN)
 //                                      (cublasGemmEx, CUBLAS_COMPUTE_32F)
 //   BM_conv/implicit_gemm/<layer>      exercise 6.4          vs  BM_conv_cudnn/<layer>
 //                                      (NCHW fp32, batch 32, cuDNN FMA math: no TF32; label = algo)
 //   BM_gemm_bias_relu/fused/<MxNxK>    exercise 6.6          vs  BM_gemm_bias_relu/cublas_then_kernel/<MxNxK>
 // Read: TFLOP/s of BM_sgemm/warptile/4096 / BM_sgemm_cublas/4096 (target >= 85%, aim 90%);
-//       BM_tc_gemm/wmma_fp16/8192 / BM_tc_gemm_cublas/fp16/8192 (no target: see the README).
+//       BM_tc_gemm/wmma_fp16/8192 / BM_tc_gemm_cublas/fp16/8192 (no target: see the README);
+//       BM_tc_gemm/wgmma_bf16/8192 / BM_tc_gemm_cublas/bf16/8192 (Hopper path; aim >= 70%).
 // SGEMM sizes: 1024, 2048, 4096 (cubes) and 4095 (odd: every tile edge is partial, no float4 rows).
 //   ./build/gpu/bench/bench_ch06 --benchmark_out=ch06.json --benchmark_out_format=json
 #include <cstdint>
@@ -95,6 +97,20 @@ void bm_tc_cublas(benchmark::State& state, int size) {
   }, {.bytes = d.bytes(), .flops = d.flops()});
 }
 
+// Hopper wgmma (sm_90a): C = A Bt^T, bf16. Beside BM_tc_gemm_cublas/bf16/<size> (NN layout; cuBLAS
+// runs NN and TN at the same speed on these sizes).
+void bm_tc_wgmma(benchmark::State& state, int size) {
+  if (!ch06::wgmma_supported()) {
+    state.SkipWithError("wgmma needs compute capability 9.0 (sm_90a)");
+    return;
+  }
+  TcData<__nv_bfloat16> d(size);  // b holds Bt (N x K): same size, random
+  state.SetLabel("wgmma m64n128k16, 3-stage cp.async, TN");
+  bench::run(state, [&](cudaStream_t s) {
+    ch06::wgmma_gemm_bf16_tn(size, size, size, d.a.data(), d.b.data(), d.c.data(), s);
+  }, {.bytes = d.bytes(), .flops = d.flops()});
+}
+
 struct ConvLayer {
   const char* slug;
   ch06::ConvShape shape;
@@ -177,6 +193,8 @@ void add(const std::string& name, F&& f) {
     add("BM_tc_gemm_cublas/bf16/" + n, [size](benchmark::State& s) { bm_tc_cublas<__nv_bfloat16>(s, size); });
     add("BM_tc_gemm/wmma_fp16/" + n, [size](benchmark::State& s) { bm_tc_wmma<__half>(s, size); });
     add("BM_tc_gemm/wmma_bf16/" + n, [size](benchmark::State& s) { bm_tc_wmma<__nv_bfloat16>(s, size); });
+    if (size % 128 == 0)
+      add("BM_tc_gemm/wgmma_bf16/" + n, [size](benchmark::State& s) { bm_tc_wgmma(s, size); });
   }
   for (const auto& layer : kLayers) {
     const auto shape = layer.shape;

@@ -89,13 +89,16 @@ INSTANTIATE_TEST_SUITE_P(Ladder, SgemmGpu,
                                             ::testing::ValuesIn(kShapes)),
                          param_name);
 
-// Shapes that make a missing __syncthreads show: 32 K tiles of 32, 64 blocks of 1024 threads
-// (several per SM), repeated; 67 M multiply-adds for the CPU oracle (~0.1 s).
+// A shape that makes a missing second __syncthreads show. The race needs a fast warp to finish
+// its inner product, fetch the next tile and store it while a slow warp of the same block still
+// reads the current one: so many K tiles (16), inputs small enough to stay in L2 (1 MiB each: the
+// fetch is short), 256 blocks of 1024 threads (2 per SM: more warps per scheduler, more skew),
+// and several repeats. 134 M multiply-adds for the CPU oracle, computed once (~0.1 s).
 class SgemmRaceGpu : public ::testing::TestWithParam<SgemmVariant> {};
 TEST_P(SgemmRaceGpu, RaceProneShapes) {
   CUDALAB_REQUIRE_GPU();
   Rng rng;
-  check_sgemm(GetParam(), {256, 256, 1024}, 1.0f, 0.5f, rng, /*repeats=*/3);
+  check_sgemm(GetParam(), {512, 512, 512}, 1.0f, 0.5f, rng, /*repeats=*/4);
 }
 INSTANTIATE_TEST_SUITE_P(Tiled, SgemmRaceGpu,
                          ::testing::Values(SgemmVariant::kSmemTiled, SgemmVariant::kBlocktile2d,

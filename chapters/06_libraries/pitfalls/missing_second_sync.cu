@@ -5,8 +5,8 @@
 // the old tile: they multiply a mix of two tiles. A one-tile K hides it (there is no next load);
 // it shows with many K steps and several blocks per SM, and it is intermittent — the worst kind
 // of bug. compute-sanitizer --tool racecheck names the shared-memory hazard at once.
-// Caught by: SgemmGpu.RaceProneShapes (K = 1024: 32 tiles, 64 blocks, repeated) and the larger
-// SgemmGpu.MatchesOracle shapes.
+// Caught by: SgemmRaceGpu.RaceProneShapes/smem_tiled (512^3: 16 K tiles, 256 blocks, inputs in
+// L2, 4 repeats) and, less reliably, the larger SgemmGpu.MatchesOracle shapes.
 #include "ch06/ch06.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"

@@ -44,7 +44,12 @@ struct Axpby {
 struct BiasRelu {
   const float* bias;
   __device__ bool reads_c() const { return false; }
-  __device__ float operator()(float acc, float /*c*/, int col) const { return fmaxf(acc + bias[col], 0.0f); }
+  __device__ float operator()(float acc, float /*c*/, int col) const {
+    // TODO(6.6): the fused epilogue: add the column's bias and apply the ReLU, in registers, so
+    //            Y is written once (the library path writes it, then reads and writes it again).
+    (void)col;
+    return acc;
+  }
 };
 
 template <class Epilogue>

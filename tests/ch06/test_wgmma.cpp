@@ -1,0 +1,67 @@
+// Hopper wgmma GEMM (worked example beside exercise 6.5): C = A Bt^T, bf16 in, fp32 out, against the
+// double CPU oracle. Runs only on compute capability 9.0 (sm_90a); skipped with the reason elsewhere.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "ch06/ch06.hpp"
+#include "cudalab/device.hpp"
+#include "cudalab/random.hpp"
+#include "cudalab/testing.hpp"
+#include "gemm_test_util.hpp"
+
+using namespace cudalab;
+using ch06_test::Shape;
+
+namespace {
+
+// Same bound as the WMMA test: exact products, fp32 accumulation that may truncate (u = 2^-23).
+constexpr double kTensorCoreU = 0x1p-23;
+
+}  // namespace
+
+class WgmmaGemmGpu : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(WgmmaGemmGpu, MatchesOracle) {
+  CUDALAB_REQUIRE_GPU();
+  CUDALAB_REQUIRE_ARCH(9, 0);
+  if (!ch06::wgmma_supported()) GTEST_SKIP() << "skipped: wgmma needs compute capability exactly 9.0 (sm_90a)";
+  const Shape s = GetParam();
+  Rng rng;
+  std::vector<__nv_bfloat16> A(std::size_t(s.m) * s.k), Bt(std::size_t(s.n) * s.k);
+  std::vector<float> Af(A.size()), Btf(Bt.size());
+  for (std::size_t i = 0; i < A.size(); ++i) Af[i] = __bfloat162float(A[i] = __float2bfloat16(rng.scalar(-1.0f, 1.0f)));
+  for (std::size_t i = 0; i < Bt.size(); ++i) Btf[i] = __bfloat162float(Bt[i] = __float2bfloat16(rng.scalar(-1.0f, 1.0f)));
+  std::vector<double> want(std::size_t(s.m) * s.n), abs_sum(want.size());
+  ch06::gemm_oracle(ch06::Op::kN, ch06::Op::kT, s.m, s.n, s.k, 1.0, Af.data(), s.k, Btf.data(), s.k, 0.0,
+                    nullptr, s.n, want.data(), abs_sum.data());
+  auto dA = to_device(A), dBt = to_device(Bt);
+  cudalab::testing::GuardedOutput<float> C(want.size());
+  ch06::wgmma_gemm_bf16_tn(s.m, s.n, s.k, dA.data(), dBt.data(), C.data());
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  EXPECT_MATCHES(compare(C.result(), ch06_test::to_float(want), ch06_test::gemm_tolerance(s.k, abs_sum, kTensorCoreU),
+                         "wgmma_gemm_bf16_tn (M x N x K = " + ch06_test::shape_name(s) + ")"));
+  EXPECT_TRUE(C.guard_intact());
+}
+
+// One tile; several tiles and K steps (more K tiles than pipeline stages); non-square grids.
+INSTANTIATE_TEST_SUITE_P(Shapes, WgmmaGemmGpu,
+                         ::testing::Values(Shape{128, 128, 64}, Shape{256, 384, 320}, Shape{384, 128, 1024},
+                                           Shape{128, 512, 128}),
+                         [](const auto& p) { return ch06_test::shape_name(p.param); });
+
+TEST(WgmmaGemmArgs, PreconditionIsCheckedByName) {
+  auto message_of = [](int m, int n, int k) -> std::string {
+    try {
+      ch06::wgmma_gemm_bf16_tn(m, n, k, nullptr, nullptr, nullptr);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "no exception";
+  };
+  EXPECT_NE(message_of(100, 128, 64).find("'M'"), std::string::npos);
+  EXPECT_NE(message_of(128, 130, 64).find("'N'"), std::string::npos);
+  EXPECT_NE(message_of(128, 128, 48).find("'K'"), std::string::npos);
+  EXPECT_NE(message_of(128, 128, 64).find("'A'"), std::string::npos);
+}
