@@ -81,10 +81,10 @@ const char* to_string(OccupancyLimiter limiter);
 // which caps registers at 65536 / (256 x 4) = 64 per thread so that 4 blocks fit.
 enum class OccupancyProbe {
   kKeep4,          // registers per thread on sm_90 (ptxas, CUDA 13): 24
-  kKeep32,         // 88
+  kKeep32,         // 87
   kKeep64,         // 128
-  kKeep128,        // 153: one 256-thread block per SM
-  kKeep64Bounded,  // kKeep64 with __launch_bounds__(256, 4): capped at 64 registers, ~90 B spilled
+  kKeep128,        // 152: one 256-thread block per SM
+  kKeep64Bounded,  // kKeep64 with __launch_bounds__(256, 4): capped at 64 registers, ~100 B spilled
   kKeep4Smem16K,   // kKeep4 + 16 KiB static shared memory per block
   kKeep4Smem40K    // kKeep4 + 40 KiB static shared memory per block
 };
