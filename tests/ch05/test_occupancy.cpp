@@ -2,6 +2,7 @@
 // runs on CI), and against cudaOccupancyMaxActiveBlocksPerMultiprocessor on real kernels (GPU).
 #include <gtest/gtest.h>
 
+#include <cuda_occupancy.h>  // the toolkit's header-only occupancy calculator (host code)
 #include <cuda_runtime_api.h>
 
 #include <string>
@@ -80,6 +81,53 @@ TEST(OccupancyCalculator, KnownAnswersForSixGenerations) {
     const double want_occ = static_cast<double>(k.warps) / ch05::arch_limits(k.cc).max_warps_per_sm;
     EXPECT_DOUBLE_EQ(o.occupancy, want_occ) << describe_case(k);
   }
+}
+
+// A second, independent oracle on the CPU: the toolkit's own calculator (cuda_occupancy.h, the code
+// behind the Occupancy Calculator spreadsheet), fed the same published limits, over a grid of
+// configurations on all six generations. Its max-blocks-per-SM table is its own, not ours.
+TEST(OccupancyCalculator, AgreesWithTheToolkitHeader) {
+  int checked = 0;
+  for (int cc : {70, 75, 80, 86, 89, 90}) {
+    const ch05::ArchLimits a = ch05::arch_limits(cc);
+    cudaOccDeviceProp prop;
+    prop.computeMajor = cc / 10;
+    prop.computeMinor = cc % 10;
+    prop.maxThreadsPerBlock = a.max_threads_per_block;
+    prop.maxThreadsPerMultiprocessor = a.max_threads_per_sm;
+    prop.regsPerBlock = a.regs_per_block;
+    prop.regsPerMultiprocessor = a.regs_per_sm;
+    prop.warpSize = a.warp_size;
+    prop.sharedMemPerBlock = 48 * 1024;
+    prop.sharedMemPerMultiprocessor = a.smem_per_sm;
+    prop.numSms = 1;
+    prop.sharedMemPerBlockOptin = a.smem_per_block;
+    prop.reservedSharedMemPerBlock = a.smem_reserved_per_block;
+    cudaOccDeviceState state;  // default carve-out: the largest shared-memory configuration
+    for (int regs : {1, 8, 16, 24, 32, 33, 40, 48, 56, 64, 72, 80, 96, 128, 168, 200, 255}) {
+      cudaOccFuncAttributes attr;
+      attr.maxThreadsPerBlock = 1024;
+      attr.numRegs = regs;
+      attr.sharedSizeBytes = 0;
+      attr.shmemLimitConfig = FUNC_SHMEM_LIMIT_OPTIN;  // opted in to the per-block maximum
+      attr.maxDynamicSharedSizeBytes = a.smem_per_block;
+      attr.numBlockBarriers = 1;
+      for (int threads : {1, 31, 32, 33, 64, 96, 128, 160, 192, 256, 384, 512, 640, 768, 1024}) {
+        for (std::size_t smem : {0, 1, 1000, 4096, 12345, 48 * 1024, 64 * 1024, 70000, 99 * 1024,
+                                 100 * 1024, 163 * 1024, 200 * 1024, 227 * 1024, 228 * 1024}) {
+          cudaOccResult want;
+          ASSERT_EQ(cudaOccMaxActiveBlocksPerMultiprocessor(&want, &prop, &attr, &state, threads, smem),
+                    CUDA_OCC_SUCCESS);
+          const ch05::Occupancy o = ch05::occupancy(a, threads, regs, smem);
+          EXPECT_EQ(o.blocks_per_sm, want.activeBlocksPerMultiprocessor)
+              << "sm_" << cc << ", " << threads << " threads, " << regs << " registers, " << smem
+              << " B shared memory\n  ours: " << ch05::describe(o);
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 6 * 17 * 15 * 14);
 }
 
 TEST(OccupancyCalculator, MoreRegistersNeverRaiseOccupancy) {
