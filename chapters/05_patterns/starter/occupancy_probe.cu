@@ -13,6 +13,8 @@
 // kMinBlocks) registers per thread, spilling to local memory when the kernel needs more.
 // Bytes: 8 per element (x read, y written), memory-bound, so time tracks the bytes in flight per
 // SM = resident warps x loads in flight per warp (occupancy x ILP).
+#include <atomic>
+
 #include "ch05/occupancy.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"
@@ -78,16 +80,22 @@ ProbeEntry probe_entry(OccupancyProbe p) {
 
 // Lets the probe use up to the opt-in maximum of dynamic shared memory (above 48 KiB a kernel
 // must ask: cudaFuncAttributeMaxDynamicSharedMemorySize). The occupancy API then checks a block
-// against the opt-in limit, as our calculator does.
-void opt_in_shared(ProbeKernel k) {
-  int dev = 0, optin = 0;
+// against the opt-in limit, as our calculator does. Done once per probe and device (the result is
+// remembered), so that timed loops do not pay for the attribute calls.
+void opt_in_shared(OccupancyProbe p, ProbeKernel k) {
+  static std::atomic<int> opted_device[kOccupancyProbeCount];  // device id + 1; 0 = not yet
+  int dev = 0;
   CUDALAB_CHECK(cudaGetDevice(&dev));
+  std::atomic<int>& slot = opted_device[static_cast<int>(p)];
+  if (slot.load(std::memory_order_acquire) == dev + 1) return;
+  int optin = 0;
   CUDALAB_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
   cudaFuncAttributes attr{};
   CUDALAB_CHECK(cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(k)));
   CUDALAB_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(k),
                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
                                      optin - static_cast<int>(attr.sharedSizeBytes)));
+  slot.store(dev + 1, std::memory_order_release);  // a race here only repeats the same calls
 }
 
 }  // namespace
@@ -105,7 +113,7 @@ int probe_blocks_per_sm(OccupancyProbe p, int block_threads, std::size_t dynamic
   const ProbeKernel k = probe_entry(p).kernel;
   require(block_threads >= 1 && block_threads <= kOccupancyProbeMaxBlock, "block_threads",
           "must be in 1..256 (the probes' __launch_bounds__)");
-  opt_in_shared(k);
+  opt_in_shared(p, k);
   int blocks = 0;
   CUDALAB_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k, block_threads, dynamic_smem));
   return blocks;
@@ -113,7 +121,7 @@ int probe_blocks_per_sm(OccupancyProbe p, int block_threads, std::size_t dynamic
 
 SuggestedLaunch probe_suggested_launch(OccupancyProbe p, std::size_t dynamic_smem) {
   const ProbeKernel k = probe_entry(p).kernel;
-  opt_in_shared(k);
+  opt_in_shared(p, k);
   SuggestedLaunch s;
   // Tries every block size up to the kernel's limit (256 here) and keeps the best occupancy.
   CUDALAB_CHECK(cudaOccupancyMaxPotentialBlockSize(&s.min_grid, &s.block_threads, k, dynamic_smem,

@@ -89,6 +89,7 @@ enum class OccupancyProbe {
   kKeep4Smem40K    // kKeep4 + 40 KiB static shared memory per block
 };
 inline constexpr int kOccupancyProbeCount = 7;
+static_assert(static_cast<int>(OccupancyProbe::kKeep4Smem40K) + 1 == kOccupancyProbeCount);
 inline constexpr int kOccupancyProbeMaxBlock = 256;  // the probes' __launch_bounds__
 
 const char* to_string(OccupancyProbe probe);
