@@ -256,6 +256,14 @@ def bench_executables(bdir: Path) -> list[Path]:
     return sorted(p for p in (bdir / "bench").glob("bench_ch*") if p.is_file() and os.access(p, os.X_OK))
 
 
+def min_time_flag(exe: Path, seconds: float) -> str:
+    """--benchmark_min_time in the form this Google Benchmark takes: 1.8+ wants a unit ("0.1s"),
+    1.7 only a plain number."""
+    probe = subprocess.run([str(exe), f"--benchmark_min_time={seconds}s", "--benchmark_filter=^$"],
+                           capture_output=True, text=True)
+    return f"--benchmark_min_time={seconds}s" if probe.returncode == 0 else f"--benchmark_min_time={seconds}"
+
+
 def die(msg: str) -> None:
     print(msg, file=sys.stderr)
     raise SystemExit(1)

@@ -30,6 +30,12 @@ KEY_RATIOS: dict[str, list[tuple[str, str, str, str]]] = {
         ("decoupled look-back scan / CUB DeviceScan::InclusiveSum, 2^28 int", r"^BM_scan_int/2", r"^BM_scan_int_cub$", "GB/s"),
         ("decoupled look-back scan / CUB DeviceScan::InclusiveSum, 2^28 float", r"^BM_scan_float/2", r"^BM_scan_float_cub$", "GB/s"),
     ],
+    "ch06": [
+        ("best SGEMM / cuBLAS SGEMM (FP32, no TF32), 4096^3", r"^BM_sgemm/\w+/4096", r"^BM_sgemm_cublas/4096", "TFLOP/s"),
+        ("warp-tiled SGEMM / cuBLAS, 4095^3 (all edges)", r"^BM_sgemm/warptile/4095", r"^BM_sgemm_cublas/4095", "TFLOP/s"),
+        ("WMMA fp16 GEMM / cuBLAS GemmEx fp16, 8192^3", r"^BM_tc_gemm/wmma_fp16/8192", r"^BM_tc_gemm_cublas/fp16/8192", "TFLOP/s"),
+        ("wgmma bf16 GEMM / cuBLAS GemmEx bf16, 8192^3", r"^BM_tc_gemm/wgmma_bf16/8192", r"^BM_tc_gemm_cublas/bf16/8192", "TFLOP/s"),
+    ],
     "ch03": [
         ("vector add (one thread per element) / cudaMemcpy D2D", r"^BM_vector_add$", r"^BM_memcpy_d2d$", "GB/s"),
         ("best vector add / cudaMemcpy D2D", r"^BM_vector_add", r"^BM_memcpy_d2d$", "GB/s"),
