@@ -1,4 +1,5 @@
 // Device facts: the no-GPU signal on CI, sane numbers on a GPU.
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
 #include "cudalab/device.hpp"
@@ -24,4 +25,19 @@ TEST(DeviceGpu, PropertiesAreSane) {
   EXPECT_GT(d.peak_fp32_tflops(), 1.0);
   EXPECT_GE(d.driver_version, d.runtime_version / 1000 * 1000)
       << "driver older than the runtime's major version: expect cudaErrorInsufficientDriver";
+}
+
+// The skip rule labels a test gpu by its suite name; a GPU test in a suite without the "Gpu"
+// suffix would be labelled cpu and run on CI, so the helper fails such a test.
+TEST(SkipRule, GpuTestOutsideAGpuSuiteFails) {
+  EXPECT_NONFATAL_FAILURE((void)cudalab::testing::gpu_skip_reason(), "does not end in 'Gpu'");
+}
+
+TEST(SkipRuleGpu, ReasonIsEmptyOnAGpuAndStartsWithTheSkipPhraseElsewhere) {
+  const std::string r = cudalab::testing::gpu_skip_reason();
+  if (has_gpu()) {
+    EXPECT_TRUE(r.empty()) << r;
+  } else {
+    EXPECT_EQ(r.rfind("skipped: no GPU", 0), 0u) << r;  // the phrase ctest's skip pattern matches
+  }
 }
