@@ -58,13 +58,18 @@ __global__ void __launch_bounds__(Blocktile1dConfig::kThreads) sgemm_blocktile_1
 struct Blocktile2dConfig {
   static constexpr int kBM = 128, kBN = 128, kBK = 8, kTM = 8, kTN = 8;
   static constexpr int kThreads = (kBM / kTM) * (kBN / kTN);  // 256
+  // 2 blocks per SM caps ptxas at 128 registers a thread. Without it (sm_90, CUDA 13) it took
+  // 148: 256 x 152 (allocation granularity) = 38912 registers, so ONE block per SM (8 warps) and
+  // nothing ran while that block waited on its global loads between the two barriers.
+  static constexpr int kMinBlocksPerSm = 2;
 };
 static_assert((Blocktile2dConfig::kBM * Blocktile2dConfig::kBK) % Blocktile2dConfig::kThreads == 0);
 static_assert((Blocktile2dConfig::kBK * Blocktile2dConfig::kBN) % Blocktile2dConfig::kThreads == 0);
 
 // Launch: grid (ceil(N / 128), ceil(M / 128)), 256 threads as 16 x 16; thread (t / 16, t % 16)
 // owns the 8 x 8 tile of C at rows (t / 16) * 8, columns (t % 16) * 8 of the block tile.
-__global__ void __launch_bounds__(Blocktile2dConfig::kThreads) sgemm_blocktile_2d_kernel(SgemmArgs a) {
+__global__ void __launch_bounds__(Blocktile2dConfig::kThreads, Blocktile2dConfig::kMinBlocksPerSm)
+sgemm_blocktile_2d_kernel(SgemmArgs a) {
   using C = Blocktile2dConfig;
   const int bm = blockIdx.y * C::kBM, bn = blockIdx.x * C::kBN;
   const int t = threadIdx.x;
