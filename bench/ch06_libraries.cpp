@@ -8,7 +8,8 @@
 //   BM_conv/implicit_gemm/<layer>      exercise 6.4          vs  BM_conv_cudnn/<layer>
 //                                      (NCHW fp32, batch 32, cuDNN FMA math: no TF32; label = algo)
 //   BM_gemm_bias_relu/fused/<MxNxK>    exercise 6.6          vs  BM_gemm_bias_relu/cublas_then_kernel/<MxNxK>
-// Read: TFLOP/s of BM_sgemm/warptile/4096 / BM_sgemm_cublas/4096 (target >= 85%, aim 90%);
+// Read: TFLOP/s of the best BM_sgemm/<variant>/4096 (warptile or warptile_async, step 8) /
+//       BM_sgemm_cublas/4096 (target >= 85%, aim 90%); warptile_async/4095 runs step 7 (K % 4 != 0);
 //       BM_tc_gemm/wmma_fp16/8192 / BM_tc_gemm_cublas/fp16/8192 (no target: see the README);
 //       BM_tc_gemm/wgmma_bf16/8192 / BM_tc_gemm_cublas/bf16/8192 (Hopper path; aim >= 70%).
 // SGEMM sizes: 1024, 2048, 4096 (cubes) and 4095 (odd: every tile edge is partial, no float4 rows).

@@ -19,11 +19,14 @@ namespace {
 
 // Odd shapes: single elements, warp +- 1, not multiples of 32, 64 or 128 tiles in any dimension,
 // vectors (M or N = 1), K = 0 (C = beta C), K % 4 == 0 with partial tiles (the float4 paths at
-// the edges), and multiples of the 128 x 128 tile (the fast interior path only).
+// the edges), and multiples of the 128 x 128 tile (the fast interior path only). warptile_async
+// runs its cp.async kernel when K, N % 4 == 0 (130x260x132, 256^3, 200x300x100, and the last
+// three: one K tile fewer than the pipeline's stages, K = 4, and partial M/N/K tiles with
+// zero-filled copies); every other shape exercises its fallback to step 7.
 const std::vector<Shape> kShapes{
     {1, 1, 1},       {17, 33, 9},    {31, 33, 32},   {127, 129, 131}, {1000, 1, 1000},
     {1, 1000, 1},    {64, 96, 0},    {130, 260, 132}, {129, 257, 8},  {256, 256, 256},
-    {200, 300, 100}, {3, 517, 45}};
+    {200, 300, 100}, {3, 517, 45},   {128, 384, 16}, {5, 8, 4},       {257, 132, 52}};
 
 std::string exercise_of(SgemmVariant v) {
   switch (v) {
@@ -102,7 +105,7 @@ TEST_P(SgemmRaceGpu, RaceProneShapes) {
 }
 INSTANTIATE_TEST_SUITE_P(Tiled, SgemmRaceGpu,
                          ::testing::Values(SgemmVariant::kSmemTiled, SgemmVariant::kBlocktile2d,
-                                           SgemmVariant::kWarptile),
+                                           SgemmVariant::kWarptile, SgemmVariant::kWarptileAsync),
                          [](const auto& p) { return std::string(ch06::to_string(p.param)); });
 
 TEST(SgemmArgs, BadSizesAndPointersAreRejectedByName) {

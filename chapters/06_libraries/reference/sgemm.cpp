@@ -14,6 +14,7 @@ std::string_view to_string(SgemmVariant v) {
     case SgemmVariant::kBlocktile2d: return "blocktile_2d";
     case SgemmVariant::kVectorized: return "vectorized";
     case SgemmVariant::kWarptile: return "warptile";
+    case SgemmVariant::kWarptileAsync: return "warptile_async";
   }
   return "unknown";
 }
@@ -41,6 +42,7 @@ void sgemm(SgemmVariant variant, int M, int N, int K, float alpha, const float* 
     case SgemmVariant::kBlocktile2d: return detail::sgemm_blocktile_2d(a, stream);
     case SgemmVariant::kVectorized: return detail::sgemm_vectorized(a, stream);
     case SgemmVariant::kWarptile: return detail::sgemm_warptile(a, stream);
+    case SgemmVariant::kWarptileAsync: return detail::sgemm_warptile_async(a, stream);
   }
   throw_invalid_argument("variant", "is not a SgemmVariant");
 }

@@ -31,12 +31,14 @@ enum class SgemmVariant {
   kBlocktile1d,  // each thread computes 8 C elements of a column (1D register blocking) (worked)
   kBlocktile2d,  // each thread computes an 8x8 C tile (2D register blocking)     (exercise 6.2)
   kVectorized,   // + float4 global loads, A tile stored transposed (float4 shared reads) (worked)
-  kWarptile,     // + warp tiles, 4x4 sub-tiles, double-buffered shared memory (worked; the best)
+  kWarptile,     // + warp tiles, 4x4 sub-tiles, double-buffered shared memory (worked example)
+  kWarptileAsync,  // + 3-stage cp.async pipeline, BK = 16 (worked; the best). Needs K, N % 4 == 0
+                   //   and 16-byte aligned A, B, C; otherwise it runs kWarptile (any size works)
 };
 inline constexpr SgemmVariant kAllSgemmVariants[] = {
     SgemmVariant::kNaive,       SgemmVariant::kCoalesced,   SgemmVariant::kSmemTiled,
     SgemmVariant::kBlocktile1d, SgemmVariant::kBlocktile2d, SgemmVariant::kVectorized,
-    SgemmVariant::kWarptile};
+    SgemmVariant::kWarptile,    SgemmVariant::kWarptileAsync};
 std::string_view to_string(SgemmVariant v);
 
 void sgemm(SgemmVariant variant, int M, int N, int K, float alpha, const float* A, const float* B,
