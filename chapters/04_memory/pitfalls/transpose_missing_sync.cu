@@ -9,6 +9,7 @@
 // padded and padded64.
 #include "ch04/ch04.hpp"
 #include "cudalab/check.hpp"
+#include "cudalab/launch.hpp"
 #include "transpose_detail.cuh"
 
 namespace cudalab::ch04 {
@@ -63,13 +64,8 @@ void launch(const float* in, float* out, int rows, int cols, cudaStream_t stream
   static_assert(sizeof(float) * kTile * (kTile + kPad) <= 48 * 1024, "static shared memory limit");
   // Many tiles per SM are what keeps HBM busy: ask for the largest shared-memory carveout so that
   // shared memory (16.6 KB per 64-tile block) never limits the 8 resident blocks per SM.
-  static const bool carveout_set = [] {
-    CUDALAB_CHECK(cudaFuncSetAttribute(transpose_tiled_kernel<kTile, kPad>,
-                                       cudaFuncAttributePreferredSharedMemoryCarveout,
-                                       cudaSharedmemCarveoutMaxShared));
-    return true;
-  }();
-  (void)carveout_set;
+  set_kernel_attribute_once(transpose_tiled_kernel<kTile, kPad>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                            cudaSharedmemCarveoutMaxShared);
   unsigned tiles_x = 0;
   const unsigned blocks = detail::tile_blocks(rows, cols, kTile, &tiles_x);
   transpose_tiled_kernel<kTile, kPad>

@@ -30,10 +30,10 @@
 // cp.async's src-size = 0, which zero-fills its 16 bytes (with K and N % 4 == 0 a float4 is
 // either fully inside or fully outside), and the epilogue's stores are guarded.
 // Target: >= 85% (aim 90%) of cuBLAS SGEMM at 4096^3 on an H200.
-#include <atomic>
 
 #include "ch06/ch06.hpp"
 #include "cudalab/check.hpp"
+#include "cudalab/launch.hpp"
 #include "cudalab/math.hpp"
 #include "sgemm_common.cuh"
 
@@ -199,19 +199,6 @@ sgemm_warptile_async_kernel(SgemmArgs a) {
   }
 }
 
-// 54 KB of dynamic shared memory is above the 48 KB a kernel gets without asking: opt in with
-// cudaFuncAttributeMaxDynamicSharedMemorySize. Done once per device and remembered (the attribute
-// is per device), so the benchmark's timed launches do not pay for it.
-void opt_in_shared_once() {
-  static std::atomic<unsigned long long> done_mask{0};  // bit d: device d done (d < 64)
-  int dev = 0;
-  CUDALAB_CHECK(cudaGetDevice(&dev));
-  const unsigned long long bit = dev < 64 ? 1ull << dev : 0ull;
-  if (bit != 0 && (done_mask.load(std::memory_order_acquire) & bit) != 0) return;
-  CUDALAB_CHECK(cudaFuncSetAttribute(sgemm_warptile_async_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     AC::kSmemBytes));
-  done_mask.fetch_or(bit, std::memory_order_release);  // a race here only repeats the same call
-}
 
 }  // namespace
 
@@ -219,7 +206,9 @@ void sgemm_warptile_async(const SgemmArgs& a, cudaStream_t stream) {
   const bool fast = a.K > 0 && a.K % 4 == 0 && a.N % 4 == 0 && rows_are_float4(a.A, a.K) &&
                     rows_are_float4(a.B, a.N) && rows_are_float4(a.C, a.N);
   if (!fast) return sgemm_warptile(a, stream);  // any size, alignment and K == 0: step 7
-  opt_in_shared_once();
+  // 54 KB of dynamic shared memory is above the 48 KB a kernel gets without asking: opt in.
+  set_kernel_attribute_once(sgemm_warptile_async_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            AC::kSmemBytes);
   const dim3 grid(ceil_div(a.N, AC::kBN), ceil_div(a.M, AC::kBM));
   sgemm_warptile_async_kernel<<<grid, AC::kThreads, AC::kSmemBytes, stream>>>(a);
   CUDALAB_CHECK_LAUNCH();

@@ -25,6 +25,7 @@
 
 #include "ch06/ch06.hpp"
 #include "cudalab/check.hpp"
+#include "cudalab/launch.hpp"
 #include "cudalab/device.hpp"
 
 namespace cudalab::ch06 {
@@ -160,7 +161,7 @@ void wgmma_gemm_bf16_tn(int M, int N, int K, const __nv_bfloat16* A, const __nv_
   require(aligned16(A) && aligned16(Bt) && aligned16(C), "A, Bt, C", "must be 16-byte aligned");
   if (!wgmma_supported())
     throw std::runtime_error("wgmma_gemm_bf16_tn needs a GPU of compute capability 9.0 (sm_90a: H100/H200)");
-  CUDALAB_CHECK(cudaFuncSetAttribute(wgmma_gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, GC::kSmemBytes));
+  set_kernel_attribute_once(wgmma_gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, GC::kSmemBytes);
   wgmma_gemm_kernel<<<dim3(N / GC::kBN, M / GC::kBM), GC::kThreads, GC::kSmemBytes, stream>>>(M, N, K, A, Bt, C);
   CUDALAB_CHECK_LAUNCH();
 }
