@@ -44,6 +44,12 @@ KEY_RATIOS: dict[str, list[tuple[str, str, str, str]]] = {
 }
 
 
+# Fields every row has (Google Benchmark's own, and the ones with a column of their own).
+STANDARD_KEYS = {"family_index", "per_family_instance_index", "repetitions", "repetition_index",
+                 "threads", "iterations", "real_time", "cpu_time", "median_us", "GB/s", "TFLOP/s",
+                 "pct_of_copy", "sm_mhz_after", "temp_c_after", "bytes", "flops"}
+
+
 def clean_name(b: dict) -> str:
     name = re.sub(r"/(manual_time|real_time)$", "", b.get("name", ""))
     label = b.get("label", "")
@@ -82,11 +88,14 @@ def chapter_table(chapter: str, data: dict) -> str:
     keys = ["gpu", "compute_capability", "nvidia_driver", "cuda_runtime", "copy_ceiling_GBps",
             "sm_clock_mhz_at_start", "temperature_c_at_start", "clock_event_reasons_at_start"]
     lines.append("Context: " + ", ".join(f"{k} = {ctx[k]}" for k in keys if k in ctx) + f", date = {ctx.get('date', '?')}")
-    lines += ["", "| benchmark | median time (us) | GB/s | TFLOP/s | % of copy | SM MHz after |",
-              "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    lines += ["", "| benchmark | median time (us) | GB/s | TFLOP/s | % of copy | other counters | SM MHz after |",
+              "| --- | ---: | ---: | ---: | ---: | --- | ---: |"]
     for b in rows(data):
+        other = ", ".join(f"{k} {v:.4g}" for k, v in b.items()
+                          if isinstance(v, (int, float)) and k not in STANDARD_KEYS)
         lines.append(f"| {clean_name(b)} | {fmt(b.get('median_us'), 1)} | {fmt(b.get('GB/s'), 0)} | "
-                     f"{fmt(b.get('TFLOP/s'), 2)} | {fmt(b.get('pct_of_copy'), 1)} | {fmt(b.get('sm_mhz_after'), 0)} |")
+                     f"{fmt(b.get('TFLOP/s'), 2)} | {fmt(b.get('pct_of_copy'), 1)} | {other} | "
+                     f"{fmt(b.get('sm_mhz_after'), 0)} |")
     ratios = key_ratios(chapter, data)
     if ratios:
         lines += ["", "Key ratios (same run):", ""]

@@ -152,6 +152,22 @@ TEST(TransferFit, ToleratesMeasurementNoise) {
   EXPECT_GT(f.r2, 0.99);
 }
 
+TEST(TransferFit, LatencySurvivesBandwidthWobbleAtLargeSizes) {
+  // +-5% bandwidth wobble on the sizes >= 64 MiB only (what a shared bus does). An unweighted fit
+  // of absolute times returns a latency of ~57 us here; the relative (1 / t^2) weighting keeps it
+  // near the true 10 us, because the small sizes now decide the intercept.
+  const double latency = 10e-6, bandwidth = 50e9;
+  const auto sizes = sweep_sizes();
+  std::vector<double> t;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const double wobble = sizes[i] >= 64.0 * 1048576 ? (i % 2 ? 1.05 : 0.95) : 1.0;
+    t.push_back(latency + sizes[i] / (bandwidth * wobble));
+  }
+  const ch04::TransferFit f = ch04::fit_transfer_times(sizes, t);
+  EXPECT_NEAR(f.latency_s / latency, 1.0, 0.05);
+  EXPECT_NEAR(f.bandwidth_bytes_per_s / bandwidth, 1.0, 0.05);
+}
+
 TEST(TransferFit, PureLatencyAndPureBandwidth) {
   const std::vector<double> sizes{1e3, 1e6, 1e9};
   const ch04::TransferFit flat = ch04::fit_transfer_times(sizes, std::vector<double>{5e-6, 5e-6, 5e-6});

@@ -122,7 +122,7 @@ void rotate_sum_from_host(const float* host_in, float* staging, float* out, std:
 
 // ---------------------------------------------------------------------------------------------
 // Transfer model (cpu/transfer_fit.cpp): t(bytes) = latency + bytes / bandwidth, fitted by least
-// squares to measured (bytes, seconds) pairs.
+// squares weighted by 1 / t^2 (relative errors) to measured (bytes, seconds) pairs.
 struct TransferFit {
   double latency_s = 0;           // intercept: the fixed cost of one transfer
   double seconds_per_byte = 0;    // slope
