@@ -128,14 +128,7 @@ TEST(CublasStridedBatchedGpu, EachBatchMatchesOracle) {
 }
 
 TEST(CublasLayoutArgs, BadLeadingDimensionsAreRejectedByName) {
-  auto message_of = [](auto&& f) -> std::string {
-    try {
-      f();
-    } catch (const std::invalid_argument& e) {
-      return e.what();
-    }
-    return "no exception";
-  };
+  auto message_of = [](auto&& f) { return cudalab::testing::invalid_argument_message(f); };
   // A dummy non-null handle: the argument checks run before cuBLAS is called.
   const auto h = reinterpret_cast<cublasHandle_t>(std::uintptr_t{1});
   EXPECT_NE(message_of([&] { ch06::cublas_sgemm_row_major(nullptr, Op::kN, Op::kN, 2, 2, 2, 1, nullptr, 2, nullptr, 2, 0, nullptr, 2); })

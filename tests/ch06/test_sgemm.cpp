@@ -109,14 +109,7 @@ INSTANTIATE_TEST_SUITE_P(Tiled, SgemmRaceGpu,
                          [](const auto& p) { return std::string(ch06::to_string(p.param)); });
 
 TEST(SgemmArgs, BadSizesAndPointersAreRejectedByName) {
-  auto message_of = [](auto&& f) -> std::string {
-    try {
-      f();
-    } catch (const std::invalid_argument& e) {
-      return e.what();
-    }
-    return "no exception";
-  };
+  auto message_of = [](auto&& f) { return cudalab::testing::invalid_argument_message(f); };
   const auto v = SgemmVariant::kWarptile;
   EXPECT_NE(message_of([&] { ch06::sgemm(v, -1, 4, 4, 1, nullptr, nullptr, 0, nullptr); }).find("'M'"),
             std::string::npos);

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <stdexcept>
 #include <string>
 
 #include "cudalab/compare.hpp"
@@ -23,6 +24,29 @@ std::string gpu_skip_reason();
 std::string memory_skip_reason(std::size_t bytes);
 // Same for tests that need compute capability >= major.minor (wgmma, FP8, TMA).
 std::string arch_skip_reason(int major, int minor);
+
+// Expects `call()` to throw std::invalid_argument whose message names 'argument' (the chapter
+// APIs' rule: bad input is refused with the argument's name, never a crash or a silent result).
+template <class F>
+void expect_throws_naming(F&& call, const char* argument) {
+  try {
+    call();
+    ADD_FAILURE() << "expected std::invalid_argument naming '" << argument << "'";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(std::string("'") + argument + "'"), std::string::npos) << e.what();
+  }
+}
+
+// The message of the std::invalid_argument `call()` throws ("no exception" when it returns).
+template <class F>
+std::string invalid_argument_message(F&& call) {
+  try {
+    call();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "no exception";
+}
 
 inline ::testing::AssertionResult matches(const CompareResult& r) {
   if (r.ok()) return ::testing::AssertionSuccess();
