@@ -106,7 +106,7 @@ void bm_tc_wgmma(benchmark::State& state, int size) {
     return;
   }
   TcData<__nv_bfloat16> d(size);  // b holds Bt (N x K): same size, random
-  state.SetLabel("wgmma m64n128k16, 3-stage cp.async, TN");
+  state.SetLabel("wgmma m64n256k16, TMA + mbarrier ring, warp-specialized, TN");
   bench::run(state, [&](cudaStream_t s) {
     ch06::wgmma_gemm_bf16_tn(size, size, size, d.a.data(), d.b.data(), d.c.data(), s);
   }, {.bytes = d.bytes(), .flops = d.flops()});

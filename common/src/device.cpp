@@ -35,6 +35,14 @@ int attribute(cudaDeviceAttr a, int device) {
 }
 }  // namespace
 
+int current_cc() {
+  int device = 0, major = 0, minor = 0;
+  CUDALAB_CHECK(cudaGetDevice(&device));
+  CUDALAB_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  CUDALAB_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  return major * 10 + minor;
+}
+
 DeviceInfo device_info(int device) {
   cudaDeviceProp p{};
   CUDALAB_CHECK(cudaGetDeviceProperties(&p, device));

@@ -2,6 +2,8 @@
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
+#include <cuda_runtime_api.h>
+
 #include "cudalab/device.hpp"
 #include "cudalab/testing.hpp"
 
@@ -25,6 +27,13 @@ TEST(DeviceGpu, PropertiesAreSane) {
   EXPECT_GT(d.peak_fp32_tflops(), 1.0);
   EXPECT_GE(d.driver_version, d.runtime_version / 1000 * 1000)
       << "driver older than the runtime's major version: expect cudaErrorInsufficientDriver";
+}
+
+TEST(DeviceGpu, CurrentCcAgreesWithTheProperties) {
+  CUDALAB_REQUIRE_GPU();
+  int device = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  EXPECT_EQ(current_cc(), device_info(device).cc());
 }
 
 // The skip rule labels a test gpu by its suite name; a GPU test in a suite without the "Gpu"

@@ -43,13 +43,14 @@ static_assert(WC::kLanesN * WC::kSub * (WC::kTN / WC::kSub) == WC::kWarpN, "sub-
 static_assert(WC::kBM * WC::kBK == 4 * WC::kThreads, "one float4 of A per thread per K step");
 static_assert(WC::kBK * WC::kBN == 4 * WC::kThreads, "one float4 of B per thread per K step");
 
-// Launch: grid (ceil(N / 128), ceil(M / 128)), 256 threads, 16 KB of static shared memory.
-template <class Epilogue>
-__global__ void __launch_bounds__(WC::kThreads, WC::kMinBlocksPerSm)
-sgemm_warptile_kernel(SgemmArgs a, bool vec_a, bool vec_b, bool vec_c, Epilogue epi) {
-  __shared__ __align__(16) float As[2][WC::kBK][WC::kBM];  // (2 buffers, BK, BM): A transposed
-  __shared__ __align__(16) float Bs[2][WC::kBK][WC::kBN];  // (2 buffers, BK, BN)
-  const int bm = blockIdx.y * WC::kBM, bn = blockIdx.x * WC::kBN;
+// The work of one block. kChecked = false is the fast path of a block whose tiles lie wholly
+// inside A, B and C, with 16-byte aligned rows and K % BK == 0: no bounds checks and no scalar
+// fallbacks, only LDG.128 / STG.128. kChecked = true takes any size and alignment (edge blocks).
+template <bool kChecked, class Epilogue>
+__device__ __forceinline__ void warptile_block(const SgemmArgs& a, int bm, int bn, bool vec_a, bool vec_b,
+                                               bool vec_c, const Epilogue& epi,
+                                               float (&As)[2][WC::kBK][WC::kBM],
+                                               float (&Bs)[2][WC::kBK][WC::kBN]) {
   const int t = threadIdx.x, warp = t / 32, lane = t % 32;
   const int warp_m = warp / WC::kWarpsN, warp_n = warp % WC::kWarpsN;
   const int lane_m = lane / WC::kLanesN, lane_n = lane % WC::kLanesN;
@@ -65,8 +66,12 @@ sgemm_warptile_kernel(SgemmArgs a, bool vec_a, bool vec_b, bool vec_c, Epilogue 
   const int b_row = t / (WC::kBN / 4), b_col = (t % (WC::kBN / 4)) * 4;
   const float* a_src = a.A + at(bm + a_row < a.M ? bm + a_row : 0, 0, a.K);
   const int a_limit = bm + a_row < a.M ? a.K : 0;  // rows past M read as zeros
-  auto load_a = [&](int k0) { return load4(a_src, k0 + a_col, a_limit, vec_a); };
+  auto load_a = [&](int k0) {
+    if constexpr (!kChecked) return *reinterpret_cast<const float4*>(a_src + k0 + a_col);
+    return load4(a_src, k0 + a_col, a_limit, vec_a);
+  };
   auto load_b = [&](int k0) {
+    if constexpr (!kChecked) return *reinterpret_cast<const float4*>(a.B + at(k0 + b_row, bn + b_col, a.N));
     const bool in = k0 + b_row < a.K;  // rows past K read as zeros
     return load4(a.B + at(in ? k0 + b_row : 0, bn, a.N), b_col, in ? a.N - bn : 0, vec_b);
   };
@@ -113,7 +118,7 @@ sgemm_warptile_kernel(SgemmArgs a, bool vec_a, bool vec_b, bool vec_c, Epilogue 
 #pragma unroll
   for (int i = 0; i < WC::kTM; ++i) {
     const int row = bm + m0 + (i / WC::kSub) * kSubStrideM + i % WC::kSub;
-    if (row >= a.M) continue;
+    if (kChecked && row >= a.M) continue;
     float* c_row = a.C + at(row, 0, a.N);
 #pragma unroll
     for (int js = 0; js < WC::kTN / WC::kSub; ++js) {
@@ -123,6 +128,19 @@ sgemm_warptile_kernel(SgemmArgs a, bool vec_a, bool vec_b, bool vec_c, Epilogue 
              vec_c, epi);
     }
   }
+}
+
+// Launch: grid (ceil(N / 128), ceil(M / 128)), 256 threads, 16 KB of static shared memory.
+template <class Epilogue>
+__global__ void __launch_bounds__(WC::kThreads, WC::kMinBlocksPerSm)
+sgemm_warptile_kernel(SgemmArgs a, bool vec_a, bool vec_b, bool vec_c, Epilogue epi) {
+  __shared__ __align__(16) float As[2][WC::kBK][WC::kBM];  // (2 buffers, BK, BM): A transposed
+  __shared__ __align__(16) float Bs[2][WC::kBK][WC::kBN];  // (2 buffers, BK, BN)
+  const int bm = blockIdx.y * WC::kBM, bn = blockIdx.x * WC::kBN;
+  // Block-uniform choice (no divergence): interior blocks of an aligned problem skip every check.
+  const bool whole = vec_a && vec_b && vec_c && bm + WC::kBM <= a.M && bn + WC::kBN <= a.N && a.K % WC::kBK == 0;
+  if (whole) warptile_block<false>(a, bm, bn, true, true, true, epi, As, Bs);
+  else warptile_block<true>(a, bm, bn, vec_a, vec_b, vec_c, epi, As, Bs);
 }
 
 template <class Epilogue>

@@ -33,6 +33,12 @@ struct DeviceInfo {
   double peak_fp32_tflops() const;
 };
 
+// All of it, from cudaGetDeviceProperties: a slow call (it queries every attribute), for reports
+// and tests, not for a launcher that runs per call.
 DeviceInfo device_info(int device = 0);
+
+// Compute capability of the CURRENT device, e.g. 90: two attribute queries (microseconds), cheap
+// enough for a launcher's run-time dispatch ("is this an sm_90 device?").
+int current_cc();
 
 }  // namespace cudalab
