@@ -43,6 +43,17 @@ KEY_RATIOS: dict[str, list[tuple[str, str, str, str]]] = {
     ],
 }
 
+# Ladders: every step of a ladder beside the vendor row of the same size, as "value (pct%)".
+# (title, step rows with named groups `step` and `size`, vendor row with {size}, metric).
+LADDERS: dict[str, list[tuple[str, str, str, str]]] = {
+    "ch06": [
+        ("SGEMM ladder, TFLOP/s (% of cuBLAS SGEMM, FP32 without TF32, same size)",
+         r"^BM_sgemm/(?P<step>\w+)/(?P<size>\d+)$", r"^BM_sgemm_cublas/{size}$", "TFLOP/s"),
+        ("Tensor-core GEMM, TFLOP/s (% of cuBLAS GemmEx of the same type and size)",
+         r"^BM_tc_gemm/(?P<step>\w+?_(?P<type>fp16|bf16))/(?P<size>\d+)$", r"^BM_tc_gemm_cublas/{type}/{size}$", "TFLOP/s"),
+    ],
+}
+
 
 # Fields every row has (Google Benchmark's own, and the ones with a column of their own).
 STANDARD_KEYS = {"family_index", "per_family_instance_index", "repetitions", "repetition_index",
@@ -78,6 +89,33 @@ def key_ratios(chapter: str, data: dict) -> list[dict]:
     return out
 
 
+def ladder_tables(chapter: str, data: dict) -> list[str]:
+    """One Markdown table per ladder: a row per step, a column per size, each cell the step's
+    metric and its percentage of the vendor row of the same size (same run)."""
+    out = []
+    by_name = {re.sub(r"/(manual_time|real_time)$", "", b.get("name", "")): b for b in rows(data)}
+    for title, step_rx, vendor_tpl, metric in LADDERS.get(chapter, []):
+        cells: dict[str, dict[str, str]] = {}
+        sizes: list[str] = []
+        for name, b in by_name.items():
+            m = re.match(step_rx, name)
+            if not m or metric not in b:
+                continue
+            g = m.groupdict()
+            vendor = next((v for n, v in by_name.items() if re.match(vendor_tpl.format(**g), n) and metric in v), None)
+            pct = f" ({100 * b[metric] / vendor[metric]:.1f}%)" if vendor and vendor[metric] > 0 else ""
+            cells.setdefault(g["step"], {})[g["size"]] = f"{b[metric]:.2f}{pct}"
+            if g["size"] not in sizes:
+                sizes.append(g["size"])
+        if not cells:
+            continue
+        sizes.sort(key=int)
+        out += ["", f"{title}:", "", "| step | " + " | ".join(sizes) + " |",
+                "| --- | " + " | ".join("---:" for _ in sizes) + " |"]
+        out += [f"| {step} | " + " | ".join(c.get(sz, "") for sz in sizes) + " |" for step, c in cells.items()]
+    return out
+
+
 def fmt(v, digits=1):
     return "" if v is None else f"{v:.{digits}f}"
 
@@ -96,6 +134,7 @@ def chapter_table(chapter: str, data: dict) -> str:
         lines.append(f"| {clean_name(b)} | {fmt(b.get('median_us'), 1)} | {fmt(b.get('GB/s'), 0)} | "
                      f"{fmt(b.get('TFLOP/s'), 2)} | {fmt(b.get('pct_of_copy'), 1)} | {other} | "
                      f"{fmt(b.get('sm_mhz_after'), 0)} |")
+    lines += ladder_tables(chapter, data)
     ratios = key_ratios(chapter, data)
     if ratios:
         lines += ["", "Key ratios (same run):", ""]
