@@ -97,9 +97,22 @@ function(lab_chapter ch)
   set_property(GLOBAL PROPERTY CUDALAB_${ch}_PITFALLS "")
 endfunction()
 
-# lab_pitfall(<ch> <name> REPLACES <reference file name> EXERCISES <ids>...)
+# lab_pitfall(<ch> <name> REPLACES <reference file name> EXERCISES <ids>... [RACE])
+#   RACE: the planted bug is a shared-memory data race (a missing __syncthreads). A race shows as a
+#   wrong answer only on some runs, so a test alone catches it intermittently; compute-sanitizer
+#   racecheck finds it on every run. The pitfall's tests get the extra ctest label "race", and
+#   scripts/gpu_suite runs racecheck on their executables: the pitfall counts as caught when a
+#   test fails or racecheck reports a hazard.
 function(lab_pitfall ch name)
-  cmake_parse_arguments(ARG "" "REPLACES" "EXERCISES" ${ARGN})
+  cmake_parse_arguments(ARG "RACE" "REPLACES" "EXERCISES" ${ARGN})
+  if(ARG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "lab_pitfall(${ch} ${name}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
+  endif()
+  foreach(ex IN LISTS ARG_EXERCISES)  # a misspelt option after EXERCISES would land here
+    if(NOT ex MATCHES "^[0-9]+\\.[0-9]+$")
+      message(FATAL_ERROR "lab_pitfall(${ch} ${name}): '${ex}' is not an exercise id (N.k): a misspelt option? (the only one is RACE)")
+    endif()
+  endforeach()
   get_property(dir GLOBAL PROPERTY CUDALAB_${ch}_DIR)
   if(NOT ARG_REPLACES OR NOT ARG_EXERCISES)
     message(FATAL_ERROR "lab_pitfall(${ch} ${name}): give REPLACES <file> and EXERCISES <ids>")
@@ -123,6 +136,7 @@ function(lab_pitfall ch name)
   _lab_archive(${ch}_pitfall_${name} ${ref_objs} ${pit_obj})
   set_property(GLOBAL APPEND PROPERTY CUDALAB_${ch}_PITFALLS ${name})
   set_property(GLOBAL PROPERTY CUDALAB_${ch}_PITFALL_${name}_EXERCISES ${ARG_EXERCISES})
+  set_property(GLOBAL PROPERTY CUDALAB_${ch}_PITFALL_${name}_RACE ${ARG_RACE})
 endfunction()
 
 # Registers a test executable with CTest. Discovery is ours (cmake/CudalabDiscover.cmake, run by
@@ -179,7 +193,12 @@ function(lab_test ch file)
     target_link_libraries(${exe} PRIVATE ${ch}_${track} ${ch}_api cudalab_testing_main ${ARG_LIBS})
     if(track MATCHES "^pitfall_(.*)$")
       set(pname "${CMAKE_MATCH_1}")
-      _lab_register_tests(${exe} "pitfall.${ch}.${pname}." "${ch};pitfall;pitfall:${ch}.${pname};${ex_labels}")
+      set(labels "${ch};pitfall;pitfall:${ch}.${pname};${ex_labels}")
+      get_property(race GLOBAL PROPERTY CUDALAB_${ch}_PITFALL_${pname}_RACE)
+      if(race)
+        list(APPEND labels race)  # scripts/gpu_suite also runs racecheck on this executable
+      endif()
+      _lab_register_tests(${exe} "pitfall.${ch}.${pname}." "${labels}")
     else()
       _lab_register_tests(${exe} "${track}.${ch}." "${ch};${track};${ex_labels}")
     endif()
