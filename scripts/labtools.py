@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -13,6 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# ctest label of the tests of a pitfall declared `lab_pitfall(... RACE)` (cmake/CudalabHelpers.cmake):
+# its bug is a shared-memory race, which compute-sanitizer racecheck finds on every run.
+RACE_LABEL = "race"
+# compute-sanitizer --error-exitcode: the exit status when the tool reports an error or hazard.
+SANITIZER_ERROR_EXITCODE = 99
 
 
 def log(msg: str) -> None:
@@ -95,6 +101,11 @@ class TestResult:
     @property
     def kind(self) -> str:
         return "gpu" if "gpu" in self.labels else "cpu"
+
+    @property
+    def race(self) -> bool:
+        """A test of a pitfall declared RACE (its bug is a shared-memory race)."""
+        return RACE_LABEL in self.labels
 
 
 def list_tests(bdir: Path, labels: list[str], with_command: bool = False) -> dict:
@@ -243,6 +254,111 @@ def pitfall_table(results: list[TestResult]) -> dict[str, dict[str, int]]:
         if r.pitfall:
             table[r.pitfall][r.status] += 1
     return dict(sorted(table.items()))
+
+
+def race_pitfall_executables(tests: dict) -> dict[str, list[str]]:
+    """pitfall -> its test executables, for the pitfalls declared RACE. `tests` is what
+    list_tests(..., with_command=True) returns (name -> (labels, command)). The label must match
+    exactly: ctest's -L is a regular expression, and a pitfall named "trace_..." contains "race"."""
+    exes: dict[str, set[str]] = defaultdict(set)
+    for labels, command in tests.values():
+        pitfall = next((l[8:] for l in labels if l.startswith("pitfall:")), None)
+        if pitfall and RACE_LABEL in labels and command:
+            exes[pitfall].add(command[0])
+    return {p: sorted(e) for p, e in sorted(exes.items())}
+
+
+# ---------------------------------------------------------------------------------------------
+# compute-sanitizer results and the pitfall verdict
+
+@dataclass
+class SanitizerRun:
+    """One compute-sanitizer run of one test executable."""
+    exe: str
+    tool: str                # memcheck | racecheck
+    returncode: int | None   # None: it did not finish (timed out)
+    summary: str             # the tool's SUMMARY line, or why there is none
+    count: int | None        # errors (memcheck) or hazards (racecheck) in that line; None without one
+
+    @property
+    def clean(self) -> bool:
+        """The tool ran to its summary and reported nothing."""
+        return self.count == 0
+
+    @property
+    def found(self) -> bool:
+        """The tool reported at least one error or hazard (by its summary or by its exit status)."""
+        return (self.count or 0) > 0 or self.returncode == SANITIZER_ERROR_EXITCODE
+
+
+def parse_sanitizer(exe: str, tool: str, returncode: int | None, output: str) -> SanitizerRun:
+    """Reads the summary line of a compute-sanitizer run:
+        ========= ERROR SUMMARY: 3 errors                                  (memcheck)
+        ========= RACECHECK SUMMARY: 12 hazards displayed (12 errors, 0 warnings)   (racecheck)
+    The racecheck count is of hazards, errors and warnings alike (a warning is still a race)."""
+    lines = output.splitlines()
+    own = "RACECHECK SUMMARY" if tool == "racecheck" else "ERROR SUMMARY"
+    line = next((l for l in lines if own in l), None) or \
+        next((l for l in lines if "ERROR SUMMARY" in l or "RACECHECK SUMMARY" in l), None)
+    if line is None:
+        why = "timed out" if returncode is None else f"exited {returncode}"
+        return SanitizerRun(exe, tool, returncode, f"no summary line ({why}; see log)", None)
+    m = re.search(r"SUMMARY: (\d+) (error|hazard)", line)
+    return SanitizerRun(exe, tool, returncode, line.strip(" =\t"), int(m.group(1)) if m else None)
+
+
+def judge_pitfall(counts: dict[str, int], race: bool = False,
+                  racecheck: list[SanitizerRun] | None = None, racecheck_note: str = "") -> dict:
+    """The GPU suite's verdict on one pitfall, as it goes into summary.json.
+
+    counts: its tests' results (passed / failed / skipped, from pitfall_table). Caught when a test
+    fails. A race pitfall (race=True) is also caught when racecheck reports a hazard on one of
+    its test executables: a race makes a test fail only on some runs, racecheck sees it on every
+    run. racecheck: the racecheck runs of its executables; None when they did not run, with
+    racecheck_note saying why (e.g. --skip-sanitizer). A race pitfall that fails no test and shows
+    no hazard is not caught."""
+    v: dict = {"passed": counts.get("passed", 0), "failed": counts.get("failed", 0),
+               "skipped": counts.get("skipped", 0), "race": race}
+    caught_by = []
+    if v["failed"]:
+        caught_by.append(f"tests ({v['failed']} failed)")
+    notes = []
+    if race:
+        if racecheck is None:
+            v["racecheck"] = None
+            notes.append(f"racecheck not run ({racecheck_note or 'no reason given'})")
+        elif not racecheck:
+            v["racecheck"] = {}
+            notes.append(f"racecheck had nothing to run ({racecheck_note or 'no GPU tests in its executables'})")
+        else:
+            v["racecheck"] = {r.exe: r.summary for r in racecheck}
+            hits = [r for r in racecheck if r.found]
+            v["hazards"] = sum(r.count or 0 for r in hits)
+            if hits:
+                known = all(r.count for r in hits)
+                caught_by.append(f"racecheck ({v['hazards']} hazards)" if known else
+                                 f"racecheck (exit {SANITIZER_ERROR_EXITCODE}; hazards: see its log)")
+            elif all(r.clean for r in racecheck):
+                notes.append("racecheck found no hazard although the pitfall is declared RACE")
+            else:
+                notes.append("racecheck did not finish: " + "; ".join(
+                    f"{r.exe}: {r.summary}" for r in racecheck if not r.clean))
+    v["caught"] = bool(caught_by)
+    v["caught_by"] = caught_by
+    v["notes"] = notes
+    return v
+
+
+def pitfall_evidence(v: dict) -> str:
+    """What a verdict of judge_pitfall rests on: the test counts, then any notes on racecheck."""
+    return "; ".join([f"tests: {count_line(v)}"] + list(v.get("notes", [])))
+
+
+def pitfall_line(name: str, v: dict) -> str:
+    """One line of summary.md for a verdict of judge_pitfall, e.g.
+    ch06.missing_second_sync [race]: caught by racecheck (96 hazards) (tests: 244 passed, 0 failed, 0 skipped)"""
+    how = ("caught by " + " and ".join(v["caught_by"])) if v["caught"] else "NOT CAUGHT"
+    return f"{name}{' [race]' if v.get('race') else ''}: {how} ({pitfall_evidence(v)})"
 
 
 def chapter_titles() -> dict[str, str]:

@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""Unit tests of the GPU-free logic in labtools.py: how compute-sanitizer output is read and how
+the GPU suite judges a pitfall. No GPU, no build needed:
+
+    python3 scripts/test_labtools.py          (or: python3 -m unittest discover -s scripts)
+"""
+from __future__ import annotations
+
+import sys
+import unittest
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import labtools as lt  # noqa: E402
+
+# Output shapes of compute-sanitizer (the "=========" prefix is its own).
+RACE_HAZARDS = """\
+========= COMPUTE-SANITIZER
+[ RUN      ] Tiled/SgemmRaceGpu.RaceProneShapes/smem_tiled
+========= Error: Race reported between Read access at sgemm_tiled_kernel(SgemmArgs)+0x2d0
+=========     and Write access at sgemm_tiled_kernel(SgemmArgs)+0x1a0 [32768 hazards]
+[  PASSED  ] 1 test.
+========= RACECHECK SUMMARY: 12 hazards displayed (12 errors, 0 warnings)
+"""
+RACE_ONE = "========= RACECHECK SUMMARY: 1 hazard displayed (0 errors, 1 warning)\n"
+RACE_CLEAN = "[  PASSED  ] 40 tests.\n========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n"
+MEM_CLEAN = "========= ERROR SUMMARY: 0 errors\n"
+MEM_ONE = "========= Invalid __global__ read of size 4 bytes\n========= ERROR SUMMARY: 1 error\n"
+COUNTS_PASS = {"passed": 244, "failed": 0, "skipped": 0}
+COUNTS_FAIL = {"passed": 243, "failed": 1, "skipped": 0}
+
+
+def racecheck(output: str, rc: int | None = 0, exe: str = "pitfall_x_ch06_test_sgemm") -> lt.SanitizerRun:
+    return lt.parse_sanitizer(exe, "racecheck", rc, output)
+
+
+class ParseSanitizer(unittest.TestCase):
+    def test_racecheck_hazards_are_counted(self):
+        r = racecheck(RACE_HAZARDS, rc=lt.SANITIZER_ERROR_EXITCODE)
+        self.assertEqual(r.count, 12)
+        self.assertTrue(r.found)
+        self.assertFalse(r.clean)
+        self.assertEqual(r.summary, "RACECHECK SUMMARY: 12 hazards displayed (12 errors, 0 warnings)")
+
+    def test_one_hazard_singular_and_warnings_count(self):
+        r = racecheck(RACE_ONE)
+        self.assertEqual(r.count, 1)
+        self.assertTrue(r.found)
+
+    def test_racecheck_clean(self):
+        r = racecheck(RACE_CLEAN)
+        self.assertEqual(r.count, 0)
+        self.assertTrue(r.clean)
+        self.assertFalse(r.found)
+
+    def test_clean_summary_with_failing_tests_is_still_clean(self):
+        # gtest's own exit status 1 (a test failed) is not a sanitizer finding
+        r = racecheck(RACE_CLEAN, rc=1)
+        self.assertTrue(r.clean)
+        self.assertFalse(r.found)
+
+    def test_memcheck(self):
+        self.assertTrue(lt.parse_sanitizer("e", "memcheck", 0, MEM_CLEAN).clean)
+        r = lt.parse_sanitizer("e", "memcheck", lt.SANITIZER_ERROR_EXITCODE, MEM_ONE)
+        self.assertEqual(r.count, 1)
+        self.assertFalse(r.clean)
+
+    def test_timeout_has_no_summary(self):
+        r = racecheck("timed out after 900 s", rc=None)
+        self.assertIsNone(r.count)
+        self.assertFalse(r.clean)
+        self.assertFalse(r.found)
+        self.assertIn("timed out", r.summary)
+
+    def test_error_exitcode_without_summary_is_a_finding(self):
+        r = racecheck("output cut short\n", rc=lt.SANITIZER_ERROR_EXITCODE)
+        self.assertIsNone(r.count)
+        self.assertTrue(r.found)
+        self.assertFalse(r.clean)
+
+
+class JudgePitfall(unittest.TestCase):
+    def test_plain_pitfall_caught_by_a_failing_test(self):
+        v = lt.judge_pitfall(COUNTS_FAIL)
+        self.assertTrue(v["caught"])
+        self.assertEqual(v["caught_by"], ["tests (1 failed)"])
+        self.assertFalse(v["race"])
+        self.assertNotIn("racecheck", v)
+
+    def test_plain_pitfall_not_caught(self):
+        v = lt.judge_pitfall(COUNTS_PASS)
+        self.assertFalse(v["caught"])
+        self.assertEqual(v["caught_by"], [])
+
+    def test_race_caught_by_racecheck_alone(self):
+        # the intermittent case: the racy test passed this time, racecheck saw the hazard
+        v = lt.judge_pitfall(COUNTS_PASS, race=True, racecheck=[racecheck(RACE_HAZARDS, 99)])
+        self.assertTrue(v["caught"])
+        self.assertEqual(v["caught_by"], ["racecheck (12 hazards)"])
+        self.assertEqual(v["hazards"], 12)
+        self.assertEqual(v["racecheck"], {"pitfall_x_ch06_test_sgemm":
+                                          "RACECHECK SUMMARY: 12 hazards displayed (12 errors, 0 warnings)"})
+
+    def test_race_caught_by_both(self):
+        v = lt.judge_pitfall(COUNTS_FAIL, race=True,
+                             racecheck=[racecheck(RACE_HAZARDS, 99, "a"), racecheck(RACE_ONE, 99, "b")])
+        self.assertEqual(v["caught_by"], ["tests (1 failed)", "racecheck (13 hazards)"])
+
+    def test_race_hazard_in_one_of_several_executables(self):
+        v = lt.judge_pitfall(COUNTS_PASS, race=True,
+                             racecheck=[racecheck(RACE_CLEAN, 0, "a"), racecheck(RACE_HAZARDS, 99, "b")])
+        self.assertTrue(v["caught"])
+        self.assertEqual(v["hazards"], 12)
+
+    def test_race_neither_test_nor_hazard_is_not_caught(self):
+        v = lt.judge_pitfall(COUNTS_PASS, race=True, racecheck=[racecheck(RACE_CLEAN)])
+        self.assertFalse(v["caught"])
+        self.assertTrue(any("no hazard" in n for n in v["notes"]))
+
+    def test_race_caught_by_tests_while_racecheck_is_clean_is_caught_with_a_note(self):
+        v = lt.judge_pitfall(COUNTS_FAIL, race=True, racecheck=[racecheck(RACE_CLEAN)])
+        self.assertTrue(v["caught"])
+        self.assertEqual(v["caught_by"], ["tests (1 failed)"])
+        self.assertTrue(any("declared RACE" in n for n in v["notes"]))
+
+    def test_race_racecheck_skipped(self):
+        v = lt.judge_pitfall(COUNTS_PASS, race=True, racecheck=None, racecheck_note="--skip-sanitizer")
+        self.assertFalse(v["caught"])
+        self.assertIsNone(v["racecheck"])
+        self.assertIn("racecheck not run (--skip-sanitizer)", v["notes"])
+        self.assertTrue(lt.judge_pitfall(COUNTS_FAIL, race=True, racecheck=None)["caught"])
+
+    def test_race_nothing_to_run(self):
+        v = lt.judge_pitfall(COUNTS_PASS, race=True, racecheck=[])
+        self.assertFalse(v["caught"])
+        self.assertTrue(any("nothing to run" in n for n in v["notes"]))
+
+    def test_race_racecheck_timed_out(self):
+        v = lt.judge_pitfall(COUNTS_PASS, race=True, racecheck=[racecheck("timed out after 900 s", None)])
+        self.assertFalse(v["caught"])
+        self.assertTrue(any("did not finish" in n for n in v["notes"]))
+
+    def test_race_exit_code_without_count(self):
+        v = lt.judge_pitfall(COUNTS_PASS, race=True, racecheck=[racecheck("cut\n", 99)])
+        self.assertTrue(v["caught"])
+        self.assertTrue(v["caught_by"][0].startswith("racecheck (exit 99"))
+
+    def test_counts_are_kept(self):
+        v = lt.judge_pitfall({"passed": 3, "failed": 2, "skipped": 1})
+        self.assertEqual((v["passed"], v["failed"], v["skipped"]), (3, 2, 1))
+        self.assertEqual(lt.count_line(v), "3 passed, 2 failed, 1 skipped")
+
+    def test_summary_lines(self):
+        v = lt.judge_pitfall(COUNTS_PASS, race=True, racecheck=[racecheck(RACE_HAZARDS, 99)])
+        self.assertEqual(lt.pitfall_line("ch06.missing_second_sync", v),
+                         "ch06.missing_second_sync [race]: caught by racecheck (12 hazards) "
+                         "(tests: 244 passed, 0 failed, 0 skipped)")
+        self.assertEqual(lt.pitfall_line("ch03.floor_div_grid", lt.judge_pitfall({"passed": 3, "failed": 1, "skipped": 0})),
+                         "ch03.floor_div_grid: caught by tests (1 failed) (tests: 3 passed, 1 failed, 0 skipped)")
+        self.assertTrue(lt.pitfall_line("ch03.x", lt.judge_pitfall(COUNTS_PASS)).startswith("ch03.x: NOT CAUGHT"))
+
+
+class RaceLabels(unittest.TestCase):
+    def test_executables_of_race_pitfalls_only(self):
+        sgemm = "/b/tests/ch06/pitfall_missing_second_sync_ch06_test_sgemm"
+        tests = {
+            "pitfall.ch06.missing_second_sync.A": (["ch06", "pitfall", "pitfall:ch06.missing_second_sync",
+                                                    "ex:6.1", "race", "gpu"], [sgemm, "--gtest_filter=A"]),
+            "pitfall.ch06.missing_second_sync.B": (["ch06", "pitfall", "pitfall:ch06.missing_second_sync",
+                                                    "ex:6.1", "race", "cpu"], [sgemm, "--gtest_filter=B"]),
+            # ctest -L race is a regular expression: this one matches it without being a race pitfall
+            "pitfall.ch07.trace_lost.C": (["ch07", "pitfall", "pitfall:ch07.trace_lost", "gpu"],
+                                          ["/b/tests/ch07/pitfall_trace_lost_ch07_test_t", "--gtest_filter=C"]),
+        }
+        self.assertEqual(lt.race_pitfall_executables(tests), {"ch06.missing_second_sync": [sgemm]})
+
+    def test_test_result_race(self):
+        self.assertTrue(lt.TestResult("t", ["pitfall", "pitfall:ch04.x", "race"], "passed").race)
+        self.assertFalse(lt.TestResult("t", ["pitfall", "pitfall:ch04.trace"], "passed").race)
+
+
+if __name__ == "__main__":
+    unittest.main()
