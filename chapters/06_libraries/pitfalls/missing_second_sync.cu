@@ -4,9 +4,13 @@
 // overwrites its row of Bs (and of As) while slower warps of the same block are still reading
 // the old tile: they multiply a mix of two tiles. A one-tile K hides it (there is no next load);
 // it shows with many K steps and several blocks per SM, and it is intermittent — the worst kind
-// of bug. compute-sanitizer --tool racecheck names the shared-memory hazard at once.
-// Caught by: SgemmRaceGpu.RaceProneShapes/smem_tiled (512^3: 16 K tiles, 256 blocks, inputs in
-// L2, 4 repeats) and, less reliably, the larger SgemmGpu.MatchesOracle shapes.
+// of bug. compute-sanitizer --tool racecheck names the shared-memory hazard at once: the reads of
+// one K step and the stores of the next are no longer separated by a barrier, whatever the timing.
+// Caught by: the GPU suite's racecheck pass on every run (declared RACE in CMakeLists.txt: racecheck
+// over this pitfall's SgemmGpu / SgemmRaceGpu tests reports the hazard); by a test only
+// intermittently: SgemmRaceGpu.RaceProneShapes/smem_tiled (512^3: 16 K tiles, 256 blocks, inputs
+// in L2, 4 repeats) and, less reliably, the larger SgemmGpu.MatchesOracle shapes.
+// An intermittent wrong answer from a kernel with shared memory: run racecheck.
 #include "ch06/ch06.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"
