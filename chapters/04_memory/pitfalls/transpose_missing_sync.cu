@@ -6,7 +6,8 @@
 // garbage. Small matrices with one block often pass by luck; large ones never do, and
 // compute-sanitizer --tool racecheck reports the hazard at once.
 // Caught by: TransposeGpu (shapes with many tiles, e.g. 1000x1000, 2049x3001), variants tiled,
-// padded and padded64.
+// padded and padded64; and, whatever the timing, by the GPU suite's racecheck pass over these
+// tests (the pitfall is declared RACE in CMakeLists.txt).
 #include "ch04/ch04.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/launch.hpp"
