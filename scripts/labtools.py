@@ -122,24 +122,37 @@ def list_tests(bdir: Path, labels: list[str], with_command: bool = False) -> dic
     return tests
 
 
-def run_by_executable(bdir: Path, labels: list[str], xml_dir: Path, jobs: int) -> list[TestResult]:
+# GoogleTest suites whose tests break the CUDA context on purpose (a sticky fault): they must run
+# in a process of their own, so run_reference() gives them to ctest (one process per test).
+FAULT_SUITE = "FaultGpu"
+
+
+def run_by_executable(bdir: Path, labels: list[str], xml_dir: Path, jobs: int,
+                      skip_suite: str | None = None) -> list[TestResult]:
     """Runs each test executable once (all its cases in one process) instead of one process per
-    case: much faster on a GPU (one CUDA context per executable). For tracks where only "does at
-    least one test fail" matters (starter, pitfalls): a fault that kills the process marks the
-    cases it did not report as failed."""
+    case: much faster on a GPU (one CUDA context per executable; ctest's one process per case
+    spends most of its time creating contexts). Results are per case, read from GoogleTest's XML;
+    a fault that kills the process marks the cases it did not report as failed. Cases of suites
+    ending in `skip_suite` are left out (not run, not returned)."""
     import concurrent.futures as cf
     tests = list_tests(bdir, labels, with_command=True)
     by_exe: dict[str, dict[str, tuple[str, list[str]]]] = defaultdict(dict)
+    broken: list[TestResult] = []  # NOT_BUILT / LIST_FAILED entries of the discovery: no case to run
     for name, (labels_, command) in tests.items():
         if len(command) >= 2 and command[1].startswith("--gtest_filter="):
-            by_exe[command[0]][command[1].split("=", 1)[1]] = (name, labels_)
+            case = command[1].split("=", 1)[1]
+            if skip_suite and case.split(".")[0].split("/")[-1].endswith(skip_suite):
+                continue
+            by_exe[command[0]][case] = (name, labels_)
+        else:
+            broken.append(TestResult(name, labels_, "failed", "not a GoogleTest case: " + " ".join(command)))
     xml_dir.mkdir(parents=True, exist_ok=True)
 
     def one(exe: str) -> list[TestResult]:
         xml = xml_dir / (Path(exe).name + ".xml")
         cases = by_exe[exe]
-        proc = subprocess.run([exe, f"--gtest_output=xml:{xml}"], capture_output=True, text=True,
-                              timeout=900, cwd=Path(exe).parent)
+        cmd = [exe, f"--gtest_output=xml:{xml}"] + ([f"--gtest_filter=-*{skip_suite}.*"] if skip_suite else [])
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=Path(exe).parent)
         (xml_dir / (Path(exe).name + ".log")).write_text(proc.stdout + proc.stderr)
         seen: dict[str, str] = {}
         if xml.exists():
@@ -160,7 +173,7 @@ def run_by_executable(bdir: Path, labels: list[str], xml_dir: Path, jobs: int) -
                                   "" if full in seen else f"process exited {proc.returncode} before reporting"))
         return out
 
-    results: list[TestResult] = []
+    results: list[TestResult] = list(broken)
     with cf.ThreadPoolExecutor(max_workers=jobs) as pool:
         for r in pool.map(one, list(by_exe)):
             results.extend(r)
@@ -193,6 +206,16 @@ def run_ctest(bdir: Path, labels: list[str], junit: Path, jobs: int, log_file: P
         out = case.findtext("system-out") or ""
         results.append(TestResult(name, names.get(name, []), st, out))
     return results
+
+
+def run_reference(bdir: Path, labels: list[str], work: Path, jobs: int) -> list[TestResult]:
+    """The reference track with a result per test, fast: one process per executable for all but
+    the deliberate-fault suites, which ctest runs one process per test."""
+    res = run_by_executable(bdir, labels, work / ("_".join(labels) + "_by_exe"), jobs, skip_suite=FAULT_SUITE)
+    tag = "_".join(labels + ["faults"])
+    res += run_ctest(bdir, labels, work / f"{tag}.xml", jobs, work / f"ctest_{tag}.log",
+                     extra=["-R", rf"{FAULT_SUITE}\."])
+    return res
 
 
 def count(results: list[TestResult]) -> dict[str, int]:
