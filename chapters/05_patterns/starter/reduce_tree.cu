@@ -18,10 +18,15 @@
 //    the same work and no thread idles from the first step.
 //  4 unroll the last warp: once s <= 32 only warp 0 works, and a warp needs no __syncthreads:
 //    __syncwarp() (cheaper, and required since Volta's independent thread scheduling) is enough.
+//
+// Files: steps 1 and 3 and the dispatch are here; step 2 (exercise 5.1) is in
+// reduce_tree_sequential.cu and step 4 in reduce_tree_last_warp.cu, each on its own so that a
+// pitfall that breaks one step copies only that step; reduce_device.cuh has the load of steps 3-5.
 #include "ch05/reduce.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"
 #include "reduce_internal.hpp"
+#include "reduce_device.cuh"
 
 namespace cudalab::ch05::detail {
 namespace {
@@ -44,31 +49,6 @@ __global__ void __launch_bounds__(kB) reduce_interleaved(const T* __restrict__ i
   if (tid == 0) block_sums[blockIdx.x] = sdata[0];
 }
 
-// Step 2: sequential addressing (exercise 5.1). Threads 0..s-1 add the upper half onto the lower.
-template <class T>
-__global__ void __launch_bounds__(kB) reduce_sequential(const T* __restrict__ in, T* __restrict__ block_sums,
-                                                        std::size_t n) {
-  __shared__ T sdata[kB];
-  const unsigned tid = threadIdx.x;
-  const std::size_t i = std::size_t{blockIdx.x} * kB + tid;
-  sdata[tid] = i < n ? in[i] : T{0};
-  __syncthreads();  // every element is in shared memory before the tree reads it
-  // TODO(5.1): the tree with sequential addressing: for s = kB / 2, kB / 4, ..., 1, the first s
-  //            threads add sdata[tid + s] onto sdata[tid]; a __syncthreads() after each level.
-  //            Then sdata[0] holds the block's sum (written below).
-  if (tid == 0) block_sums[blockIdx.x] = sdata[0];
-}
-
-// Steps 3 and 4 load two elements per thread: one from each half of the block's 2 * kB slice,
-// so both loads of a warp are coalesced (32 consecutive elements each).
-template <class T>
-__device__ T load_two(const T* __restrict__ in, std::size_t n) {
-  const std::size_t i = std::size_t{blockIdx.x} * (2 * kB) + threadIdx.x;
-  T v = i < n ? in[i] : T{0};
-  if (i + kB < n) v += in[i + kB];
-  return v;
-}
-
 // Step 3: first add during load, then the sequential tree.
 template <class T>
 __global__ void __launch_bounds__(kB) reduce_first_add(const T* __restrict__ in, T* __restrict__ block_sums,
@@ -84,37 +64,6 @@ __global__ void __launch_bounds__(kB) reduce_first_add(const T* __restrict__ in,
   if (tid == 0) block_sums[blockIdx.x] = sdata[0];
 }
 
-// Step 4: the levels s = 32 ... 1 run inside warp 0 with __syncwarp() instead of __syncthreads().
-// Each level reads into a register, syncs, then writes: a lane never overwrites a value another
-// lane still has to read. `volatile` keeps every shared-memory access a real load or store.
-template <class T>
-__device__ void warp_tail(volatile T* sdata, unsigned tid) {
-  T v = sdata[tid] + sdata[tid + 32];
-#pragma unroll
-  for (unsigned s = 16; s > 0; s /= 2) {
-    __syncwarp();  // every lane has read level 2s before anyone writes it
-    sdata[tid] = v;
-    __syncwarp();  // the writes of this level are visible to the whole warp
-    v += sdata[tid + s];
-  }
-  if (tid == 0) sdata[0] = v;
-}
-
-template <class T>
-__global__ void __launch_bounds__(kB) reduce_unroll_last_warp(const T* __restrict__ in,
-                                                              T* __restrict__ block_sums, std::size_t n) {
-  __shared__ T sdata[kB];
-  const unsigned tid = threadIdx.x;
-  sdata[tid] = load_two(in, n);
-  __syncthreads();  // every partial is in shared memory before the tree reads it
-  for (unsigned s = kB / 2; s > 32; s /= 2) {
-    if (tid < s) sdata[tid] += sdata[tid + s];
-    __syncthreads();  // level s is complete before level s / 2 reads it
-  }
-  if (tid < 32) warp_tail(sdata, tid);  // sdata[0..63] hold the last 64 partials
-  if (tid == 0) block_sums[blockIdx.x] = sdata[0];
-}
-
 }  // namespace
 
 template <class T>
@@ -125,20 +74,17 @@ void launch_tree_pass(ReduceVariant v, const T* in, T* block_sums, std::size_t n
   switch (v) {
     case ReduceVariant::kInterleaved:
       reduce_interleaved<T><<<grid, kB, 0, stream>>>(in, block_sums, n);
-      break;
-    case ReduceVariant::kSequential:
-      reduce_sequential<T><<<grid, kB, 0, stream>>>(in, block_sums, n);
-      break;
+      CUDALAB_CHECK_LAUNCH();
+      return;
+    case ReduceVariant::kSequential: return launch_sequential_pass(grid, in, block_sums, n, stream);
     case ReduceVariant::kFirstAddDuringLoad:
       reduce_first_add<T><<<grid, kB, 0, stream>>>(in, block_sums, n);
-      break;
-    case ReduceVariant::kUnrollLastWarp:
-      reduce_unroll_last_warp<T><<<grid, kB, 0, stream>>>(in, block_sums, n);
-      break;
-    default:
-      require(false, "variant", "not a shared-memory tree variant");
+      CUDALAB_CHECK_LAUNCH();
+      return;
+    case ReduceVariant::kUnrollLastWarp: return launch_last_warp_pass(grid, in, block_sums, n, stream);
+    default: break;
   }
-  CUDALAB_CHECK_LAUNCH();
+  require(false, "variant", "not a shared-memory tree variant");
 }
 
 template void launch_tree_pass<float>(ReduceVariant, const float*, float*, std::size_t, cudaStream_t);

@@ -1,0 +1,45 @@
+// Reduction ladder, step 2: the shared-memory tree with sequential addressing (exercise 5.1).
+// Launch shape and contract: reduce_tree.cu (kReduceBlock threads, one element per thread).
+#include "ch05/reduce.hpp"
+#include "cudalab/check.hpp"
+#include "reduce_internal.hpp"
+
+namespace cudalab::ch05::detail {
+namespace {
+
+constexpr unsigned kB = kReduceBlock;
+
+// Threads 0..s-1 add the upper half onto the lower: whole warps are active or idle, and a warp
+// reads 32 consecutive words (no bank conflicts).
+template <class T>
+__global__ void __launch_bounds__(kB) reduce_sequential(const T* __restrict__ in, T* __restrict__ block_sums,
+                                                        std::size_t n) {
+  __shared__ T sdata[kB];
+  const unsigned tid = threadIdx.x;
+  const std::size_t i = std::size_t{blockIdx.x} * kB + tid;
+  sdata[tid] = i < n ? in[i] : T{0};  // past n: the identity, so a partial block sums correctly
+  __syncthreads();                    // every element is in shared memory before the tree reads it
+  // BEGIN EXERCISE 5.1
+  // TODO(5.1): the tree with sequential addressing: for s = kB / 2, kB / 4, ..., 1, the first s
+  //            threads add sdata[tid + s] onto sdata[tid]; a __syncthreads() after each level.
+  //            Then sdata[0] holds the block's sum (written below).
+  for (unsigned s = kB / 2; s > 0; s /= 2) {
+    if (tid < s) sdata[tid] += sdata[tid + s];
+    __syncthreads();  // level s is complete before level s / 2 reads it
+  }
+  // END EXERCISE
+  if (tid == 0) block_sums[blockIdx.x] = sdata[0];
+}
+
+}  // namespace
+
+template <class T>
+void launch_sequential_pass(dim3 grid, const T* in, T* block_sums, std::size_t n, cudaStream_t stream) {
+  reduce_sequential<T><<<grid, kB, 0, stream>>>(in, block_sums, n);
+  CUDALAB_CHECK_LAUNCH();
+}
+
+template void launch_sequential_pass<float>(dim3, const float*, float*, std::size_t, cudaStream_t);
+template void launch_sequential_pass<int>(dim3, const int*, int*, std::size_t, cudaStream_t);
+
+}  // namespace cudalab::ch05::detail

@@ -1,0 +1,238 @@
+// Single-pass scan with decoupled look-back (Merrill & Garland, NVIDIA 2016).
+//
+// Launch: ceil(n / kLookbackTile) blocks of kLookbackThreads; each block scans one tile of 4096
+// elements (16 per thread) and moves each element once: read n, write n (8n bytes for int/float).
+// Target (2^28 int, H200): >= 90% of CUB DeviceScan::InclusiveSum in the same run.
+//
+// 1. Tile id from an atomic counter, not blockIdx.x: tiles start in id order, so every
+//    predecessor of a tile is already running or done, and waiting on it cannot deadlock
+//    (the hardware may start blocks in any order).
+// 2. Load: warp w owns 512 consecutive elements, as 4 chunks of 128; lane l reads elements
+//    4l..4l+3 of each chunk as one 16-byte vector: every warp load is 512 contiguous bytes, and
+//    all four loads are in flight before the first add.
+// 3. Scan in registers: each thread scans its 4 items, a warp-shuffle scan (5 steps) over the
+//    32 lane totals, a carry from chunk to chunk; then the 8 warp totals through shared memory.
+// 4. Publish and look back: warp 0 publishes the tile's aggregate (flag A), then reads the
+//    states of the 32 preceding tiles at once: it waits while any of them is still X (nothing
+//    published), adds the aggregates (A) down to the nearest inclusive prefix (P) and stops
+//    there; with no P in the window it moves 32 tiles further back. Then it publishes
+//    P = exclusive prefix + aggregate. A tile's state is ONE 64-bit word (flag in the high half,
+//    value in the low half) written with a single store: a reader sees the flag and its value
+//    together, never a new flag with a stale value (no fence needed between them).
+// 5. Add the tile's prefix, store with the same 16-byte vectors.
+//
+// Included by ONE translation unit, scan_lookback.cu: it defines warp_inclusive_scan (step 3's
+// warp-shuffle scan) and instantiates the launcher. A kernel and the device functions it calls
+// must be compiled together (no relocatable device code), so the kernel lives here and a pitfall
+// that breaks the warp scan replaces scan_lookback.cu alone.
+#pragma once
+
+#include <cuda/atomic>
+
+#include <cstdint>
+
+#include "ch05/scan.hpp"
+#include "cudalab/check.hpp"
+#include "cudalab/math.hpp"
+#include "scan_internal.hpp"
+
+namespace cudalab::ch05::detail {
+namespace {
+
+constexpr unsigned kThreads = kLookbackThreads;
+constexpr unsigned kWarps = kThreads / 32;
+constexpr unsigned kVecs = kLookbackItems / 4;  // 16-byte vectors per thread
+constexpr unsigned kChunk = 32 * 4;             // elements of one warp-wide vector load
+constexpr unsigned kWarpElems = kVecs * kChunk;
+constexpr unsigned kFullMask = 0xffffffffu;
+static_assert(kLookbackItems % 4 == 0 && kWarpElems * kWarps == kLookbackTile);
+
+// Tile states. 0 = X (invalid: nothing published yet; the workspace is cleared before the launch).
+constexpr unsigned kFlagAggregate = 1;  // value = the sum of this tile alone
+constexpr unsigned kFlagPrefix = 2;     // value = the sum of tiles 0..this one (inclusive prefix)
+
+template <class T> struct Vec4;
+template <> struct Vec4<float> { using type = float4; };
+template <> struct Vec4<int> { using type = int4; };
+
+// The value's 32 bits, and back (float: its bit pattern, unchanged). [[maybe_unused]]: the
+// readers are used only by look_back (exercise 5.4), still empty in the starter.
+__device__ unsigned to_bits(int v) { return static_cast<unsigned>(v); }
+__device__ unsigned to_bits(float v) { return __float_as_uint(v); }
+template <class T> __device__ T from_bits(unsigned u);
+template <> [[maybe_unused]] __device__ int from_bits<int>(unsigned u) { return static_cast<int>(u); }
+template <> [[maybe_unused]] __device__ float from_bits<float>(unsigned u) { return __uint_as_float(u); }
+
+template <class T>
+__device__ unsigned long long pack(unsigned flag, T value) {
+  return (static_cast<unsigned long long>(flag) << 32) | to_bits(value);
+}
+[[maybe_unused]] __device__ unsigned flag_of(unsigned long long word) { return static_cast<unsigned>(word >> 32); }
+template <class T>
+__device__ T value_of(unsigned long long word) { return from_bits<T>(static_cast<unsigned>(word)); }
+
+// Device-scope relaxed atomics on the 64-bit word: one 8-byte store / load (single-copy atomic),
+// which always goes to L2 where every SM sees it.
+__device__ void publish(unsigned long long* state, unsigned long long word) {
+  cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(*state).store(word, cuda::memory_order_relaxed);
+}
+[[maybe_unused]] __device__ unsigned long long read_state(unsigned long long* state) {
+  return cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(*state).load(cuda::memory_order_relaxed);
+}
+
+// Inclusive scan of v over the 32 lanes (lane i gets the sum of lanes 0..i). Defined by the
+// file that includes this one: scan_lookback.cu.
+template <class T>
+__device__ T warp_inclusive_scan(T v, unsigned lane);
+
+template <class T>
+__device__ T warp_sum(T v) {
+#pragma unroll
+  for (unsigned offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(kFullMask, v, offset);
+  return v;  // in every lane
+}
+
+// Called by all 32 lanes of warp 0 of tile `tile` >= 1; returns, in every lane, the sum of all
+// elements of tiles 0..tile-1 (the tile's exclusive prefix).
+template <class T>
+__device__ T look_back(unsigned long long* states, unsigned tile, unsigned lane) {
+  // BEGIN EXERCISE 5.4
+  // TODO(5.4): the decoupled look-back. Window of 32 predecessors: lane l reads the state of tile
+  //            window_end - (31 - l), starting with window_end = tile - 1 (lane 31 = the nearest).
+  //            1. read_state() until no lane sees flag X (0): __any_sync(kFullMask, flag == 0).
+  //            2. p = __ballot_sync(kFullMask, flag == kFlagPrefix): the nearest P is the highest
+  //               set bit, lane 31 - __clz(p). Lanes at or above it contribute value_of<T>(word);
+  //               the others 0 (with no P, every lane's aggregate counts). Sum with warp_sum().
+  //            3. Stop when the window had a P; else window_end -= 32 and repeat.
+  //            (A predecessor below tile 0 counts as P with value 0; tile 0 always publishes P.)
+  // STARTER: (void)states; (void)tile; (void)lane;
+  // STARTER: return T{0};
+  T prefix = T{0};
+  for (long long window_end = static_cast<long long>(tile) - 1;; window_end -= 32) {
+    const long long pred = window_end - (31 - static_cast<long long>(lane));
+    unsigned long long word;
+    do {
+      word = pred >= 0 ? read_state(states + pred) : pack(kFlagPrefix, T{0});
+    } while (__any_sync(kFullMask, flag_of(word) == 0));  // a predecessor has published nothing yet
+    const unsigned prefix_lanes = __ballot_sync(kFullMask, flag_of(word) == kFlagPrefix);
+    const int stop = prefix_lanes != 0 ? 31 - __clz(prefix_lanes) : -1;  // the nearest P, or none
+    prefix += warp_sum(static_cast<int>(lane) >= stop ? value_of<T>(word) : T{0});
+    if (prefix_lanes != 0) return prefix;
+  }
+  // END EXERCISE
+}
+
+template <class T, bool kAligned>
+__global__ void __launch_bounds__(kThreads)
+lookback_scan_kernel(const T* __restrict__ in, T* __restrict__ out, std::size_t n, ScanKind kind,
+                     unsigned long long* __restrict__ states, unsigned* __restrict__ tile_counter) {
+  using V = typename Vec4<T>::type;
+  __shared__ unsigned s_tile;
+  __shared__ T s_warp_total[kWarps];
+  __shared__ T s_tile_prefix;
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+
+  if (threadIdx.x == 0) s_tile = atomicAdd(tile_counter, 1u);  // 1. dynamic tile id
+  __syncthreads();  // every thread needs the tile id
+  const unsigned tile = s_tile;
+  const std::size_t warp_base = std::size_t{tile} * kLookbackTile + std::size_t{warp} * kWarpElems;
+  const bool full = kAligned && std::size_t{tile + 1} * kLookbackTile <= n;  // same for the whole block
+
+  // 2. Load. x[v][k] = element warp_base + v * kChunk + 4 * lane + k.
+  T x[kVecs][4];
+  if (full) {
+#pragma unroll
+    for (unsigned v = 0; v < kVecs; ++v) {
+      const V q = reinterpret_cast<const V*>(in + warp_base + v * kChunk)[lane];
+      x[v][0] = q.x; x[v][1] = q.y; x[v][2] = q.z; x[v][3] = q.w;
+    }
+  } else {  // the last, partial tile (or misaligned pointers): scalars, identity past n
+#pragma unroll
+    for (unsigned v = 0; v < kVecs; ++v)
+#pragma unroll
+      for (unsigned k = 0; k < 4; ++k) {
+        const std::size_t i = warp_base + v * kChunk + 4 * lane + k;
+        x[v][k] = i < n ? in[i] : T{0};
+      }
+  }
+
+  // 3. Scan within the warp, chunk by chunk; `carry` = the warp's elements of earlier chunks.
+  T carry = T{0};
+#pragma unroll
+  for (unsigned v = 0; v < kVecs; ++v) {
+    x[v][1] += x[v][0];
+    x[v][2] += x[v][1];
+    x[v][3] += x[v][2];  // thread-local inclusive scan; x[v][3] = the thread's total
+    const T total = x[v][3];
+    const T lanes_incl = warp_inclusive_scan(total, lane);
+    T lanes_excl = __shfl_up_sync(kFullMask, lanes_incl, 1);  // the sum of lanes 0..lane-1
+    if (lane == 0) lanes_excl = T{0};
+    if (kind == ScanKind::kExclusive) {  // shift right by one within the thread (exact)
+      x[v][3] = x[v][2]; x[v][2] = x[v][1]; x[v][1] = x[v][0]; x[v][0] = T{0};
+    }
+    const T add = carry + lanes_excl;
+#pragma unroll
+    for (unsigned k = 0; k < 4; ++k) x[v][k] += add;
+    carry += __shfl_sync(kFullMask, lanes_incl, 31);  // the chunk's total
+  }
+  if (lane == 0) s_warp_total[warp] = carry;
+  __syncthreads();  // all warp totals are in shared memory
+  T warp_prefix = T{0}, tile_total = T{0};
+#pragma unroll
+  for (unsigned w = 0; w < kWarps; ++w) {
+    const T t = s_warp_total[w];
+    if (w < warp) warp_prefix += t;
+    tile_total += t;
+  }
+
+  // 4. Publish, look back, publish again (warp 0 only; the other warps wait at the barrier).
+  if (warp == 0) {
+    T tile_prefix = T{0};
+    if (tile == 0) {
+      if (lane == 0) publish(states, pack(kFlagPrefix, tile_total));
+    } else {
+      if (lane == 0) publish(states + tile, pack(kFlagAggregate, tile_total));  // early: successors need not wait for our look-back
+      tile_prefix = look_back<T>(states, tile, lane);
+      if (lane == 0) publish(states + tile, pack(kFlagPrefix, tile_prefix + tile_total));
+    }
+    if (lane == 0) s_tile_prefix = tile_prefix;
+  }
+  __syncthreads();  // the tile's prefix is known to every thread
+  const T add = s_tile_prefix + warp_prefix;
+
+  // 5. Store.
+  if (full) {
+#pragma unroll
+    for (unsigned v = 0; v < kVecs; ++v) {
+      V q;
+      q.x = x[v][0] + add; q.y = x[v][1] + add; q.z = x[v][2] + add; q.w = x[v][3] + add;
+      reinterpret_cast<V*>(out + warp_base + v * kChunk)[lane] = q;
+    }
+  } else {
+#pragma unroll
+    for (unsigned v = 0; v < kVecs; ++v)
+#pragma unroll
+      for (unsigned k = 0; k < 4; ++k) {
+        const std::size_t i = warp_base + v * kChunk + 4 * lane + k;
+        if (i < n) out[i] = x[v][k] + add;
+      }
+  }
+}
+
+}  // namespace
+
+template <class T>
+void launch_lookback_scan(const T* in, T* out, std::size_t n, ScanKind kind, unsigned long long* tile_states,
+                          unsigned* tile_counter, cudaStream_t stream) {
+  if (n == 0) return;
+  const std::size_t tiles = ceil_div<std::size_t>(n, kLookbackTile);
+  require(tiles <= 0xffffffffu / 2, "n", "too many tiles for 32-bit tile ids");
+  const bool aligned = reinterpret_cast<std::uintptr_t>(in) % 16 == 0 && reinterpret_cast<std::uintptr_t>(out) % 16 == 0;
+  const dim3 grid(static_cast<unsigned>(tiles));
+  if (aligned)
+    lookback_scan_kernel<T, true><<<grid, kThreads, 0, stream>>>(in, out, n, kind, tile_states, tile_counter);
+  else
+    lookback_scan_kernel<T, false><<<grid, kThreads, 0, stream>>>(in, out, n, kind, tile_states, tile_counter);
+  CUDALAB_CHECK_LAUNCH();
+}
+}  // namespace cudalab::ch05::detail
