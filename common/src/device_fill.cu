@@ -65,6 +65,15 @@ void launch_fill(T* out, std::size_t n, F f, cudaStream_t stream) {
   CUDALAB_CHECK_LAUNCH();
 }
 
+template <class T>
+DeviceBuffer<T> filled_buffer(std::size_t n, std::uint64_t seed, T lo, T hi) {
+  DeviceBuffer<T> b(n);
+  if (n == 0) return b;
+  fill_uniform_device(b.data(), n, seed, lo, hi);
+  CUDALAB_CHECK(cudaStreamSynchronize(nullptr));  // the stream the fill ran on
+  return b;
+}
+
 }  // namespace
 
 void fill_uniform_device(float* out, std::size_t n, std::uint64_t seed, float lo, float hi,
@@ -75,6 +84,13 @@ void fill_uniform_device(int* out, std::size_t n, std::uint64_t seed, int lo, in
                          cudaStream_t stream) {
   require(lo <= hi, "lo", "must not exceed hi");
   launch_fill(out, n, IntGen{seed, lo, hi}, stream);
+}
+DeviceBuffer<float> uniform_device_buffer(std::size_t n, std::uint64_t seed, float lo, float hi) {
+  return filled_buffer(n, seed, lo, hi);
+}
+DeviceBuffer<int> uniform_device_buffer(std::size_t n, std::uint64_t seed, int lo, int hi) {
+  require(lo <= hi, "lo", "must not exceed hi");  // before the allocation: a CPU-only check
+  return filled_buffer(n, seed, lo, hi);
 }
 float uniform_at(std::uint64_t seed, std::size_t i, float lo, float hi) noexcept {
   return value_f(seed, i, lo, hi);

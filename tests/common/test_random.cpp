@@ -44,6 +44,13 @@ TEST(Random, IntegersStayInRange) {
   }
 }
 
+// CPU-only (runs on CI): the range is checked before any allocation, and n = 0 needs no device.
+TEST(Random, UniformDeviceBufferChecksArgumentsFirst) {
+  cudalab::testing::expect_throws_naming([] { (void)uniform_device_buffer(16, 1, 5, 4); }, "lo");
+  EXPECT_EQ(uniform_device_buffer(0, 1, -1.0f, 1.0f).size(), 0u);
+  EXPECT_EQ(uniform_device_buffer(0, 1, 5, 5).size(), 0u);
+}
+
 TEST(RandomGpu, DeviceFillMatchesHostTwin) {
   CUDALAB_REQUIRE_GPU();
   const std::size_t n = 100'003;
@@ -64,4 +71,25 @@ TEST(RandomGpu, PoisonDeviceSetsAllBits) {
   DeviceBuffer<float> d(33);
   poison_device(d.data(), d.bytes());
   for (float v : d.to_host()) EXPECT_TRUE(is_poison(v));
+}
+
+// The buffer holds the fill's values and the fill is finished: nothing is left on the stream it
+// ran on, so a kernel on a non-blocking stream reads complete data.
+TEST(RandomGpu, UniformDeviceBufferIsFilledAndFinished) {
+  CUDALAB_REQUIRE_GPU();
+  const std::size_t n = (std::size_t{1} << 23) + 3;  // a fill still running were it not waited for
+  const DeviceBuffer<float> f = uniform_device_buffer(n, 7, -1.0f, 1.0f);
+  EXPECT_EQ(cudaStreamQuery(nullptr), cudaSuccess);
+  const DeviceBuffer<int> k = uniform_device_buffer(n, 8, -100, 100);
+  EXPECT_EQ(cudaStreamQuery(nullptr), cudaSuccess);
+  ASSERT_EQ(f.size(), n);
+  ASSERT_EQ(k.size(), n);
+  const auto hf = f.to_host();
+  const auto hk = k.to_host();
+  for (std::size_t i = 0; i < n; i += 101) {
+    ASSERT_EQ(hf[i], uniform_at(7, i, -1.0f, 1.0f)) << "index " << i;
+    ASSERT_EQ(hk[i], uniform_at(8, i, -100, 100)) << "index " << i;
+  }
+  EXPECT_EQ(hf[n - 1], uniform_at(7, n - 1, -1.0f, 1.0f));
+  EXPECT_EQ(hk[n - 1], uniform_at(8, n - 1, -100, 100));
 }

@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "cudalab/memory.hpp"
+
 namespace cudalab {
 
 // out[i] = lo + (hi - lo) * u(seed, i), u uniform in [0, 1).
@@ -15,6 +17,12 @@ void fill_uniform_device(float* out, std::size_t n, std::uint64_t seed, float lo
                          cudaStream_t stream = nullptr);
 void fill_uniform_device(int* out, std::size_t n, std::uint64_t seed, int lo, int hi,
                          cudaStream_t stream = nullptr);
+// A new device array of n elements filled as fill_uniform_device(seed, lo, hi) does, and finished
+// when it returns: the fill runs on the default stream and is waited for, so work on any other
+// stream (a benchmark's non-blocking stream, whose warm-up would otherwise overlap the fill) reads
+// the whole input. Arguments are checked before any device call; n = 0 touches no device.
+DeviceBuffer<float> uniform_device_buffer(std::size_t n, std::uint64_t seed, float lo, float hi);
+DeviceBuffer<int> uniform_device_buffer(std::size_t n, std::uint64_t seed, int lo, int hi);
 // Host twin of the device hash: the exact value fill_uniform_device wrote at index i.
 float uniform_at(std::uint64_t seed, std::size_t i, float lo, float hi) noexcept;
 int uniform_at(std::uint64_t seed, std::size_t i, int lo, int hi) noexcept;
