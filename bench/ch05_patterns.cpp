@@ -27,15 +27,13 @@ namespace {
 
 constexpr std::size_t kN = std::size_t{1} << 28;
 
+// kN random elements, filled before any benchmark stream reads them.
 template <class T>
 DeviceBuffer<T> random_input(std::uint64_t seed) {
-  DeviceBuffer<T> in(kN);
   if constexpr (std::is_same_v<T, float>)
-    fill_uniform_device(in.data(), kN, seed, -1.0f, 1.0f);
+    return uniform_device_buffer(kN, seed, -1.0f, 1.0f);
   else
-    fill_uniform_device(in.data(), kN, seed, -100, 100);  // prefixes: a random walk of ~1e6, far from 2^31
-  CUDALAB_CHECK(cudaDeviceSynchronize());
-  return in;
+    return uniform_device_buffer(kN, seed, -100, 100);  // prefixes: a random walk of ~1e6, far from 2^31
 }
 
 void BM_reduce_sum(benchmark::State& state) {

@@ -37,21 +37,14 @@ namespace {
 constexpr std::size_t kMoreN = std::size_t{1} << 26;  // 2^26 floats = 256 MiB per array
 constexpr int kImage = 8192;                          // 8192 x 8192 floats = 256 MiB
 
-DeviceBuffer<float> more_random(std::size_t n, std::uint64_t seed, float lo = -1.0f, float hi = 1.0f) {
-  DeviceBuffer<float> b(n);
-  fill_uniform_device(b.data(), n, seed, lo, hi);
-  CUDALAB_CHECK(cudaDeviceSynchronize());
-  return b;
-}
-
 void BM_stencil(benchmark::State& state) {
   const auto v = static_cast<ch05::ConvVariant>(state.range(0));
   const int r = static_cast<int>(state.range(1));
   state.SetLabel(std::string(v == ch05::ConvVariant::kNaive ? "naive" : "tiled") + "_r" + std::to_string(r));
   const std::size_t n = std::size_t{kImage} * kImage;
   const int k = 2 * r + 1;
-  auto in = more_random(n, 11), out = DeviceBuffer<float>(n);
-  auto filter = more_random(static_cast<std::size_t>(k) * k, 12, 0.0f, 1.0f / (k * k));
+  auto in = uniform_device_buffer(n, 11, -1.0f, 1.0f), out = DeviceBuffer<float>(n);
+  auto filter = uniform_device_buffer(static_cast<std::size_t>(k) * k, 12, 0.0f, 1.0f / (k * k));
   bench::run(state, [&](cudaStream_t s) {
     ch05::conv2d(in.data(), out.data(), kImage, kImage, filter.data(), r, v, s);
   }, {.bytes = 8.0 * n, .flops = 2.0 * k * k * n});
@@ -60,7 +53,7 @@ void BM_stencil(benchmark::State& state) {
 void BM_unroll(benchmark::State& state) {
   const auto v = static_cast<ch05::UnrollVariant>(state.range(0));
   state.SetLabel(ch05::to_string(v));
-  auto x = more_random(kMoreN, 21), y = more_random(kMoreN, 22);
+  auto x = uniform_device_buffer(kMoreN, 21, -1.0f, 1.0f), y = uniform_device_buffer(kMoreN, 22, -1.0f, 1.0f);
   const ch05::KernelResources r = ch05::saxpy_unrolled_resources(v);
   state.counters["regs"] = r.num_regs;
   state.counters["local_bytes"] = static_cast<double>(r.local_bytes);
@@ -71,7 +64,7 @@ void BM_unroll(benchmark::State& state) {
 void BM_divergence(benchmark::State& state) {
   const auto v = static_cast<ch05::DivergenceVariant>(state.range(0));
   state.SetLabel(ch05::to_string(v));
-  auto in = more_random(kMoreN, 31, -10.0f, 10.0f);
+  auto in = uniform_device_buffer(kMoreN, 31, -10.0f, 10.0f);
   DeviceBuffer<float> out(kMoreN);
   // Useful FLOPs: one FMA (2 FLOPs) per step on one path per element; the divergent version
   // spends issue slots on the masked path too, which is what its lower TFLOP/s shows.
@@ -85,7 +78,7 @@ void BM_occupancy(benchmark::State& state) {
   const std::size_t dyn = static_cast<std::size_t>(state.range(2)) * 1024;
   state.SetLabel(std::string(ch05::to_string(p)) + "_t" + std::to_string(threads) + "_dyn" +
                  std::to_string(state.range(2)) + "K");
-  auto x = more_random(kMoreN, 41);
+  auto x = uniform_device_buffer(kMoreN, 41, -1.0f, 1.0f);
   DeviceBuffer<float> y(kMoreN);
   const ch05::ProbeResources r = ch05::probe_resources(p);
   const int blocks = ch05::probe_blocks_per_sm(p, threads, dyn);
@@ -105,7 +98,7 @@ void BM_fusion(benchmark::State& state) {
   const auto v = static_cast<ch05::FusionVariant>(state.range(0));
   state.SetLabel(ch05::to_string(v));
   const std::size_t rows = kImage, cols = kImage, n = rows * cols;
-  auto x = more_random(n, 51), bias = more_random(cols, 52);
+  auto x = uniform_device_buffer(n, 51, -1.0f, 1.0f), bias = uniform_device_buffer(cols, 52, -1.0f, 1.0f);
   DeviceBuffer<float> y(n);
   // The bytes each variant really moves: three kernels 3 x 8n, fused 8n (+ the bias row).
   const double bytes = (v == ch05::FusionVariant::kFused ? 8.0 : 24.0) * n + 4.0 * cols;
