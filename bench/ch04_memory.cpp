@@ -52,23 +52,23 @@ double memcpy_gbps(std::size_t bytes) {
 void BM_strided_copy(benchmark::State& state) {
   const auto stride = static_cast<unsigned>(state.range(0));
   const std::size_t in_n = ch04::strided_input_size(kN, stride);  // up to 8 GiB at stride 32
-  DeviceBuffer<float> in(in_n), out(kN);
-  fill_uniform_device(in.data(), in_n, 1, -1.0f, 1.0f);
+  const DeviceBuffer<float> in = uniform_device_buffer(in_n, 1, -1.0f, 1.0f);
+  DeviceBuffer<float> out(kN);
   bench::run(state, [&](cudaStream_t s) { ch04::strided_copy(in.data(), out.data(), kN, stride, s); },
              {.bytes = 2.0 * kN * sizeof(float)});  // useful bytes: what a coalesced copy moves
 }
 
 void BM_offset_copy(benchmark::State& state) {
   const auto offset = static_cast<unsigned>(state.range(0));
-  DeviceBuffer<float> in(kN + offset), out(kN);
-  fill_uniform_device(in.data(), kN + offset, 2, -1.0f, 1.0f);
+  const DeviceBuffer<float> in = uniform_device_buffer(kN + offset, 2, -1.0f, 1.0f);
+  DeviceBuffer<float> out(kN);
   bench::run(state, [&](cudaStream_t s) { ch04::offset_copy(in.data(), out.data(), kN, offset, s); },
              {.bytes = 2.0 * kN * sizeof(float)});
 }
 
 void BM_coalescing_memcpy(benchmark::State& state) {  // the ceiling of both rows above
-  DeviceBuffer<float> in(kN), out(kN);
-  fill_uniform_device(in.data(), kN, 3, -1.0f, 1.0f);
+  const DeviceBuffer<float> in = uniform_device_buffer(kN, 3, -1.0f, 1.0f);
+  DeviceBuffer<float> out(kN);
   bench::run(state, [&](cudaStream_t s) {
     CUDALAB_CHECK(cudaMemcpyAsync(out.data(), in.data(), kN * sizeof(float), cudaMemcpyDeviceToDevice, s));
   }, {.bytes = 2.0 * kN * sizeof(float)});
@@ -83,9 +83,7 @@ struct Matrices {
   // Shape from the benchmark arguments: (rows, cols) start at argument `first`.
   Matrices(const benchmark::State& state, int first)
       : rows(static_cast<int>(state.range(first))), cols(static_cast<int>(state.range(first + 1))),
-        n(static_cast<std::size_t>(rows) * cols), in(n), out(n) {
-    fill_uniform_device(in.data(), n, 4, -1.0f, 1.0f);
-  }
+        n(static_cast<std::size_t>(rows) * cols), in(uniform_device_buffer(n, 4, -1.0f, 1.0f)), out(n) {}
   double bytes() const { return 2.0 * n * sizeof(float); }
 };
 
@@ -149,9 +147,9 @@ void BM_poly(benchmark::State& state) {
   const int terms = 16;
   state.SetLabel(std::string(memory == ch04::CoeffMemory::kGlobal ? "global" : "constant") + "/" +
                  (pattern == ch04::CoeffPattern::kBroadcast ? "broadcast" : "per_lane"));
-  DeviceBuffer<float> x(kN), y(kN), c(std::size_t{terms} * ch04::kPolys);
-  fill_uniform_device(x.data(), kN, 5, -0.99f, 0.99f);
-  fill_uniform_device(c.data(), c.size(), 6, -1.0f, 1.0f);
+  const DeviceBuffer<float> x = uniform_device_buffer(kN, 5, -0.99f, 0.99f);
+  const DeviceBuffer<float> c = uniform_device_buffer(std::size_t{terms} * ch04::kPolys, 6, -1.0f, 1.0f);
+  DeviceBuffer<float> y(kN);
   bench::run(state, [&](cudaStream_t s) {
     ch04::eval_polynomials(x.data(), y.data(), kN, c.data(), terms, memory, pattern, s);
   }, {.bytes = 2.0 * kN * sizeof(float), .flops = 2.0 * (terms - 1) * kN});

@@ -33,11 +33,10 @@ struct GemmData {
   int m, n, k;
   DeviceBuffer<float> a, b, c;
   GemmData(int m_, int n_, int k_)
-      : m(m_), n(n_), k(k_), a(std::size_t(m_) * k_), b(std::size_t(k_) * n_), c(std::size_t(m_) * n_) {
-    fill_uniform_device(a.data(), a.size(), 11, -1.0f, 1.0f);
-    fill_uniform_device(b.data(), b.size(), 12, -1.0f, 1.0f);
-    fill_uniform_device(c.data(), c.size(), 13, -1.0f, 1.0f);
-  }
+      : m(m_), n(n_), k(k_),
+        a(uniform_device_buffer(std::size_t(m_) * k_, 11, -1.0f, 1.0f)),
+        b(uniform_device_buffer(std::size_t(k_) * n_, 12, -1.0f, 1.0f)),
+        c(uniform_device_buffer(std::size_t(m_) * n_, 13, -1.0f, 1.0f)) {}
   double flops() const { return 2.0 * m * n * k; }
   // Compulsory traffic: read A and B once, write C (beta = 0).
   double bytes() const { return 4.0 * (double(m) * k + double(k) * n + double(m) * n); }
@@ -68,12 +67,9 @@ struct TcData {
   DeviceBuffer<T> a, b;
   DeviceBuffer<float> c;
   explicit TcData(int n) : size(n), a(std::size_t(n) * n), b(std::size_t(n) * n), c(std::size_t(n) * n) {
-    DeviceBuffer<float> tmp(std::size_t(n) * n);
-    fill_uniform_device(tmp.data(), tmp.size(), 21, -1.0f, 1.0f);
-    ch06::convert(tmp.data(), a.data(), a.size());
-    fill_uniform_device(tmp.data(), tmp.size(), 22, -1.0f, 1.0f);
-    ch06::convert(tmp.data(), b.data(), b.size());
-    CUDALAB_CHECK(cudaDeviceSynchronize());
+    ch06::convert(uniform_device_buffer(a.size(), 21, -1.0f, 1.0f).data(), a.data(), a.size());
+    ch06::convert(uniform_device_buffer(b.size(), 22, -1.0f, 1.0f).data(), b.data(), b.size());
+    CUDALAB_CHECK(cudaDeviceSynchronize());  // the conversions, before bench::run's own stream starts
   }
   double flops() const { return 2.0 * size * double(size) * size; }
   double bytes() const { return (2.0 * sizeof(T) + 4.0) * size * double(size); }
@@ -127,11 +123,9 @@ const ConvLayer kLayers[] = {{"conv1_7x7s2_3to64_224", {32, 3, 224, 224, 64, 7, 
 struct ConvData {
   DeviceBuffer<float> x, w, y;
   explicit ConvData(const ch06::ConvShape& s)
-      : x(std::size_t(s.n) * s.c * s.h * s.w), w(std::size_t(s.k) * s.c * s.r * s.s),
-        y(std::size_t(s.n) * s.k * s.p() * s.q()) {
-    fill_uniform_device(x.data(), x.size(), 31, -1.0f, 1.0f);
-    fill_uniform_device(w.data(), w.size(), 32, -1.0f, 1.0f);
-  }
+      : x(uniform_device_buffer(std::size_t(s.n) * s.c * s.h * s.w, 31, -1.0f, 1.0f)),
+        w(uniform_device_buffer(std::size_t(s.k) * s.c * s.r * s.s, 32, -1.0f, 1.0f)),
+        y(std::size_t(s.n) * s.k * s.p() * s.q()) {}
   // Compulsory traffic: read x and w once, write y.
   double bytes() const { return 4.0 * double(x.size() + w.size() + y.size()); }
 };
@@ -164,8 +158,7 @@ const FusedShape kFusedShapes[] = {{32, 4096, 4096}, {512, 1024, 1024}, {16384, 
 
 void bm_gemm_bias_relu(benchmark::State& state, const FusedShape& sh, bool fused) {
   GemmData d(sh.m, sh.n, sh.k);
-  DeviceBuffer<float> bias(std::size_t(sh.n));
-  fill_uniform_device(bias.data(), bias.size(), 41, -1.0f, 1.0f);
+  const DeviceBuffer<float> bias = uniform_device_buffer(std::size_t(sh.n), 41, -1.0f, 1.0f);
   CublasHandle h;
   state.SetLabel(fused ? "warptile + bias/ReLU epilogue" : "cublasSgemm + bias_relu kernel");
   bench::run(state, [&](cudaStream_t s) {
