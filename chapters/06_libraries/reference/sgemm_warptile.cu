@@ -85,6 +85,10 @@ __device__ __forceinline__ void warptile_block(const SgemmArgs& a, int bm, int b
   const int tiles = ceil_div(a.K, WC::kBK);
   if (tiles > 0) store_tiles(0, load_a(0), load_b(0));
   __syncthreads();  // buffer 0 complete
+  // Unrolled by two: in each copy of the body `cur` is a compile-time constant, so every shared
+  // address is a base register plus an immediate offset and no instruction computes the buffer.
+  // Measured on the H200 at 4096^3: 87.8% of cuBLAS rolled, 92.8% unrolled (side harness).
+#pragma unroll 2
   for (int tile = 0; tile < tiles; ++tile) {
     const int cur = tile & 1;
     const bool has_next = tile + 1 < tiles;
