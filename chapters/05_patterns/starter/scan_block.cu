@@ -1,6 +1,6 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
 // fail until you do. (Generated from chapters/05_patterns/reference/scan_block.cu by scripts/gen_starter.py.)
-// Block-level scans (Kogge-Stone, Brent-Kung) and the multi-block scan-then-propagate.
+// Block-level scans (Kogge-Stone, Brent-Kung): every tile scanned on its own.
 //
 // Tile kernel: one block scans one tile of kScanTile elements in shared memory and writes the
 // tile's total to tile_sums[b]. Launch: ceil(n / kScanTile) blocks of kKoggeStoneThreads (one
@@ -11,10 +11,7 @@
 //  - Brent-Kung: an up-sweep builds partial sums at the nodes of a binary tree (T - 1 adds), a
 //    down-sweep hands them down (T - log2 T - 1 adds): ~2T adds, 2 log2 T steps, and more idle
 //    threads per step. Work-efficient, but not faster on one block of a GPU.
-// Multi-block scan-then-propagate: (1) scan every tile and keep its total, (2) scan the totals
-// (the same algorithm, recursively, until one tile is left), (3) add the scanned total of tiles
-// 0..b-1 to every element of tile b. Passes 1 and 3 each read and write all n elements: about
-// 4n elements moved against 2n for a single-pass scan (scan_lookback.cu).
+// The multi-block scan built on these tiles is in scan_propagate.cu.
 #include "ch05/scan.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"
@@ -24,7 +21,6 @@ namespace cudalab::ch05::detail {
 namespace {
 
 constexpr unsigned kT = kScanTile;
-constexpr unsigned kPropagateThreads = 256;
 
 // In place: s[0, kT) becomes its inclusive scan. Block of kT threads, one element each. Ends with
 // a barrier, so every thread may read any s[j] afterwards.
@@ -78,17 +74,6 @@ tile_scan_kernel(const T* in, T* out, std::size_t n, ScanKind kind, T* tile_sums
   if (tile_sums != nullptr && threadIdx.x == 0) tile_sums[blockIdx.x] = s[kT - 1];
 }
 
-// Tile b >= 1 adds the scanned sum of tiles 0..b-1, scanned_sums[b - 1]. Launch: tiles - 1 blocks.
-template <class T>
-__global__ void __launch_bounds__(kPropagateThreads)
-add_tile_prefix(T* __restrict__ out, std::size_t n, const T* __restrict__ scanned_sums) {
-  const std::size_t tile = std::size_t{blockIdx.x} + 1;  // tile 0 has nothing to its left
-  const T prefix = scanned_sums[tile - 1];
-  const std::size_t base = tile * kT;
-  for (unsigned j = threadIdx.x; j < kT; j += kPropagateThreads)
-    if (base + j < n) out[base + j] += prefix;
-}
-
 }  // namespace
 
 template <class T>
@@ -105,29 +90,7 @@ void launch_tile_scan(const T* in, T* out, std::size_t n, BlockScanAlgo algo, Sc
   CUDALAB_CHECK_LAUNCH();
 }
 
-std::size_t propagate_workspace_elems(std::size_t n) {
-  std::size_t total = 0;
-  for (std::size_t tiles = ceil_div<std::size_t>(n, kT); tiles > 1; tiles = ceil_div<std::size_t>(tiles, kT))
-    total += tiles;
-  return total;
-}
-
-template <class T>
-void scan_then_propagate(const T* in, T* out, std::size_t n, ScanKind kind, BlockScanAlgo algo, T* level_sums,
-                         cudaStream_t stream) {
-  if (n == 0) return;
-  const std::size_t tiles = ceil_div<std::size_t>(n, kT);
-  launch_tile_scan(in, out, n, algo, kind, tiles > 1 ? level_sums : nullptr, stream);
-  if (tiles == 1) return;
-  // The tile sums, scanned in place (inclusive): level_sums[b] = sum of tiles 0..b.
-  scan_then_propagate(level_sums, level_sums, tiles, ScanKind::kInclusive, algo, level_sums + tiles, stream);
-  add_tile_prefix<T><<<static_cast<unsigned>(tiles - 1), kPropagateThreads, 0, stream>>>(out, n, level_sums);
-  CUDALAB_CHECK_LAUNCH();
-}
-
 template void launch_tile_scan<float>(const float*, float*, std::size_t, BlockScanAlgo, ScanKind, float*, cudaStream_t);
 template void launch_tile_scan<int>(const int*, int*, std::size_t, BlockScanAlgo, ScanKind, int*, cudaStream_t);
-template void scan_then_propagate<float>(const float*, float*, std::size_t, ScanKind, BlockScanAlgo, float*, cudaStream_t);
-template void scan_then_propagate<int>(const int*, int*, std::size_t, ScanKind, BlockScanAlgo, int*, cudaStream_t);
 
 }  // namespace cudalab::ch05::detail

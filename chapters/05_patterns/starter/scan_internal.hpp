@@ -17,7 +17,7 @@ template <class T>
 void launch_tile_scan(const T* in, T* out, std::size_t n, BlockScanAlgo algo, ScanKind kind, T* tile_sums,
                       cudaStream_t stream);
 
-// scan_block.cu: scan-then-propagate over all n elements. `level_sums` holds
+// scan_propagate.cu: scan-then-propagate over all n elements. `level_sums` holds
 // propagate_workspace_elems(n) elements.
 template <class T>
 void scan_then_propagate(const T* in, T* out, std::size_t n, ScanKind kind, BlockScanAlgo algo, T* level_sums,
