@@ -1,4 +1,5 @@
-// PITFALL (exercise 5.5): the tile is loaded without its halo.
+// PITFALL (replaces reference/stencil_tiled.cu, exercise 5.5): the tile is loaded without its
+// halo.
 //
 // Each thread loads only the pixels of its own output tile into shared memory and the border of
 // r pixels around it is left at 0, as if every tile edge were the image edge. Outputs in the
@@ -7,51 +8,15 @@
 // pixels are wrong, and nothing crashes. The halo is the whole difficulty of tiling a stencil:
 // the input tile is larger than the output tile.
 // Caught by: Conv2dGpu.MatchesOracle (every shape larger than one tile, radius >= 1).
+// Exercise 5.5: the tiled 2D convolution. A block loads its input tile plus the r-pixel halo into
+// shared memory once, then reads all (2r + 1)^2 taps of its outputs from there. Cost model,
+// naive kernel and dispatch: stencil.cu.
 #include "ch05/stencil.hpp"
 #include "cudalab/check.hpp"
-#include "cudalab/math.hpp"
+#include "stencil_internal.hpp"
 
-namespace cudalab::ch05 {
+namespace cudalab::ch05::detail {
 namespace {
-
-// One config drives the block shape, the launch bounds, the shared tile and the grid.
-struct ConvConfig {
-  static constexpr int kTileX = 32;      // output tile width: a warp covers one row (coalesced)
-  static constexpr int kTileY = 32;      // output tile height
-  static constexpr int kThreadsY = 8;    // 32 x 8 threads; each thread computes kTileY / 8 rows
-  static constexpr int kRowsPerThread = kTileY / kThreadsY;
-  static constexpr int kThreads = kTileX * kThreadsY;
-  // Shared tile sized for the largest radius: (kTileY + 2 R) x (kTileX + 2 R) floats.
-  static constexpr int kInY = kTileY + 2 * kConvMaxRadius;
-  static constexpr int kInX = kTileX + 2 * kConvMaxRadius;
-};
-static_assert(ConvConfig::kRowsPerThread * ConvConfig::kThreadsY == ConvConfig::kTileY,
-              "whole rows per thread");
-static_assert(ConvConfig::kThreads <= 1024 && ConvConfig::kThreads % 32 == 0);
-static_assert(ConvConfig::kInY * ConvConfig::kInX * sizeof(float) <= 48 * 1024, "static shared limit");
-
-// Naive: one thread per output pixel, (2r+1)^2 bounds-checked global loads each.
-// Launch: (32, 8) threads, grid (ceil(width / 32), ceil(height / 8)).
-__global__ void __launch_bounds__(ConvConfig::kThreads)
-conv2d_naive_kernel(const float* __restrict__ in, float* __restrict__ out, int width, int height,
-                    const float* __restrict__ filter, int radius) {
-  const int x = blockIdx.x * ConvConfig::kTileX + threadIdx.x;
-  const int y = blockIdx.y * ConvConfig::kThreadsY + threadIdx.y;
-  if (x >= width || y >= height) return;
-  const int k = 2 * radius + 1;
-  float acc = 0.0f;
-  for (int dy = 0; dy < k; ++dy) {
-    const int gy = y + dy - radius;
-    for (int dx = 0; dx < k; ++dx) {
-      const int gx = x + dx - radius;
-      // Zero padding: taps outside the image contribute nothing.
-      const float v = (gx >= 0 && gx < width && gy >= 0 && gy < height)
-                          ? in[static_cast<std::size_t>(gy) * width + gx] : 0.0f;
-      acc += filter[dy * k + dx] * v;  // the filter index is warp-uniform: one broadcast load
-    }
-  }
-  out[static_cast<std::size_t>(y) * width + x] = acc;
-}
 
 // Tiled: a block computes a kTileY x kTileX output tile from a shared copy of its input tile plus
 // the halo. Launch: (32, 8) threads, grid (ceil(width / 32), ceil(height / 32)).
@@ -65,7 +30,7 @@ conv2d_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, int w
   const int x0 = static_cast<int>(blockIdx.x) * ConvConfig::kTileX - radius;
   const int y0 = static_cast<int>(blockIdx.y) * ConvConfig::kTileY - radius;
   for (int e = tid; e < in_w * in_h; e += ConvConfig::kThreads) {
-    const int row = e / in_w, col = e % in_w;
+    const int row = e / in_w, col = e % in_w;  // consecutive e: consecutive columns of one row
     const int gx = x0 + col, gy = y0 + row;
     // BUG: only the block's own output tile is loaded; the halo ring stays 0.
     const bool halo = row < radius || row >= radius + ConvConfig::kTileY || col < radius ||
@@ -92,28 +57,11 @@ conv2d_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, int w
 
 }  // namespace
 
-void conv2d(const float* in, float* out, int width, int height, const float* filter, int radius,
-            ConvVariant variant, cudaStream_t stream) {
-  require(width >= 0, "width", "must be >= 0");
-  require(height >= 0, "height", "must be >= 0");
-  require(radius >= 0 && radius <= kConvMaxRadius, "radius", "must be in 0..kConvMaxRadius (4)");
-  require(variant == ConvVariant::kNaive || variant == ConvVariant::kTiled, "variant",
-          "unknown ConvVariant");
-  const std::size_t n = static_cast<std::size_t>(width) * static_cast<std::size_t>(height);
-  const std::size_t taps = static_cast<std::size_t>(2 * radius + 1) * (2 * radius + 1);
-  require_device_pointer(in, n, "in");
-  require_device_pointer(out, n, "out");
-  require_device_pointer(filter, n > 0 ? taps : 0, "filter");
-  if (n == 0) return;
-  const dim3 block(ConvConfig::kTileX, ConvConfig::kThreadsY);
-  const int rows_per_block = variant == ConvVariant::kNaive ? ConvConfig::kThreadsY : ConvConfig::kTileY;
-  const dim3 grid(ceil_div(width, ConvConfig::kTileX), ceil_div(height, rows_per_block));
-  require(grid.y <= 65535u, "height", "too many rows for a 2D grid (grid.y <= 65535)");
-  if (variant == ConvVariant::kNaive)
-    conv2d_naive_kernel<<<grid, block, 0, stream>>>(in, out, width, height, filter, radius);
-  else
-    conv2d_tiled_kernel<<<grid, block, 0, stream>>>(in, out, width, height, filter, radius);
+void launch_conv2d_tiled(dim3 grid, const float* in, float* out, int width, int height,
+                         const float* filter, int radius, cudaStream_t stream) {
+  const dim3 block(ConvConfig::kTileX, ConvConfig::kThreadsY);  // (32, 8), as the naive kernel
+  conv2d_tiled_kernel<<<grid, block, 0, stream>>>(in, out, width, height, filter, radius);
   CUDALAB_CHECK_LAUNCH();
 }
 
-}  // namespace cudalab::ch05
+}  // namespace cudalab::ch05::detail

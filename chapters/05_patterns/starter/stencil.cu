@@ -1,6 +1,6 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
 // fail until you do. (Generated from chapters/05_patterns/reference/stencil.cu by scripts/gen_starter.py.)
-// Exercise 5.5 — shared-memory tiling: a 2D convolution with halos, zero padding at the edges.
+// Shared-memory tiling: a 2D convolution with halos, zero padding at the edges (exercise 5.5).
 //
 // Cost model for an r-radius filter, K = (2r + 1)^2 taps, n = width x height pixels:
 //   bytes that must cross DRAM: 4 n read + 4 n written (each pixel once) = 8 n
@@ -11,28 +11,17 @@
 // r-pixel border its outputs also need) once into shared memory, then reads the K taps from there.
 // For r = 3 and a 32 x 32 output tile the tile is 38 x 38 pixels: 1444 global loads instead of
 // 49 x 1024 = 50176, a 35x cut in global load instructions.
+// This file: the naive kernel and the dispatch. The tiled kernel (exercise 5.5) is in
+// stencil_tiled.cu, a file of its own so that a pitfall can replace it alone.
 #include "ch05/stencil.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"
+#include "stencil_internal.hpp"
 
 namespace cudalab::ch05 {
 namespace {
 
-// One config drives the block shape, the launch bounds, the shared tile and the grid.
-struct ConvConfig {
-  static constexpr int kTileX = 32;      // output tile width: a warp covers one row (coalesced)
-  static constexpr int kTileY = 32;      // output tile height
-  static constexpr int kThreadsY = 8;    // 32 x 8 threads; each thread computes kTileY / 8 rows
-  static constexpr int kRowsPerThread = kTileY / kThreadsY;
-  static constexpr int kThreads = kTileX * kThreadsY;
-  // Shared tile sized for the largest radius: (kTileY + 2 R) x (kTileX + 2 R) floats.
-  static constexpr int kInY = kTileY + 2 * kConvMaxRadius;
-  static constexpr int kInX = kTileX + 2 * kConvMaxRadius;
-};
-static_assert(ConvConfig::kRowsPerThread * ConvConfig::kThreadsY == ConvConfig::kTileY,
-              "whole rows per thread");
-static_assert(ConvConfig::kThreads <= 1024 && ConvConfig::kThreads % 32 == 0);
-static_assert(ConvConfig::kInY * ConvConfig::kInX * sizeof(float) <= 48 * 1024, "static shared limit");
+using detail::ConvConfig;
 
 // Naive: one thread per output pixel, (2r+1)^2 bounds-checked global loads each.
 // Launch: (32, 8) threads, grid (ceil(width / 32), ceil(height / 8)).
@@ -57,25 +46,6 @@ conv2d_naive_kernel(const float* __restrict__ in, float* __restrict__ out, int w
   out[static_cast<std::size_t>(y) * width + x] = acc;
 }
 
-// Tiled: a block computes a kTileY x kTileX output tile from a shared copy of its input tile plus
-// the halo. Launch: (32, 8) threads, grid (ceil(width / 32), ceil(height / 32)).
-__global__ void __launch_bounds__(ConvConfig::kThreads)
-conv2d_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, int width, int height,
-                    const float* __restrict__ filter, int radius) {
-  // TODO(5.5): 0. Declare the shared tile, sized for the largest radius:
-  //               __shared__ float tile[ConvConfig::kInY][ConvConfig::kInX];  // (kTileY + 2R, kTileX + 2R)
-  //            1. Load the input tile AND its halo into `tile`: the (kTileY + 2 r) x (kTileX + 2 r)
-  //               pixels whose top-left corner is (blockIdx.y * kTileY - r, blockIdx.x * kTileX - r).
-  //               There are more of them than threads: loop e = tid, tid + kThreads, ... and map e
-  //               to (row, col) = (e / in_w, e % in_w) so consecutive threads load consecutive
-  //               pixels of a row (coalesced). Outside the image store 0 (the zero-padding rule).
-  //            2. __syncthreads(): no thread may read the tile before every thread has written it.
-  //            3. Each thread computes kRowsPerThread outputs (rows threadIdx.y + j * kThreadsY),
-  //               out(y, x) = sum filter[dy * k + dx] * tile[ly + dy][threadIdx.x + dx], dy and dx
-  //               in 0..2r (same order as the naive kernel), and stores it if (x, y) is inside.
-  (void)in; (void)out; (void)width; (void)height; (void)filter; (void)radius;
-}
-
 }  // namespace
 
 void conv2d(const float* in, float* out, int width, int height, const float* filter, int radius,
@@ -95,11 +65,12 @@ void conv2d(const float* in, float* out, int width, int height, const float* fil
   const int rows_per_block = variant == ConvVariant::kNaive ? ConvConfig::kThreadsY : ConvConfig::kTileY;
   const dim3 grid(ceil_div(width, ConvConfig::kTileX), ceil_div(height, rows_per_block));
   require(grid.y <= 65535u, "height", "too many rows for a 2D grid (grid.y <= 65535)");
-  if (variant == ConvVariant::kNaive)
+  if (variant == ConvVariant::kNaive) {
     conv2d_naive_kernel<<<grid, block, 0, stream>>>(in, out, width, height, filter, radius);
-  else
-    conv2d_tiled_kernel<<<grid, block, 0, stream>>>(in, out, width, height, filter, radius);
-  CUDALAB_CHECK_LAUNCH();
+    CUDALAB_CHECK_LAUNCH();
+  } else {
+    detail::launch_conv2d_tiled(grid, in, out, width, height, filter, radius, stream);
+  }
 }
 
 }  // namespace cudalab::ch05
