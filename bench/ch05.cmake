@@ -1,3 +1,5 @@
-# Chapter 5: reduction and scan (ch05_patterns.cpp, CUB rows through ch05_cub.cu), and the other
-# patterns of the chapter (ch05_patterns_more.cpp).
-lab_bench(ch05 ch05_patterns.cpp ch05_patterns_more.cpp ch05_cub.cu ch05_patterns_more_cub.cu)
+# Chapter 5: reduction and scan (ch05_reduce_scan.cpp), the patterns of exercises 5.5 - 5.10
+# (ch05_stencil_unroll_divergence_occupancy_fusion_histogram.cpp), CUB rows through
+# ch05_cub_wrappers.cu.
+lab_bench(ch05 ch05_reduce_scan.cpp ch05_stencil_unroll_divergence_occupancy_fusion_histogram.cpp
+          ch05_cub_wrappers.cu)

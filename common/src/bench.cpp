@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -128,6 +130,79 @@ void run(benchmark::State& state, const std::function<void(cudaStream_t)>& work,
 #endif
 }
 
+void run_vs(benchmark::State& state, const std::function<void(cudaStream_t)>& work,
+            const std::function<void(cudaStream_t)>& base, Work w, int warmup) {
+  Stream stream;
+  for (int i = 0; i < warmup; ++i) {
+    work(stream);
+    base(stream);
+  }
+  Event w0, w1, b0, b1;
+  std::vector<float> work_ms, base_ms, ratios;
+  bool work_first = true;
+  for (auto _ : state) {
+    auto timed = [&](const std::function<void(cudaStream_t)>& f, Event& e0, Event& e1) {
+      e0.record(stream);
+      f(stream);
+      e1.record(stream);
+    };
+    if (work_first) {
+      timed(work, w0, w1);
+      timed(base, b0, b1);
+    } else {
+      timed(base, b0, b1);
+      timed(work, w0, w1);
+    }
+    (work_first ? b1 : w1).synchronize();  // the later of the two
+    work_first = !work_first;
+    const float tw = w1.elapsed_ms_since(w0), tb = b1.elapsed_ms_since(b0);
+    state.SetIterationTime(tw * 1e-3);
+    work_ms.push_back(tw);
+    base_ms.push_back(tb);
+    if (tw > 0) ratios.push_back(tb / tw);
+  }
+  const TimingStats st = summarize(std::move(work_ms)), sb = summarize(std::move(base_ms));
+  const double sec = st.median_ms * 1e-3, base_sec = sb.median_ms * 1e-3;
+  state.counters["median_us"] = st.median_ms * 1e3;
+  state.counters["base_us"] = sb.median_ms * 1e3;
+  if (!ratios.empty()) {
+    std::sort(ratios.begin(), ratios.end());
+    const std::size_t m = ratios.size();
+    state.counters["vs_base"] = m % 2 ? ratios[m / 2] : 0.5 * (ratios[m / 2 - 1] + ratios[m / 2]);
+  }
+  if (w.bytes > 0 && sec > 0 && base_sec > 0) {
+    const double gbps = w.bytes / sec / 1e9;
+    state.counters["bytes"] = w.bytes;
+    state.counters["GB/s"] = gbps;
+    state.counters["base_GB/s"] = w.bytes / base_sec / 1e9;
+    add_percent(state, "copy", gbps, copy_ceiling_gbps());
+  }
+  if (w.flops > 0 && sec > 0 && base_sec > 0) {
+    state.counters["flops"] = w.flops;
+    state.counters["TFLOP/s"] = w.flops / sec / 1e12;
+    state.counters["base_TFLOP/s"] = w.flops / base_sec / 1e12;
+  }
+}
+
+bool verify(benchmark::State& state, const std::string& key, const std::function<std::string()>& check) {
+  static std::map<std::string, std::string> verdicts;  // key -> "" (right) or what is wrong
+  auto it = verdicts.find(key);
+  if (it == verdicts.end()) {
+    std::string what;
+    try {
+      what = check();
+    } catch (const std::exception& e) {
+      what = std::string("the check threw: ") + e.what();
+    }
+    if (what.empty()) CUDALAB_CHECK(cudaDeviceSynchronize());  // nothing of the check overlaps the timing
+    it = verdicts.emplace(key, what).first;
+  }
+  if (it->second.empty()) return true;
+  const std::string msg = "wrong result: " + it->second;
+  state.SkipWithError(msg.c_str());
+  return false;
+}
+
 void add_context() {
   const DeviceInfo d = device_info();
   benchmark::AddCustomContext("gpu", d.name);
@@ -158,9 +233,20 @@ void add_context() {
 }
 
 int main(int argc, char** argv) {
+  // --benchmark_list_tests works without a GPU (registration touches no device): scripts check
+  // the row names that bench/chNN.toml declares against it.
+  bool list_only = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--benchmark_list_tests" || a == "--benchmark_list_tests=true") list_only = true;
+  }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   try {
+    if (list_only) {
+      benchmark::RunSpecifiedBenchmarks();
+      return 0;
+    }
     if (!has_gpu()) {
       std::printf("%s — nothing to measure: benchmarks need a CUDA device.\n", no_gpu_reason().c_str());
       return 0;

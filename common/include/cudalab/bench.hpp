@@ -7,12 +7,25 @@
 //    bandwidth, or the vendor library's row) gives "% of ceiling" that holds on a noisy machine.
 //  * Context: GPU, driver, clocks, temperature and throttle reasons (NVML when built with it) go
 //    into the JSON, so a throttled run can be told apart.
+//  * Checked rows: every row checks its output once before it is timed (verify): a wrong result
+//    makes the row an error ("wrong result: ..."), never a number.
+//  * Interleaved ratios: run_vs times a row's work and its base (the vendor library, or the row it
+//    is compared with) alternately in every iteration, so clock changes and power caps hit both
+//    alike; the row reports vs_base = the median of the per-iteration ratios base time / time.
+//    With --benchmark_repetitions=5 the report takes the median and the spread of the five.
 #pragma once
 
 #include <benchmark/benchmark.h>
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cudalab/check.hpp"
+#include "cudalab/compare.hpp"
 
 namespace cudalab::bench {
 
@@ -25,6 +38,40 @@ struct Work {
 // Sets counters: median_us, GB/s and/or TFLOP/s, and pct_of_copy when bytes > 0.
 void run(benchmark::State& state, const std::function<void(cudaStream_t)>& work, Work per_iteration,
          int warmup = 2);
+
+// Like run(), with `base` timed beside `work` in every iteration (ABBA order: work first in even
+// iterations, base first in odd ones, so neither always runs on a warmer GPU). The iteration time
+// and the counters of run() are the work's; added: base_us (the base's median), base_GB/s or
+// base_TFLOP/s (the same bytes and FLOPs at the base's time) and vs_base = median over iterations
+// of base_time / work_time (> 1: the work is faster). Why not separate rows with
+// --benchmark_enable_random_interleaving: that shuffles whole repetitions (seconds apart, each
+// with its own set-up), in Google Benchmark 1.7 and 1.8 alike; pairing inside one row puts the two
+// measurements microseconds apart.
+void run_vs(benchmark::State& state, const std::function<void(cudaStream_t)>& work,
+            const std::function<void(cudaStream_t)>& base, Work per_iteration, int warmup = 2);
+
+// Checks a row's output once before it is timed. `check` runs the work once itself and returns ""
+// when the output is right, else what is wrong; then the row becomes an error row
+// (state.SkipWithError("wrong result: " + what)) and verify returns false: return at once. The
+// verdict is kept per `key` (the row's name) for the life of the process, so the repetitions of
+// a row check once. An exception from `check` is a wrong result too.
+bool verify(benchmark::State& state, const std::string& key, const std::function<std::string()>& check);
+
+// "" when `got` matches `want` within `tol`, else compare()'s message (first mismatch, counts).
+template <class T>
+std::string mismatch(const std::vector<T>& got, const std::vector<T>& want, Tolerance tol = {},
+                     std::string_view what = "output") {
+  const CompareResult r = compare(got, want, tol, what);
+  return r.ok() ? std::string() : r.message;
+}
+
+// Synchronous copy of n device elements to the host.
+template <class T>
+std::vector<T> download(const T* device, std::size_t n) {
+  std::vector<T> h(n);
+  if (n > 0) CUDALAB_CHECK(cudaMemcpy(h.data(), device, n * sizeof(T), cudaMemcpyDeviceToHost));
+  return h;
+}
 
 // Device-to-device cudaMemcpy bandwidth (read + write counted), measured once per process on
 // 1 GiB (median of 20): the ceiling memory-bound kernels are compared with in the same run.
