@@ -184,6 +184,17 @@ void run_vs(benchmark::State& state, const std::function<void(cudaStream_t)>& wo
   }
 }
 
+CopyBase::CopyBase(double moved_bytes)
+    : src_(static_cast<std::size_t>(moved_bytes / 2)), dst_(static_cast<std::size_t>(moved_bytes / 2)) {
+  if (src_.bytes() > 0) CUDALAB_CHECK(cudaMemset(src_.data(), 1, src_.bytes()));
+}
+
+void CopyBase::operator()(cudaStream_t stream) const {
+  if (src_.bytes() > 0)
+    CUDALAB_CHECK(cudaMemcpyAsync(dst_.data(), src_.data(), src_.bytes(),
+                                  cudaMemcpyDeviceToDevice, stream));
+}
+
 bool verify(benchmark::State& state, const std::string& key, const std::function<std::string()>& check) {
   static std::map<std::string, std::string> verdicts;  // key -> "" (right) or what is wrong
   auto it = verdicts.find(key);

@@ -26,6 +26,7 @@
 
 #include "cudalab/check.hpp"
 #include "cudalab/compare.hpp"
+#include "cudalab/memory.hpp"
 
 namespace cudalab::bench {
 
@@ -49,6 +50,19 @@ void run(benchmark::State& state, const std::function<void(cudaStream_t)>& work,
 // measurements microseconds apart.
 void run_vs(benchmark::State& state, const std::function<void(cudaStream_t)>& work,
             const std::function<void(cudaStream_t)>& base, Work per_iteration, int warmup = 2);
+
+// A cudaMemcpy device-to-device that moves `moved_bytes` through DRAM (half read, half written):
+// the base of a memory-bound row, so that vs_base is the row's GB/s over a copy's GB/s for the
+// same bytes. Callable as run_vs's base.
+class CopyBase {
+ public:
+  explicit CopyBase(double moved_bytes);
+  void operator()(cudaStream_t stream) const;
+
+ private:
+  DeviceBuffer<unsigned char> src_;
+  mutable DeviceBuffer<unsigned char> dst_;  // written by the const call operator
+};
 
 // Checks a row's output once before it is timed. `check` runs the work once itself and returns ""
 // when the output is right, else what is wrong; then the row becomes an error row
