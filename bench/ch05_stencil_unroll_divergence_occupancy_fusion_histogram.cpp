@@ -6,7 +6,7 @@
 // base time / row time; the goals that read them live in bench/ch05.toml):
 //   BM_stencil/<naive|tiled>/r<r>         8n bytes, 2 (2r+1)^2 n FLOPs; tiled beside naive (same r)
 //   BM_unroll/<variant>                   12n bytes, beside cudaMemcpy D2D of the same 12n bytes;
-//                                         counters regs, local_bytes
+//                                         counters regs, local_bytes; BM_unroll_memcpy: that copy alone
 //   BM_divergence/<divergent|warp_uniform> compute-bound; warp_uniform beside divergent (~2x)
 //   BM_occupancy/<probe>_t<threads>_dyn<KiB>K  counters blocks_per_sm, occupancy, regs
 //   BM_fusion/<three_kernels|fused>       fused beside three_kernels (GB/s count the bytes each
@@ -116,6 +116,22 @@ void bm_unroll(benchmark::State& state, ch05::UnrollVariant v) {
   bench::run_vs(state, work, [&](cudaStream_t s) {
     CUDALAB_CHECK(cudaMemcpyAsync(dst.data(), src.data(), copy_bytes, cudaMemcpyDeviceToDevice, s));
   }, {.bytes = 12.0 * kMoreN, .flops = 2.0 * kMoreN});
+}
+
+// The same-bytes copy alone: the denominator of the 5.6 goal when a run has no vs_base counter.
+void bm_unroll_memcpy(benchmark::State& state) {
+  const std::size_t copy_bytes = 6 * kMoreN;  // 12n bytes moved, as BM_unroll
+  DeviceBuffer<unsigned char> src(copy_bytes), dst(copy_bytes);
+  CUDALAB_CHECK(cudaMemset(src.data(), 1, copy_bytes));
+  auto work = [&](cudaStream_t s) {
+    CUDALAB_CHECK(cudaMemcpyAsync(dst.data(), src.data(), copy_bytes, cudaMemcpyDeviceToDevice, s));
+  };
+  if (!bench::verify(state, "unroll_memcpy", [&] {
+        work(nullptr);
+        return bench::mismatch(dst.to_host(), src.to_host(), {}, "cudaMemcpy D2D 768 MiB");
+      }))
+    return;
+  bench::run(state, work, {.bytes = 12.0 * kMoreN});
 }
 
 // ---- divergence (5.7) -------------------------------------------------------------------------
@@ -277,6 +293,7 @@ void add(const std::string& name, F&& f) {
   for (const auto v : {ch05::UnrollVariant::kRolled, ch05::UnrollVariant::kUnrolled,
                        ch05::UnrollVariant::kUnrolledRestrict, ch05::UnrollVariant::kVectorized})
     add(std::string("BM_unroll/") + ch05::to_string(v), [v](benchmark::State& s) { bm_unroll(s, v); });
+  add("BM_unroll_memcpy", bm_unroll_memcpy);
   for (const auto v : {ch05::DivergenceVariant::kDivergent, ch05::DivergenceVariant::kWarpUniform})
     add(std::string("BM_divergence/") + ch05::to_string(v), [v](benchmark::State& s) { bm_divergence(s, v); });
 
