@@ -3,114 +3,236 @@
 
     scripts/report.py OUT_DIR bench_ch03.json [bench_ch04.json ...] [--title "H200 run"]
 
-Writes OUT_DIR/report.md (one table per chapter, the run's GPU context, the key ratios against the
-vendor library measured in the same run) and, when matplotlib is installed, OUT_DIR/<chapter>_<family>.png
-for every benchmark family with a numeric argument (stride, offset, transfer size, ...).
-Only numbers from the JSON files appear: nothing is typed in by hand.
+Writes OUT_DIR/report.md (one table per chapter, the run's GPU context, the ladders and the key
+ratios declared in bench/<chapter>.toml) and, when matplotlib is installed,
+OUT_DIR/<chapter>_<family>_<arg>.png for every benchmark family with a numeric argument.
+Only numbers from the JSON files appear: nothing is typed in by hand. scripts/results.py uses the
+same functions to regenerate docs/results and the README result blocks.
+
+Ratios (bench/<chapter>.toml, [[ratio]]): run with --benchmark_repetitions=5 (scripts/gpu_suite
+does), a row has one entry per repetition. When the numerator row was timed beside its base in
+the same iterations (bench::run_vs, counter vs_base), each repetition's ratio is that interleaved
+counter; otherwise it is the row's metric over the vendor row's, repetition by repetition. The
+ratio quoted is the median of the repetitions, with their spread (min..max); "parity" when the
+spread includes 1.0. The best (highest median) row matching `row` counts.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import re
+import statistics
 import sys
+import tomllib
 from pathlib import Path
 
-# Key ratios per chapter: (title, numerator rows, denominator rows, metric). Rows are matched by
-# regex against "name [label]" (the /manual_time suffix removed); the best (max) matching row counts.
-KEY_RATIOS: dict[str, list[tuple[str, str, str, str]]] = {
-    "ch04": [
-        ("best transpose 8192x8192 / cudaMemcpy D2D of the same bytes", r"^BM_transpose/variant:\d/rows:8192/cols:8192", r"^BM_transpose_memcpy/rows:8192/cols:8192", "GB/s"),
-        ("best transpose 8191x8209 / cudaMemcpy D2D of the same bytes", r"^BM_transpose/variant:\d/rows:8191/cols:8209", r"^BM_transpose_memcpy/rows:8191/cols:8209", "GB/s"),
-        ("padded / unpadded tiled transpose 8192x8192 (bank conflicts removed)", r"^BM_transpose/variant:2/rows:8192/cols:8192", r"^BM_transpose/variant:1/rows:8192/cols:8192", "GB/s"),
-        ("pinned / pageable host-to-device, 256 MiB", r"^BM_h2d/pinned:1/bytes:268435456", r"^BM_h2d/pinned:0/bytes:268435456", "GB/s"),
-    ],
-    "ch05": [
-        ("best reduction / CUB DeviceReduce::Sum, 2^28 floats", r"^BM_reduce_sum/[0-9]", r"^BM_reduce_sum_cub$", "GB/s"),
-        ("decoupled look-back scan / CUB DeviceScan::InclusiveSum, 2^28 int", r"^BM_scan_int/2", r"^BM_scan_int_cub$", "GB/s"),
-        ("decoupled look-back scan / CUB DeviceScan::InclusiveSum, 2^28 float", r"^BM_scan_float/2", r"^BM_scan_float_cub$", "GB/s"),
-    ],
-    "ch06": [
-        ("best SGEMM / cuBLAS SGEMM (FP32, no TF32), 4096^3", r"^BM_sgemm/\w+/4096", r"^BM_sgemm_cublas/4096", "TFLOP/s"),
-        ("warp-tiled SGEMM / cuBLAS, 4095^3 (all edges)", r"^BM_sgemm/warptile/4095", r"^BM_sgemm_cublas/4095", "TFLOP/s"),
-        ("WMMA fp16 GEMM / cuBLAS GemmEx fp16, 8192^3", r"^BM_tc_gemm/wmma_fp16/8192", r"^BM_tc_gemm_cublas/fp16/8192", "TFLOP/s"),
-        ("wgmma bf16 GEMM / cuBLAS GemmEx bf16, 8192^3", r"^BM_tc_gemm/wgmma_bf16/8192", r"^BM_tc_gemm_cublas/bf16/8192", "TFLOP/s"),
-    ],
-    "ch03": [
-        ("vector add (one thread per element) / cudaMemcpy D2D", r"^BM_vector_add$", r"^BM_memcpy_d2d$", "GB/s"),
-        ("best vector add / cudaMemcpy D2D", r"^BM_vector_add", r"^BM_memcpy_d2d$", "GB/s"),
-        ("saxpy / cudaMemcpy D2D", r"^BM_saxpy$", r"^BM_memcpy_d2d$", "GB/s"),
-    ],
-}
-
-# Ladders: every step of a ladder beside the vendor row of the same size, as "value (pct%)".
-# (title, step rows with named groups `step` and `size`, vendor row with {size}, metric).
-LADDERS: dict[str, list[tuple[str, str, str, str]]] = {
-    "ch06": [
-        ("SGEMM ladder, TFLOP/s (% of cuBLAS SGEMM, FP32 without TF32, same size)",
-         r"^BM_sgemm/(?P<step>\w+)/(?P<size>\d+)$", r"^BM_sgemm_cublas/{size}$", "TFLOP/s"),
-        ("Tensor-core GEMM, TFLOP/s (% of cuBLAS GemmEx of the same type and size)",
-         r"^BM_tc_gemm/(?P<step>\w+?_(?P<type>fp16|bf16))/(?P<size>\d+)$", r"^BM_tc_gemm_cublas/{type}/{size}$", "TFLOP/s"),
-    ],
-}
-
+ROOT = Path(__file__).resolve().parent.parent
+BENCH_DIR = ROOT / "bench"
 
 # Fields every row has (Google Benchmark's own, and the ones with a column of their own).
 STANDARD_KEYS = {"family_index", "per_family_instance_index", "repetitions", "repetition_index",
                  "threads", "iterations", "real_time", "cpu_time", "median_us", "GB/s", "TFLOP/s",
-                 "pct_of_copy", "sm_mhz_after", "temp_c_after", "bytes", "flops"}
+                 "pct_of_copy", "sm_mhz_after", "temp_c_after", "bytes", "flops", "vs_base",
+                 "base_us", "base_GB/s", "base_TFLOP/s"}
+METRICS = ("GB/s", "TFLOP/s", "time")
 
 
-def clean_name(b: dict) -> str:
-    name = re.sub(r"/(manual_time|real_time)$", "", b.get("name", ""))
-    label = b.get("label", "")
-    return f"{name} [{label}]" if label else name
+# ---- declarations (bench/chNN.toml) ------------------------------------------------------------
+
+def load_declarations(chapter: str, bench_dir: Path = BENCH_DIR) -> dict:
+    """bench/<chapter>.toml as {"ratio": [...], "ladder": [...]} (empty lists when absent)."""
+    path = bench_dir / f"{chapter}.toml"
+    data = tomllib.loads(path.read_text()) if path.exists() else {}
+    decl = {"ratio": list(data.get("ratio", [])), "ladder": list(data.get("ladder", []))}
+    for r in decl["ratio"]:
+        missing = [k for k in ("label", "row", "vendor", "metric") if k not in r]
+        if missing:
+            raise ValueError(f"{path}: [[ratio]] {r.get('label', '?')} lacks {', '.join(missing)}")
+        if r["metric"] not in METRICS:
+            raise ValueError(f"{path}: [[ratio]] {r['label']}: metric must be one of {METRICS}")
+        if ("goal" in r) != ("exercise" in r):
+            raise ValueError(f"{path}: [[ratio]] {r['label']}: exercise and goal go together")
+    for lad in decl["ladder"]:
+        missing = [k for k in ("title", "step", "vendor", "metric") if k not in lad]
+        if missing:
+            raise ValueError(f"{path}: [[ladder]] {lad.get('title', '?')} lacks {', '.join(missing)}")
+    return decl
 
 
-def rows(data: dict) -> list[dict]:
-    return [b for b in data.get("benchmarks", []) if b.get("run_type", "iteration") == "iteration"]
-
-
-def best(data: dict, pattern: str, metric: str) -> tuple[float, str] | None:
-    rx = re.compile(pattern)
-    found = [(b[metric], clean_name(b)) for b in rows(data) if metric in b and rx.search(clean_name(b))]
-    return max(found) if found else None
-
-
-def key_ratios(chapter: str, data: dict) -> list[dict]:
-    out = []
-    for title, num, den, metric in KEY_RATIOS.get(chapter, []):
-        a, b = best(data, num, metric), best(data, den, metric)
-        if a and b and b[0] > 0:
-            out.append({"label": title, "ratio": a[0] / b[0], "numerator": a[1], "denominator": b[1],
-                        "text": f"{100 * a[0] / b[0]:.1f}% ({a[1]}: {a[0]:.0f} {metric} vs {b[1]}: {b[0]:.0f} {metric})"})
-        else:
-            out.append({"label": title, "ratio": None, "text": "rows missing in this run"})
+def goals(bench_dir: Path = BENCH_DIR) -> dict[str, dict]:
+    """Exercise -> its [[ratio]] entry (with goal), over every bench/chNN.toml."""
+    out = {}
+    for path in sorted(bench_dir.glob("ch[0-9][0-9].toml")):
+        for r in load_declarations(path.stem, bench_dir)["ratio"]:
+            if "exercise" in r:
+                out[r["exercise"]] = r
     return out
 
 
-def ladder_tables(chapter: str, data: dict) -> list[str]:
-    """One Markdown table per ladder: a row per step, a column per size, each cell the step's
-    metric and its percentage of the vendor row of the same size (same run)."""
+# ---- rows ----------------------------------------------------------------------------------------
+
+def clean_name(b: dict) -> str:
+    """The row name without Google Benchmark's /manual_time suffix (what the regexes match)."""
+    return re.sub(r"/(manual_time|real_time)$", "", b.get("run_name") or b.get("name", ""))
+
+
+def display_name(b: dict) -> str:
+    label = b.get("label", "")
+    return f"{clean_name(b)} [{label}]" if label else clean_name(b)
+
+
+def error_of(b: dict) -> str | None:
+    """The error message of a row that failed (SkipWithError), else None (GB 1.7 and 1.8)."""
+    if b.get("error_occurred") or b.get("skipped"):
+        return b.get("error_message") or b.get("skip_message") or "error"
+    return None
+
+
+def rows(data: dict) -> list[dict]:
+    """Per-repetition rows (aggregates such as mean/median/stddev left out)."""
+    return [b for b in data.get("benchmarks", []) if b.get("run_type", "iteration") == "iteration"]
+
+
+def grouped(data: dict) -> dict[str, list[dict]]:
+    """Row name -> its repetitions, in the order of the run."""
+    out: dict[str, list[dict]] = {}
+    for b in rows(data):
+        out.setdefault(clean_name(b), []).append(b)
+    return out
+
+
+def median(xs: list[float]) -> float | None:
+    return statistics.median(xs) if xs else None
+
+
+def value(b: dict, metric: str) -> float | None:
+    """A row's speed in `metric` ("time": 1 / median time, so that larger is faster)."""
+    if error_of(b):
+        return None
+    if metric == "time":
+        t = b.get("median_us")
+        return 1.0 / t if t else None
+    return b.get(metric)
+
+
+def row_median(reps: list[dict], key: str) -> float | None:
+    return median([b[key] for b in reps if not error_of(b) and isinstance(b.get(key), (int, float))])
+
+
+# ---- ratios --------------------------------------------------------------------------------------
+
+def per_repetition_ratios(reps: list[dict], vendor_reps: list[dict] | None, metric: str,
+                          use_base: bool = True) -> tuple[list[float], bool]:
+    """(ratios, interleaved). Interleaved: the row's own vs_base counter per repetition (unless
+    use_base is false: the declaration's `separate = true`, when the row's base is not its vendor)."""
+    good = [b for b in reps if not error_of(b)]
+    if use_base and good and all("vs_base" in b for b in good):
+        return [float(b["vs_base"]) for b in good], True
+    if not vendor_reps:
+        return [], False
+    by_rep = {b.get("repetition_index", 0): b for b in vendor_reps}
     out = []
-    by_name = {re.sub(r"/(manual_time|real_time)$", "", b.get("name", "")): b for b in rows(data)}
-    for title, step_rx, vendor_tpl, metric in LADDERS.get(chapter, []):
+    for b in good:
+        v = by_rep.get(b.get("repetition_index", 0))
+        a, d = value(b, metric), value(v, metric) if v else None
+        if a is not None and d:
+            out.append(a / d)
+    return out, False
+
+
+def fmt_ratio(x: float) -> str:
+    return f"{x:.2f}x"
+
+
+def ratio_result(decl: dict, data: dict) -> dict:
+    """One declared ratio measured in `data`: median, spread, parity, goal."""
+    g = grouped(data)
+    res = {"label": decl["label"], "exercise": decl.get("exercise"), "goal": decl.get("goal"),
+           "headline": bool(decl.get("headline")), "ratio": None, "lo": None, "hi": None, "n": 0,
+           "interleaved": False, "parity": False, "row": None, "vendor": None, "met": None,
+           "errors": []}
+    row_rx, vendor_rx = re.compile(decl["row"]), re.compile(decl["vendor"])
+    vendor_name = next((n for n in g if vendor_rx.search(n)), None)
+    res["vendor"] = vendor_name
+    best = None
+    for name, reps in g.items():
+        if not row_rx.search(name) or name == vendor_name:
+            continue
+        errs = [error_of(b) for b in reps if error_of(b)]
+        if errs:
+            res["errors"].append(f"{name}: {errs[0]}")
+        ratios, inter = per_repetition_ratios(reps, g.get(vendor_name) if vendor_name else None, decl["metric"],
+                                              not decl.get("separate", False))
+        if ratios and (best is None or median(ratios) > best[1]):
+            best = (name, median(ratios), min(ratios), max(ratios), len(ratios), inter)
+    if best:
+        res.update(row=best[0], ratio=best[1], lo=best[2], hi=best[3], n=best[4], interleaved=best[5])
+        res["parity"] = best[2] <= 1.0 <= best[3]
+        if res["goal"] is not None:
+            res["met"] = best[1] >= res["goal"]
+    res["text"] = ratio_text(res)
+    return res
+
+
+def ratio_text(r: dict) -> str:
+    if r["ratio"] is None:
+        why = "; ".join(r["errors"]) if r["errors"] else "rows missing in this run"
+        return f"not measured ({why})"
+    head = ("parity: " if r["parity"] else "") + fmt_ratio(r["ratio"])
+    spread = f"{r['lo']:.2f}..{r['hi']:.2f}, n = {r['n']}"
+    how = "interleaved" if r["interleaved"] else "separate rows"
+    text = f"{head} ({spread}, {how}; {r['row']} vs {r['vendor']})"
+    if r["goal"] is not None:
+        text += f"; goal {r['exercise']} >= {r['goal']:.2f}x: {'met' if r['met'] else 'MISSED'}"
+    return text
+
+
+def key_ratios(chapter: str, data: dict, bench_dir: Path = BENCH_DIR) -> list[dict]:
+    return [ratio_result(d, data) for d in load_declarations(chapter, bench_dir)["ratio"]]
+
+
+# ---- tables --------------------------------------------------------------------------------------
+
+def ladder_tables(chapter: str, data: dict, bench_dir: Path = BENCH_DIR) -> list[str]:
+    """One Markdown table per declared ladder: a row per step, a column per size (or a single
+    column when the step regex has no `size` group), each cell the step's median metric and its
+    percentage of the vendor row (interleaved vs_base when the row has it, else the vendor row of
+    the same size in the same run)."""
+    out = []
+    g = grouped(data)
+    for lad in load_declarations(chapter, bench_dir)["ladder"]:
+        metric = lad["metric"]
         cells: dict[str, dict[str, str]] = {}
         sizes: list[str] = []
-        for name, b in by_name.items():
-            m = re.match(step_rx, name)
-            if not m or metric not in b:
+        for name, reps in g.items():
+            m = re.match(lad["step"], name)
+            if not m:
                 continue
-            g = m.groupdict()
-            vendor = next((v for n, v in by_name.items() if re.match(vendor_tpl.format(**g), n) and metric in v), None)
-            pct = f" ({100 * b[metric] / vendor[metric]:.1f}%)" if vendor and vendor[metric] > 0 else ""
-            cells.setdefault(g["step"], {})[g["size"]] = f"{b[metric]:.2f}{pct}"
-            if g["size"] not in sizes:
-                sizes.append(g["size"])
+            gd = {k: v for k, v in m.groupdict().items() if v is not None}
+            size = gd.get("size", "")
+            val = row_median(reps, metric)
+            if val is None:
+                err = next((error_of(b) for b in reps if error_of(b)), None)
+                if err:
+                    cells.setdefault(gd["step"], {})[size] = "error"
+                    sizes += [size] if size not in sizes else []
+                continue
+            inter = row_median(reps, "vs_base")
+            if inter is not None:
+                pct = f" ({100 * inter:.1f}%)"
+            else:
+                vrx = re.compile(lad["vendor"].format(**gd))
+                vendor = next((r for n, r in g.items() if vrx.match(n)), None)
+                vv = row_median(vendor, metric) if vendor else None
+                pct = f" ({100 * val / vv:.1f}%)" if vv else ""
+            cells.setdefault(gd["step"], {})[size] = f"{val:.2f}{pct}"
+            if size not in sizes:
+                sizes.append(size)
         if not cells:
             continue
-        sizes.sort(key=int)
-        out += ["", f"{title}:", "", "| step | " + " | ".join(sizes) + " |",
+        sizes.sort(key=lambda s: (not s.isdigit(), int(s) if s.isdigit() else 0, s))
+        head = [s or metric for s in sizes]
+        out += ["", f"{lad['title']}:", "", "| step | " + " | ".join(head) + " |",
                 "| --- | " + " | ".join("---:" for _ in sizes) + " |"]
         out += [f"| {step} | " + " | ".join(c.get(sz, "") for sz in sizes) + " |" for step, c in cells.items()]
     return out
@@ -120,79 +242,116 @@ def fmt(v, digits=1):
     return "" if v is None else f"{v:.{digits}f}"
 
 
-def chapter_table(chapter: str, data: dict) -> str:
+def context_line(data: dict) -> str:
     ctx = data.get("context", {})
-    lines = [f"## {chapter}", ""]
     keys = ["gpu", "compute_capability", "nvidia_driver", "cuda_runtime", "copy_ceiling_GBps",
             "sm_clock_mhz_at_start", "temperature_c_at_start", "clock_event_reasons_at_start"]
-    lines.append("Context: " + ", ".join(f"{k} = {ctx[k]}" for k in keys if k in ctx) + f", date = {ctx.get('date', '?')}")
-    lines += ["", "| benchmark | median time (us) | GB/s | TFLOP/s | % of copy | other counters | SM MHz after |",
-              "| --- | ---: | ---: | ---: | ---: | --- | ---: |"]
-    for b in rows(data):
-        other = ", ".join(f"{k} {v:.4g}" for k, v in b.items()
-                          if isinstance(v, (int, float)) and k not in STANDARD_KEYS)
-        lines.append(f"| {clean_name(b)} | {fmt(b.get('median_us'), 1)} | {fmt(b.get('GB/s'), 0)} | "
-                     f"{fmt(b.get('TFLOP/s'), 2)} | {fmt(b.get('pct_of_copy'), 1)} | {other} | "
-                     f"{fmt(b.get('sm_mhz_after'), 0)} |")
-    lines += ladder_tables(chapter, data)
-    ratios = key_ratios(chapter, data)
+    return "Context: " + ", ".join(f"{k} = {ctx[k]}" for k in keys if k in ctx) + f", date = {ctx.get('date', '?')}"
+
+
+def chapter_table(chapter: str, data: dict, bench_dir: Path = BENCH_DIR) -> str:
+    lines = [f"## {chapter}", "", context_line(data)]
+    reps = max((len(r) for r in grouped(data).values()), default=0)
+    lines += ["", f"Medians over {reps} repetition(s). vs base: the row's speed over its base's, timed "
+              "alternately in the same iterations (bench::run_vs).", ""]
+    lines += ["| benchmark | median time (us) | GB/s | TFLOP/s | % of copy | vs base | other counters | SM MHz after |",
+              "| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |"]
+    for name, rs in grouped(data).items():
+        err = next((error_of(b) for b in rs if error_of(b)), None)
+        shown = display_name(rs[0])
+        if err:
+            lines.append(f"| {shown} | error: {err} |  |  |  |  |  |  |")
+            continue
+        keys = sorted({k for b in rs for k, v in b.items() if isinstance(v, (int, float)) and k not in STANDARD_KEYS})
+        other = ", ".join(f"{k} {row_median(rs, k):.4g}" for k in keys if row_median(rs, k) is not None)
+        lines.append(f"| {shown} | {fmt(row_median(rs, 'median_us'), 1)} | {fmt(row_median(rs, 'GB/s'), 0)} | "
+                     f"{fmt(row_median(rs, 'TFLOP/s'), 2)} | {fmt(row_median(rs, 'pct_of_copy'), 1)} | "
+                     f"{fmt(row_median(rs, 'vs_base'), 3)} | {other} | {fmt(row_median(rs, 'sm_mhz_after'), 0)} |")
+    lines += ladder_tables(chapter, data, bench_dir)
+    ratios = key_ratios(chapter, data, bench_dir)
     if ratios:
-        lines += ["", "Key ratios (same run):", ""]
+        lines += ["", "Key ratios (bench/" + chapter + ".toml; median of the repetitions, min..max):", ""]
         lines += [f"- {r['label']}: {r['text']}" for r in ratios]
     return "\n".join(lines) + "\n"
 
 
-def plot_families(chapter: str, data: dict, out_dir: Path) -> list[Path]:
+def plot_specs(chapter: str, data: dict, prefix: str = "") -> list[tuple[str, str, str, dict[str, list[tuple[float, float]]]]]:
+    """The plots of one chapter, without drawing them: (file name, family, x argument, series).
+    Family = the benchmark name without its key:value arguments; the x axis is the argument with
+    the most distinct values (stride, offset, bytes); the other arguments make the series."""
+    groups: dict[str, list[tuple[dict[str, int], float, str]]] = {}
+    for name, reps in grouped(data).items():
+        args_ = {k: int(v) for k, v in re.findall(r"/(\w+):(\d+)", name)}
+        y = row_median(reps, "GB/s")
+        if not args_ or y is None:
+            continue
+        groups.setdefault(name.split("/")[0], []).append((args_, y, reps[0].get("label", "")))
+    specs = []
+    for fam, pts in groups.items():
+        keys = {k for a, _, _ in pts for k in a}
+        xkey = max(sorted(keys), key=lambda k: len({a.get(k) for a, _, _ in pts}))
+        series: dict[str, list[tuple[float, float]]] = {}
+        count = 0
+        for a, y, label in pts:
+            if xkey not in a:
+                continue
+            rest = (" ".join(f"{k}:{v}" for k, v in a.items() if k != xkey) + (f" {label}" if label else "")).strip()
+            series.setdefault(rest or fam, []).append((float(a[xkey]), y))
+            count += 1
+        if count < 3:
+            continue
+        fname = f"{prefix}{chapter}_{re.sub(r'[^A-Za-z0-9_]+', '_', fam)}_{xkey}.png"
+        specs.append((fname, fam, xkey, series))
+    return specs
+
+
+def draw_plot(path: Path, chapter: str, fam: str, arg: str, series: dict[str, list[tuple[float, float]]]) -> bool:
+    """Draws one plot spec to `path` (False when matplotlib is missing)."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        return []
-    # Family = the benchmark name without its key:value arguments; the x axis is the argument
-    # with the most distinct values (stride, offset, bytes); the other arguments make the series.
-    groups: dict[str, list[tuple[dict[str, int], float, str]]] = {}
-    for b in rows(data):
-        name = clean_name(b)
-        args_ = {k: int(v) for k, v in re.findall(r"/(\w+):(\d+)", name)}
-        if not args_ or "GB/s" not in b:
-            continue
-        fam = name.split("/")[0]
-        groups.setdefault(fam, []).append((args_, b["GB/s"], b.get("label", "")))
-    fams: dict[tuple[str, str], list[tuple[float, float, str]]] = {}
-    for fam, pts in groups.items():
-        keys = {k for a, _, _ in pts for k in a}
-        xkey = max(keys, key=lambda k: len({a.get(k) for a, _, _ in pts}))
-        for a, y, label in pts:
-            if xkey not in a:
-                continue
-            series = " ".join(f"{k}:{v}" for k, v in a.items() if k != xkey) + (f" {label}" if label else "")
-            fams.setdefault((fam, xkey), []).append((float(a[xkey]), y, series.strip()))
-    written = []
-    for (fam, arg), pts in fams.items():
-        if len(pts) < 3:
-            continue
-        fig, ax = plt.subplots(figsize=(6, 3.5))
-        series: dict[str, list[tuple[float, float]]] = {}
-        for x, y, rest in pts:
-            series.setdefault(rest or fam, []).append((x, y))
-        for name, p in series.items():
-            p.sort()
-            ax.plot([x for x, _ in p], [y for _, y in p], marker="o", label=name)
-        if max(x for x, _, _ in pts) / max(min(x for x, _, _ in pts), 1) > 64:
-            ax.set_xscale("log", base=2)
-        ax.set_xlabel(arg)
-        ax.set_ylabel("GB/s")
-        ax.set_title(f"{chapter} {fam}")
-        ax.grid(True, alpha=0.3)
-        if len(series) > 1:
-            ax.legend(fontsize=7)
-        fig.tight_layout()
-        path = out_dir / f"{chapter}_{re.sub(r'[^A-Za-z0-9_]+', '_', fam)}_{arg}.png"
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        written.append(path)
-    return written
+        return False
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    xs = [x for p in series.values() for x, _ in p]
+    for name, p in series.items():
+        p = sorted(p)
+        ax.plot([x for x, _ in p], [y for _, y in p], marker="o", label=name)
+    if max(xs) / max(min(xs), 1) > 64:
+        ax.set_xscale("log", base=2)
+    ax.set_xlabel(arg)
+    ax.set_ylabel("GB/s")
+    ax.set_title(f"{chapter} {fam}")
+    ax.grid(True, alpha=0.3)
+    if len(series) > 1:
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110, metadata={"Software": None})  # no version stamp
+    plt.close(fig)
+    return True
+
+
+def chapter_of(path: Path) -> str:
+    return path.stem.replace("bench_", "")
+
+
+def report_text(title: str, jsons: list[Path], out_dir: Path | None, bench_dir: Path = BENCH_DIR,
+                plot_prefix: str = "", intro: str | None = None) -> str:
+    """The report; the plots it links are drawn into out_dir when out_dir is given (and matplotlib
+    is installed). The text is the same either way."""
+    parts = [f"# {title}", "",
+             intro or ("Generated by scripts/report.py from Google Benchmark JSON; every number below was "
+                       "measured in the run named by its context line. Ratios compare rows of the same run."), ""]
+    for path in jsons:
+        chapter = chapter_of(path)
+        data = json.loads(path.read_text())
+        parts.append(chapter_table(chapter, data, bench_dir))
+        for fname, fam, arg, series in plot_specs(chapter, data, plot_prefix):
+            if out_dir is not None:
+                draw_plot(out_dir / fname, chapter, fam, arg, series)
+            parts.append(f"![{Path(fname).stem}]({fname})\n")
+    return "\n".join(parts)
 
 
 def main() -> int:
@@ -202,16 +361,7 @@ def main() -> int:
     ap.add_argument("--title", default="Benchmark results")
     args = ap.parse_args()
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    parts = [f"# {args.title}", "",
-             "Generated by scripts/report.py from Google Benchmark JSON; every number below was measured "
-             "in the run named by its context line. Ratios compare rows of the same run.", ""]
-    for path in args.json:
-        chapter = path.stem.replace("bench_", "")
-        data = json.loads(path.read_text())
-        parts.append(chapter_table(chapter, data))
-        for png in plot_families(chapter, data, args.out_dir):
-            parts.append(f"![{png.stem}]({png.name})\n")
-    (args.out_dir / "report.md").write_text("\n".join(parts))
+    (args.out_dir / "report.md").write_text(report_text(args.title, args.json, args.out_dir))
     print(f"report: wrote {args.out_dir / 'report.md'}")
     return 0
 

@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""Regenerates the measured results from committed benchmark JSON: the only writer of numbers.
+
+    scripts/results.py            # rewrite docs/results/<GPU>.md (+ plots) and the README blocks
+    scripts/results.py --check    # change nothing; exit 1 and name the files that would change
+    scripts/results.py --no-plots # leave the PNG plots alone (matplotlib not needed)
+
+Input: docs/results/raw/<GPU>/bench_chNN.json, the Google Benchmark JSON of a GPU suite run
+(scripts/gpu_suite OUT copies them to OUT/bench/; docs/results/README.md has the one command that
+commits them). Output:
+  * docs/results/<GPU>.md: every row of every chapter (medians over the repetitions), the ladders
+    and the key ratios of bench/chNN.toml, with plots docs/results/<GPU>_chNN_<family>_<arg>.png;
+  * the result blocks of README.md (`<!-- results:summary begin -->` .. `end -->`: the ratios
+    marked `headline = true`) and of each chapter README (`<!-- results:chNN begin -->` .. `end -->`:
+    every declared ratio with its spread and goal), from the primary GPU (--gpu, default H200 when
+    present, else the first). Each block names the GPU and the run's date.
+Without raw JSON a block says so and lists the declared ratios and goals, with no number measured.
+The output depends only on the committed files, so running it twice changes nothing
+(scripts/test_report.py checks that, and that the committed tree is what it writes).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import report  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+BEGIN = "<!-- results:{key} begin -->"
+END = "<!-- results:{key} end -->"
+
+
+def block_re(key: str) -> re.Pattern:
+    return re.compile(re.escape(BEGIN.format(key=key)) + r"\n?(.*?)" + re.escape(END.format(key=key)), re.S)
+
+
+def replace_block(text: str, key: str, content: str) -> str | None:
+    """`text` with the block `key` holding `content` (None when the markers are absent)."""
+    rx = block_re(key)
+    if not rx.search(text):
+        return None
+    body = content.rstrip("\n") + "\n"
+    return rx.sub(lambda _: BEGIN.format(key=key) + "\n" + body + END.format(key=key), text, count=1)
+
+
+class Tree:
+    """The files results.py reads and writes, under one root (the repository, or a test's copy)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.bench = root / "bench"
+        self.results = root / "docs" / "results"
+        self.raw = self.results / "raw"
+
+    def chapters(self) -> list[str]:
+        return sorted(p.stem for p in self.bench.glob("ch[0-9][0-9].toml"))
+
+    def chapter_readme(self, chapter: str) -> Path | None:
+        found = sorted((self.root / "chapters").glob(f"{chapter[2:]}_*/README.md"))
+        return found[0] if found else None
+
+    def gpus(self) -> list[str]:
+        return sorted(p.name for p in self.raw.iterdir() if p.is_dir() and list(p.glob("bench_ch*.json"))) \
+            if self.raw.is_dir() else []
+
+    def jsons(self, gpu: str) -> list[Path]:
+        return sorted((self.raw / gpu).glob("bench_ch*.json"))
+
+
+def run_info(data: dict) -> tuple[str, str, int]:
+    """(GPU name, date YYYY-MM-DD, repetitions) of one benchmark JSON."""
+    ctx = data.get("context", {})
+    reps = max((len(r) for r in report.grouped(data).values()), default=0)
+    return ctx.get("gpu", "unknown GPU"), str(ctx.get("date", "?"))[:10], reps
+
+
+def goal_text(r: dict) -> str:
+    if r.get("goal") is None:
+        return ""
+    text = f"{r['exercise']}: >= {r['goal']:.2f}x"
+    if r.get("met") is not None:
+        text += ", met" if r["met"] else ", **missed**"
+    return text
+
+
+def measured_cells(r: dict) -> tuple[str, str]:
+    if r["ratio"] is None:
+        return "not measured", ("; ".join(r["errors"]) if r["errors"] else "rows missing in this run")
+    head = f"parity ({r['ratio']:.2f}x)" if r["parity"] else f"{r['ratio']:.2f}x"
+    how = "interleaved" if r["interleaved"] else "separate rows"
+    return head, f"{r['lo']:.2f}..{r['hi']:.2f} ({r['n']} reps, {how})"
+
+
+def chapter_block(tree: Tree, chapter: str, gpu: str | None, link: str) -> str:
+    decls = report.load_declarations(chapter, tree.bench)["ratio"]
+    src = tree.raw / gpu / f"bench_{chapter}.json" if gpu else None
+    marker = (f"<!-- Written by scripts/results.py from bench/{chapter}.toml and "
+              f"{src.relative_to(tree.root).as_posix() if src and src.exists() else 'docs/results/raw/<GPU>/bench_' + chapter + '.json'}"
+              "; edit those, not this block. -->")
+    if not src or not src.exists():
+        lines = [marker,
+                 f"No measured results are committed yet: `scripts/results.py` writes them here from "
+                 f"`docs/results/raw/<GPU>/bench_{chapter}.json` (a GPU suite run; see "
+                 f"docs/results/README.md). Declared in `bench/{chapter}.toml`:", "",
+                 "| ratio | speed goal |", "| --- | --- |"]
+        lines += [f"| {d['label']} | {goal_text(d)} |" for d in decls]
+        return "\n".join(lines)
+    data = json.loads(src.read_text())
+    name, date, reps = run_info(data)
+    lines = [marker,
+             f"Measured on {name} on {date} (GPU suite; median of {reps} repetition(s), spread min..max; "
+             f"\"parity\" when the spread includes 1.0; full tables: [{link}]({link})):", "",
+             "| ratio | median | spread | speed goal |", "| --- | ---: | --- | --- |"]
+    for d in decls:
+        r = report.ratio_result(d, data)
+        head, spread = measured_cells(r)
+        lines.append(f"| {d['label']} | {head} | {spread} | {goal_text(r)} |")
+    return "\n".join(lines)
+
+
+def summary_block(tree: Tree, gpu: str | None) -> str:
+    marker = "<!-- Written by scripts/results.py from bench/chNN.toml (headline = true) and docs/results/raw/; edit those, not this block. -->"
+    rows, run = [], None
+    for chapter in tree.chapters():
+        src = tree.raw / gpu / f"bench_{chapter}.json" if gpu else None
+        data = json.loads(src.read_text()) if src and src.exists() else None
+        if data and run is None:
+            run = run_info(data)
+        for d in report.load_declarations(chapter, tree.bench)["ratio"]:
+            if not d.get("headline"):
+                continue
+            if data is None:
+                rows.append(f"| {chapter[2:]} | {d['label']} | not measured yet | |")
+                continue
+            head, spread = measured_cells(report.ratio_result(d, data))
+            rows.append(f"| {chapter[2:]} | {d['label']} | {head} | {spread} |")
+    if run:
+        intro = (f"Measured by `scripts/gpu_suite` on {run[0]} on {run[1]}, each against the vendor library "
+                 f"in the same run (median of {run[2]} repetition(s), spread min..max; full tables: "
+                 f"[docs/results/{gpu}.md](docs/results/{gpu}.md)):")
+    else:
+        intro = ("No measured results are committed yet: `scripts/results.py` writes them here from "
+                 "`docs/results/raw/<GPU>/` (a GPU suite run; see docs/results/README.md).")
+    return "\n".join([marker, intro, "", "| chapter | ratio | median | spread |", "| --- | --- | ---: | --- |", *rows])
+
+
+def primary_gpu(tree: Tree, wanted: str | None) -> str | None:
+    gpus = tree.gpus()
+    if wanted:
+        if wanted not in gpus:
+            raise SystemExit(f"results: no raw JSON for GPU {wanted!r} under {tree.raw} (have: {gpus})")
+        return wanted
+    return "H200" if "H200" in gpus else (gpus[0] if gpus else None)
+
+
+def outputs(tree: Tree, gpu_wanted: str | None, plots: bool) -> dict[Path, str]:
+    """Every file results.py writes (the plots are drawn by report.report_text itself)."""
+    out: dict[Path, str] = {}
+    for gpu in tree.gpus():
+        jsons = tree.jsons(gpu)
+        name, date, _ = run_info(json.loads(jsons[0].read_text()))
+        rel = " ".join(j.relative_to(tree.root).as_posix() for j in jsons)
+        intro = (f"<!-- Generated by scripts/results.py from {rel}; do not edit: change the benchmarks or "
+                 f"bench/chNN.toml and run the GPU suite again. -->\n"
+                 f"Every number below was measured in the run named by its context line; ratios compare rows "
+                 f"of the same run (bench/chNN.toml declares them).")
+        out[tree.results / f"{gpu}.md"] = report.report_text(
+            f"Results on {name} ({date})", jsons, tree.results if plots else None, tree.bench,
+            plot_prefix=f"{gpu}_", intro=intro)
+    gpu = primary_gpu(tree, gpu_wanted)
+    readme = tree.root / "README.md"
+    if readme.exists():
+        new = replace_block(readme.read_text(), "summary", summary_block(tree, gpu))
+        if new is not None:
+            out[readme] = new
+    for chapter in tree.chapters():
+        path = tree.chapter_readme(chapter)
+        if path is None:
+            continue
+        text = out.get(path, path.read_text())
+        link = f"../../docs/results/{gpu}.md" if gpu else "../../docs/results/"
+        new = replace_block(text, chapter, chapter_block(tree, chapter, gpu, link))
+        if new is not None:
+            out[path] = new
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--root", type=Path, default=ROOT, help=argparse.SUPPRESS)
+    ap.add_argument("--gpu", help="the GPU whose run fills the README blocks (a directory under docs/results/raw)")
+    ap.add_argument("--check", action="store_true", help="write nothing; exit 1 when a file would change")
+    ap.add_argument("--no-plots", action="store_true", help="do not (re)write the PNG plots")
+    args = ap.parse_args()
+    tree = Tree(args.root.resolve())
+    files = outputs(tree, args.gpu, plots=not (args.check or args.no_plots))
+    changed = [p for p, text in files.items() if not p.exists() or p.read_text() != text]
+    if args.check:
+        for p in changed:
+            print(f"results: would change {p.relative_to(tree.root)}")
+        if not changed:
+            print(f"results: up to date ({len(files)} files)")
+        return 1 if changed else 0
+    for p in changed:
+        p.write_text(files[p])
+        print(f"results: wrote {p.relative_to(tree.root)}")
+    if not changed:
+        print(f"results: nothing to change ({len(files)} files)")
+    if not tree.gpus():
+        print("results: no raw JSON under docs/results/raw/<GPU>/: the blocks say so (docs/results/README.md)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
