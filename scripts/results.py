@@ -4,6 +4,8 @@
     scripts/results.py            # rewrite docs/results/<GPU>.md (+ plots) and the README blocks
     scripts/results.py --check    # change nothing; exit 1 and name the files that would change
     scripts/results.py --no-plots # leave the PNG plots alone (matplotlib not needed)
+    scripts/results.py --import OUT/bench   # after scripts/gpu_suite OUT: copy its JSON to
+                                            # docs/results/raw/<GPU>/, then rewrite as above
 
 Input: docs/results/raw/<GPU>/bench_chNN.json, the Google Benchmark JSON of a GPU suite run
 (scripts/gpu_suite OUT copies them to OUT/bench/; docs/results/README.md has the one command that
@@ -148,6 +150,29 @@ def summary_block(tree: Tree, gpu: str | None) -> str:
     return "\n".join([marker, intro, "", "| chapter | ratio | median | spread |", "| --- | --- | ---: | --- |", *rows])
 
 
+def gpu_slug(name: str) -> str:
+    """Directory name for a GPU: "NVIDIA H200" -> "H200", "NVIDIA H100 80GB HBM3" -> "H100_80GB_HBM3"."""
+    name = re.sub(r"^NVIDIA\s+", "", name.strip())
+    return re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_") or "unknown_GPU"
+
+
+def import_jsons(tree: Tree, src: Path) -> list[Path]:
+    """Copies src/bench_chNN.json (a GPU suite's OUT/bench) to docs/results/raw/<GPU>/."""
+    files = sorted(src.glob("bench_ch[0-9][0-9].json"))
+    if not files:
+        raise SystemExit(f"results: no bench_chNN.json in {src}")
+    written = []
+    for f in files:
+        data = json.loads(f.read_text())
+        if not report.rows(data):
+            raise SystemExit(f"results: {f} has no benchmark rows")
+        dest = tree.raw / gpu_slug(data.get("context", {}).get("gpu", "unknown GPU")) / f.name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(f.read_text())
+        written.append(dest)
+    return written
+
+
 def primary_gpu(tree: Tree, wanted: str | None) -> str | None:
     gpus = tree.gpus()
     if wanted:
@@ -195,8 +220,15 @@ def main() -> int:
     ap.add_argument("--gpu", help="the GPU whose run fills the README blocks (a directory under docs/results/raw)")
     ap.add_argument("--check", action="store_true", help="write nothing; exit 1 when a file would change")
     ap.add_argument("--no-plots", action="store_true", help="do not (re)write the PNG plots")
+    ap.add_argument("--import", dest="import_dir", type=Path,
+                    help="first copy DIR/bench_chNN.json (scripts/gpu_suite OUT/bench) to docs/results/raw/<GPU>/")
     args = ap.parse_args()
     tree = Tree(args.root.resolve())
+    if args.import_dir:
+        if args.check:
+            raise SystemExit("results: --import and --check do not go together")
+        for dest in import_jsons(tree, args.import_dir):
+            print(f"results: imported {dest.relative_to(tree.root)}")
     files = outputs(tree, args.gpu, plots=not (args.check or args.no_plots))
     changed = [p for p, text in files.items() if not p.exists() or p.read_text() != text]
     if args.check:

@@ -1,42 +1,271 @@
 #!/usr/bin/env python3
-"""Unit tests of report.py's tables (no GPU, no build): python3 scripts/test_report.py"""
+"""Unit tests of report.py and results.py (no GPU, no build needed): python3 scripts/test_report.py
+
+Ratios (median of repetitions, spread, parity, goals), ladders, the bench/chNN.toml declarations
+(and, when a build directory holds the bench executables, that every declared regex matches a row
+they register), the README block rewriting, and the idempotence of scripts/results.py: on a copy
+of the tree with a fixture run, and on the committed tree itself.
+"""
 from __future__ import annotations
 
+import json
+import re
+import shutil
+import subprocess
 import sys
+import tempfile
 import unittest
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import report  # noqa: E402
+import results  # noqa: E402
 
-ROWS = [
-    ("BM_sgemm_cublas/4096/manual_time", "", 50.0),
-    ("BM_sgemm/naive/4096/manual_time", "naive", 0.5),
-    ("BM_sgemm/warptile/4096/manual_time", "warptile", 44.0),
-    ("BM_sgemm/warptile/1024/manual_time", "warptile", 16.0),
-    ("BM_sgemm/warptile/4095/manual_time", "warptile", 38.0),
-    ("BM_sgemm_cublas/4095/manual_time", "", 47.5),
-    ("BM_tc_gemm/wgmma_bf16/8192/manual_time", "", 640.0),
-    ("BM_tc_gemm_cublas/bf16/8192/manual_time", "", 650.0),
-    ("BM_tc_gemm_cublas/fp16/8192/manual_time", "", 600.0),
-]
-DATA = {"benchmarks": [{"name": n, "label": l, "TFLOP/s": v} for n, l, v in ROWS]}
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(rows: list[tuple[str, str, list[dict]]], gpu: str = "NVIDIA H200", date: str = "2026-12-01T03:04:05+00:00") -> dict:
+    """A Google Benchmark JSON: rows = (name, label, one counters dict per repetition)."""
+    bench = []
+    for name, label, reps in rows:
+        for i, counters in enumerate(reps):
+            b = {"name": f"{name}/manual_time", "run_name": f"{name}/manual_time", "run_type": "iteration",
+                 "repetitions": len(reps), "repetition_index": i, "label": label, **counters}
+            bench.append(b)
+        bench.append({"name": f"{name}/manual_time_median", "run_name": f"{name}/manual_time",
+                      "run_type": "aggregate", "aggregate_name": "median", "GB/s": -1.0})
+    return {"context": {"gpu": gpu, "date": date}, "benchmarks": bench}
+
+
+def decl(**kw) -> dict:
+    d = {"label": "x", "row": "^A$", "vendor": "^V$", "metric": "GB/s"}
+    d.update(kw)
+    return d
+
+
+class Ratios(unittest.TestCase):
+    def test_interleaved_rows_give_the_median_and_spread_of_their_vs_base(self):
+        data = run([("A", "", [{"GB/s": 9.0, "vs_base": r} for r in (0.90, 0.95, 0.93, 0.80, 0.99)]),
+                    ("V", "", [{"GB/s": 10.0}] * 5)])
+        r = report.ratio_result(decl(), data)
+        self.assertAlmostEqual(r["ratio"], 0.93)
+        self.assertEqual((r["lo"], r["hi"], r["n"]), (0.80, 0.99, 5))
+        self.assertTrue(r["interleaved"])
+        self.assertFalse(r["parity"])
+        self.assertIn("0.93x (0.80..0.99, n = 5, interleaved; A vs V)", r["text"])
+
+    def test_a_spread_that_includes_one_reads_parity(self):
+        data = run([("A", "", [{"vs_base": r} for r in (0.98, 1.01, 1.03)]), ("V", "", [{}] * 3)])
+        r = report.ratio_result(decl(), data)
+        self.assertTrue(r["parity"])
+        self.assertTrue(r["text"].startswith("parity: 1.01x"))
+
+    def test_separate_rows_pair_up_by_repetition_index(self):
+        data = run([("A", "", [{"GB/s": v} for v in (8.0, 9.0, 4.0)]),
+                    ("V", "", [{"GB/s": v} for v in (10.0, 10.0, 5.0)])])
+        r = report.ratio_result(decl(), data)
+        self.assertEqual([r["lo"], r["ratio"], r["hi"]], [0.8, 0.8, 0.9])
+        self.assertFalse(r["interleaved"])
+
+    def test_separate_true_ignores_a_vs_base_against_another_row(self):
+        data = run([("A", "", [{"GB/s": 8.0, "vs_base": 0.5}]), ("V", "", [{"GB/s": 4.0}])])
+        self.assertAlmostEqual(report.ratio_result(decl(separate=True), data)["ratio"], 2.0)
+        self.assertAlmostEqual(report.ratio_result(decl(), data)["ratio"], 0.5)
+
+    def test_time_metric_compares_speeds(self):
+        data = run([("A", "", [{"median_us": 100.0}]), ("V", "", [{"median_us": 250.0}])])
+        self.assertAlmostEqual(report.ratio_result(decl(metric="time"), data)["ratio"], 2.5)
+
+    def test_the_best_matching_row_counts(self):
+        data = run([("A/1", "", [{"vs_base": 0.5}]), ("A/2", "", [{"vs_base": 0.9}]), ("V", "", [{}])])
+        r = report.ratio_result(decl(row="^A/"), data)
+        self.assertEqual((r["row"], r["ratio"]), ("A/2", 0.9))
+
+    def test_a_wrong_result_is_never_a_number(self):
+        err = {"error_occurred": True, "error_message": "wrong result: sum got 3, want 4"}
+        data = run([("A", "", [dict(err)] * 5), ("V", "", [{"GB/s": 10.0}] * 5)])
+        r = report.ratio_result(decl(), data)
+        self.assertIsNone(r["ratio"])
+        self.assertIn("wrong result: sum got 3", r["text"])
+        self.assertIn("error: wrong result", report.chapter_table("ch99", data))
+
+    def test_goals_are_met_or_missed_on_the_median(self):
+        data = run([("A", "", [{"vs_base": r} for r in (0.79, 0.81, 0.82)]), ("V", "", [{}] * 3)])
+        self.assertTrue(report.ratio_result(decl(exercise="9.9", goal=0.8), data)["met"])
+        missed = report.ratio_result(decl(exercise="9.9", goal=0.85), data)
+        self.assertFalse(missed["met"])
+        self.assertIn("goal 9.9 >= 0.85x: MISSED", missed["text"])
+
+    def test_missing_rows_are_said_so(self):
+        self.assertIn("rows missing", report.ratio_result(decl(), run([]))["text"])
 
 
 class LadderTables(unittest.TestCase):
-    def test_each_step_is_beside_the_vendor_row_of_its_own_size(self):
-        text = "\n".join(report.ladder_tables("ch06", DATA))
+    def setUp(self):
+        self.dir = Path(tempfile.mkdtemp())
+        (self.dir / "ch99.toml").write_text('''
+[[ladder]]
+title = "SGEMM"
+step = "^BM_sgemm/(?P<step>\\\\w+)/(?P<size>\\\\d+)$"
+vendor = "^BM_sgemm_cublas/{size}$"
+metric = "TFLOP/s"
+
+[[ladder]]
+title = "Reduce"
+step = "^BM_reduce/(?P<step>\\\\w+)$"
+vendor = "^BM_reduce_cub$"
+metric = "GB/s"
+''')
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def test_each_step_is_beside_the_vendor_of_its_own_size_or_its_interleaved_base(self):
+        data = run([("BM_sgemm_cublas/4096", "", [{"TFLOP/s": 50.0}] * 3),
+                    ("BM_sgemm/naive/4096", "", [{"TFLOP/s": 0.5}, {"TFLOP/s": 0.6}, {"TFLOP/s": 0.4}]),
+                    ("BM_sgemm/warptile/4096", "", [{"TFLOP/s": 44.0, "vs_base": 0.88}] * 3),
+                    ("BM_sgemm/warptile/1024", "", [{"TFLOP/s": 16.0}]),
+                    ("BM_sgemm/warptile/4095", "", [{"TFLOP/s": 38.0}]),
+                    ("BM_reduce/one_pass", "", [{"GB/s": 4400.0, "vs_base": 1.01}]),
+                    ("BM_reduce_cub", "", [{"GB/s": 4300.0}])])
+        text = "\n".join(report.ladder_tables("ch99", data, self.dir))
         self.assertIn("| step | 1024 | 4095 | 4096 |", text)  # sizes sorted as numbers
-        self.assertIn("| warptile | 16.00 | 38.00 (80.0%) | 44.00 (88.0%) |", text)  # no cuBLAS row at 1024
-        self.assertIn("| naive |  |  | 0.50 (1.0%) |", text)
+        self.assertIn("| naive |  |  | 0.50 (1.0%) |", text)  # median of the repetitions
+        self.assertIn("| warptile | 16.00 | 38.00 | 44.00 (88.0%) |", text)  # no cuBLAS row at 1024, 4095
+        self.assertIn("| step | GB/s |", text)  # a ladder without sizes: one column
+        self.assertIn("| one_pass | 4400.00 (101.0%) |", text)
 
-    def test_tensor_core_rows_use_the_vendor_row_of_the_same_type(self):
-        text = "\n".join(report.ladder_tables("ch06", DATA))
-        self.assertIn("| wgmma_bf16 | 640.00 (98.5%) |", text)
+    def test_a_chapter_without_ladders_adds_nothing(self):
+        self.assertEqual(report.ladder_tables("ch98", run([]), self.dir), [])
 
-    def test_a_chapter_without_ladder_rows_adds_nothing(self):
-        self.assertEqual(report.ladder_tables("ch03", DATA), [])
-        self.assertEqual(report.ladder_tables("ch06", {"benchmarks": []}), [])
+
+def listed_rows(exe: Path) -> list[str]:
+    out = subprocess.run([str(exe), "--benchmark_list_tests"], capture_output=True, text=True, timeout=60)
+    return [re.sub(r"/(manual_time|real_time)$", "", line.strip()) for line in out.stdout.splitlines() if line.strip()]
+
+
+class Declarations(unittest.TestCase):
+    def test_every_chapter_declares_valid_ratios_and_goals(self):
+        chapters = sorted(p.stem for p in (ROOT / "bench").glob("ch[0-9][0-9].toml"))
+        self.assertEqual(chapters, ["ch03", "ch04", "ch05", "ch06"])
+        exercises = []
+        for ch in chapters:
+            d = report.load_declarations(ch)
+            self.assertTrue(d["ratio"], ch)
+            for r in d["ratio"]:
+                re.compile(r["row"]), re.compile(r["vendor"])
+                if "goal" in r:
+                    self.assertTrue(r["exercise"].startswith(ch[2:].lstrip("0") + "."), r["label"])
+                    self.assertGreater(r["goal"], 0)
+                    self.assertIn(f"({r['exercise']})", r["label"], "the label names the exercise")
+                    exercises.append(r["exercise"])
+        self.assertEqual(len(exercises), len(set(exercises)), "one goal per exercise")
+        self.assertEqual(set(report.goals()), set(exercises))
+
+    def test_declared_rows_exist_in_the_built_benchmarks(self):
+        exes = {p.name: p for p in sorted((ROOT / "build").glob("*/bench/bench_ch[0-9][0-9]")) if p.is_file()}
+        if not exes:
+            self.skipTest("no bench executables under build/ (configure and build a preset first)")
+        for name, exe in exes.items():
+            chapter = name.removeprefix("bench_")
+            names = listed_rows(exe)
+            self.assertTrue(names, f"{exe} --benchmark_list_tests listed nothing")
+            d = report.load_declarations(chapter)
+            for r in d["ratio"]:
+                for key in ("row", "vendor"):
+                    self.assertTrue(any(re.search(r[key], n) for n in names), f"{chapter} {r['label']}: {key} {r[key]}")
+            for lad in d["ladder"]:
+                self.assertTrue(any(re.match(lad["step"], n) for n in names), f"{chapter} {lad['title']}")
+
+
+class Blocks(unittest.TestCase):
+    def test_a_block_is_replaced_between_its_markers_and_nothing_else_changes(self):
+        text = "intro\n<!-- results:ch05 begin -->\nold 1.00x\n<!-- results:ch05 end -->\noutro 42\n"
+        new = results.replace_block(text, "ch05", "new line\n")
+        self.assertEqual(new, "intro\n<!-- results:ch05 begin -->\nnew line\n<!-- results:ch05 end -->\noutro 42\n")
+        self.assertEqual(results.replace_block(new, "ch05", "new line"), new)
+        self.assertIsNone(results.replace_block(text, "ch06", "x"))
+
+    def test_gpu_directory_names(self):
+        self.assertEqual(results.gpu_slug("NVIDIA H200"), "H200")
+        self.assertEqual(results.gpu_slug("NVIDIA H100 80GB HBM3"), "H100_80GB_HBM3")
+
+
+class Regenerate(unittest.TestCase):
+    """results.py on a copy of the tree: a fixture run in docs/results/raw/H200/."""
+
+    def setUp(self):
+        self.root = Path(tempfile.mkdtemp())
+        shutil.copytree(ROOT / "bench", self.root / "bench", ignore=shutil.ignore_patterns("*.cpp", "*.cu", "*.hpp"))
+        shutil.copy(ROOT / "README.md", self.root / "README.md")
+        for readme in (ROOT / "chapters").glob("*/README.md"):
+            dest = self.root / readme.relative_to(ROOT)
+            dest.parent.mkdir(parents=True)
+            shutil.copy(readme, dest)
+        self.suite_out = self.root / "suite" / "bench"
+        self.suite_out.mkdir(parents=True)
+        (self.suite_out / "bench_ch05.json").write_text(json.dumps(run([
+            ("BM_reduce_sum/one_pass", "", [{"GB/s": 4480.0, "vs_base": v} for v in (1.00, 1.01, 0.99, 1.02, 1.00)]),
+            ("BM_reduce_sum_cub", "", [{"GB/s": 4440.0}] * 5),
+            ("BM_scan_int/decoupled_lookback", "", [{"GB/s": 2840.0, "vs_base": v} for v in (0.92, 0.93, 0.93, 0.94, 0.91)]),
+            ("BM_scan_int_cub", "", [{"GB/s": 3060.0}] * 5),
+            ("BM_histogram/privatized/skewed/256", "", [{"error_occurred": True, "error_message": "wrong result: bin 3"}] * 5),
+            ("BM_histogram_cub/skewed/256", "", [{"GB/s": 1545.0}] * 5),
+        ])))
+
+    def tearDown(self):
+        shutil.rmtree(self.root)
+
+    def regenerate(self) -> dict[Path, str]:
+        tree = results.Tree(self.root)
+        files = results.outputs(tree, None, plots=False)
+        for p, text in files.items():
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(text)
+        return files
+
+    def test_import_then_regenerate_is_idempotent_and_names_the_gpu_and_date(self):
+        tree = results.Tree(self.root)
+        [dest] = results.import_jsons(tree, self.suite_out)
+        self.assertEqual(dest, self.root / "docs/results/raw/H200/bench_ch05.json")
+        first = self.regenerate()
+        second = results.outputs(tree, None, plots=False)
+        self.assertEqual(first, second)
+        for p, text in second.items():
+            self.assertEqual(p.read_text(), text, p)
+        ch05 = (self.root / "chapters/05_patterns/README.md").read_text()
+        self.assertIn("Measured on NVIDIA H200 on 2026-12-01", ch05)
+        self.assertIn("| decoupled look-back scan (5.4) / CUB DeviceScan::InclusiveSum, 2^28 int | 0.93x | "
+                      "0.91..0.94 (5 reps, interleaved) | 5.4: >= 0.80x, met |", ch05)
+        self.assertIn("| best reduction / CUB DeviceReduce::Sum, 2^28 floats | parity (1.00x) |", ch05)
+        self.assertIn("not measured | BM_histogram/privatized/skewed/256: wrong result: bin 3", ch05)
+        self.assertIn("../../docs/results/H200.md", ch05)
+        top = (self.root / "README.md").read_text()
+        self.assertIn("on NVIDIA H200 on 2026-12-01", top)
+        self.assertIn("| 05 | decoupled look-back scan (5.4)", top)
+        self.assertIn("| 06 | best SGEMM / cuBLAS SGEMM (FP32, no TF32), 4096^3 | not measured yet | |", top)
+        full = (self.root / "docs/results/H200.md").read_text()
+        self.assertIn("# Results on NVIDIA H200 (2026-12-01)", full)
+        self.assertIn("docs/results/raw/H200/bench_ch05.json", full)
+
+    def test_without_raw_json_the_blocks_hold_no_measured_number(self):
+        self.regenerate()
+        ch06 = (self.root / "chapters/06_libraries/README.md").read_text()
+        block = results.block_re("ch06").search(ch06).group(1)
+        self.assertIn("No measured results are committed yet", block)
+        self.assertNotRegex(block, r"\| (parity \()?\d+\.\d+x\)? \|")  # a measured median cell
+        self.assertIn("| 6.2: >= 0.40x |", block)  # the goals are declarations, shown
+
+
+class CommittedTree(unittest.TestCase):
+    def test_the_committed_results_are_what_results_py_writes(self):
+        tree = results.Tree(ROOT)
+        files = results.outputs(tree, None, plots=False)
+        stale = [str(p.relative_to(ROOT)) for p, text in files.items() if p.read_text() != text]
+        self.assertEqual(stale, [], "run scripts/results.py (and commit) after changing bench/*.toml, "
+                                    "docs/results/raw/ or a README result block")
+        for key in ["summary", "ch03", "ch04", "ch05", "ch06"]:
+            self.assertTrue(any(results.block_re(key).search(t) for t in files.values()), f"no block {key}")
 
 
 if __name__ == "__main__":
