@@ -178,6 +178,17 @@ class Declarations(unittest.TestCase):
                 self.assertTrue(any(re.match(lad["step"], n) for n in names), f"{chapter} {lad['title']}")
 
 
+    def test_a_bench_executable_without_a_gpu_says_so_and_exits_0(self):
+        exes = sorted(p for p in (ROOT / "build").glob("*/bench/bench_ch[0-9][0-9]") if p.is_file())
+        if not exes:
+            self.skipTest("no bench executables under build/")
+        for exe in exes:
+            proc = subprocess.run([str(exe), "--benchmark_filter=^$"], capture_output=True, text=True, timeout=120)
+            self.assertEqual(proc.returncode, 0, f"{exe}: {proc.stdout}{proc.stderr}")
+            if "nothing to measure" not in proc.stdout:  # a GPU is there: the context is printed instead
+                self.assertIn("Run on", proc.stdout + proc.stderr, exe)
+
+
 class Blocks(unittest.TestCase):
     def test_a_block_is_replaced_between_its_markers_and_nothing_else_changes(self):
         text = "intro\n<!-- results:ch05 begin -->\nold 1.00x\n<!-- results:ch05 end -->\noutro 42\n"
