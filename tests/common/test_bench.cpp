@@ -3,6 +3,8 @@
 #include <benchmark/benchmark.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -39,6 +41,42 @@ TEST(Bench, MainWithoutGpuSaysSoAndSucceeds) {
   ::testing::internal::CaptureStdout();
   EXPECT_EQ(bench::main(2, argv), 0);
   EXPECT_NE(::testing::internal::GetCapturedStdout().find("nothing to measure"), std::string::npos);
+}
+
+// bench::verify: a wrong result makes the row an error row ("wrong result: ..."), never a number,
+// and the check runs once per key however many repetitions (no GPU needed: a failing check makes
+// no device call). Read back through the JSON file, whose fields GB 1.7 and 1.8 share.
+TEST(Bench, AWrongResultIsAnErrorRowCheckedOnce) {
+  int calls = 0;
+  benchmark::RegisterBenchmark("verify_wrong_result", [&calls](benchmark::State& st) {
+    if (!bench::verify(st, "verify_wrong_result", [&calls] {
+          ++calls;
+          return std::string("sum is 3, want 4");
+        }))
+      return;
+    for (auto _ : st) {
+    }
+  })->Iterations(1);
+  std::string out = "--benchmark_out=" + ::testing::TempDir() + "verify_wrong_result.json";
+  char name[] = "bench", filter[] = "--benchmark_filter=^verify_wrong_result",
+       reps[] = "--benchmark_repetitions=2", format[] = "--benchmark_out_format=json";
+  char* argv[] = {name, filter, reps, format, out.data(), nullptr};
+  int argc = 5;
+  benchmark::Initialize(&argc, argv);
+  ::testing::internal::CaptureStdout();
+  benchmark::RunSpecifiedBenchmarks();
+  ::testing::internal::GetCapturedStdout();
+  EXPECT_EQ(calls, 1);
+  std::ifstream json(::testing::TempDir() + "verify_wrong_result.json");
+  const std::string text((std::istreambuf_iterator<char>(json)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("wrong result: sum is 3, want 4"), std::string::npos) << text;
+  EXPECT_EQ(text.find("\"GB/s\""), std::string::npos) << "an error row carries no number";
+  // Leave Google Benchmark as the next test expects it: no rows, default flags.
+  benchmark::ClearRegisteredBenchmarks();
+  char all[] = "--benchmark_filter=.", one[] = "--benchmark_repetitions=1", no_out[] = "--benchmark_out=";
+  char* reset[] = {name, all, one, no_out, nullptr};
+  int reset_argc = 4;
+  benchmark::Initialize(&reset_argc, reset);
 }
 
 TEST(BenchGpu, CountersComeFromTheMedianEventTime) {
