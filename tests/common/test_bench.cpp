@@ -106,3 +106,31 @@ TEST(BenchGpu, CountersComeFromTheMedianEventTime) {
   EXPECT_GT(c.at("pct_of_copy"), 50.0);
   EXPECT_LT(c.at("pct_of_copy"), 200.0);
 }
+
+// bench::run_vs: work and base alternate in every iteration; the same copy as both reads parity.
+TEST(BenchGpu, RunVsReportsTheBaseAndTheInterleavedRatio) {
+  CUDALAB_REQUIRE_GPU();
+  benchmark::ClearRegisteredBenchmarks();
+  const std::size_t bytes = std::size_t{256} << 20;
+  DeviceBuffer<char> a(bytes), b(bytes), c(bytes);
+  CUDALAB_CHECK(cudaMemset(a.data(), 1, bytes));
+  benchmark::RegisterBenchmark("copy_vs_copy", [&](benchmark::State& st) {
+    bench::run_vs(st, [&](cudaStream_t s) {
+      CUDALAB_CHECK(cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice, s));
+    }, [&](cudaStream_t s) {
+      CUDALAB_CHECK(cudaMemcpyAsync(c.data(), a.data(), bytes, cudaMemcpyDeviceToDevice, s));
+    }, {.bytes = 2.0 * bytes});
+  })->UseManualTime()->Iterations(20);
+  Capture capture;
+  char name[] = "bench";
+  char* argv[] = {name, nullptr};
+  int argc = 1;
+  benchmark::Initialize(&argc, argv);
+  ASSERT_EQ(benchmark::RunSpecifiedBenchmarks(&capture), 1u);
+  const auto& r = capture.counters.at(0);
+  ASSERT_TRUE(r.count("vs_base") && r.count("base_us") && r.count("base_GB/s") && r.count("GB/s"));
+  EXPECT_GT(r.at("vs_base"), 0.8);
+  EXPECT_LT(r.at("vs_base"), 1.25);
+  EXPECT_NEAR(r.at("base_GB/s"), 2.0 * bytes / (r.at("base_us") * 1e-6) / 1e9, 1e-6 * r.at("base_GB/s"));
+  benchmark::ClearRegisteredBenchmarks();
+}
