@@ -154,6 +154,7 @@ def ratio_result(decl: dict, data: dict) -> dict:
     row_rx, vendor_rx = re.compile(decl["row"]), re.compile(decl["vendor"])
     vendor_name = next((n for n in g if vendor_rx.search(n)), None)
     res["vendor"] = vendor_name
+    vendor_err = next((error_of(b) for b in g.get(vendor_name, []) if error_of(b)), None)
     best = None
     for name, reps in g.items():
         if not row_rx.search(name) or name == vendor_name:
@@ -165,6 +166,8 @@ def ratio_result(decl: dict, data: dict) -> dict:
                                               not decl.get("separate", False))
         if ratios and (best is None or median(ratios) > best[1]):
             best = (name, median(ratios), min(ratios), max(ratios), len(ratios), inter)
+    if best is None and vendor_err:
+        res["errors"].append(f"{vendor_name}: {vendor_err}")
     if best:
         res.update(row=best[0], ratio=best[1], lo=best[2], hi=best[3], n=best[4], interleaved=best[5])
         res["parity"] = best[2] <= 1.0 <= best[3]

@@ -96,6 +96,10 @@ class Ratios(unittest.TestCase):
         self.assertFalse(missed["met"])
         self.assertIn("goal 9.9 >= 0.85x: MISSED", missed["text"])
 
+    def test_an_errored_vendor_row_is_named(self):
+        data = run([("A", "", [{"GB/s": 1.0}]), ("V", "", [{"error_occurred": True, "error_message": "built without cuDNN"}])])
+        self.assertIn("V: built without cuDNN", report.ratio_result(decl(), data)["text"])
+
     def test_missing_rows_are_said_so(self):
         self.assertIn("rows missing", report.ratio_result(decl(), run([]))["text"])
 
