@@ -82,9 +82,11 @@ def display_name(b: dict) -> str:
 
 
 def error_of(b: dict) -> str | None:
-    """The error message of a row that failed (SkipWithError), else None (GB 1.7 and 1.8)."""
+    """The error message of a row that failed (SkipWithError), else None (GB 1.7 and 1.8); one
+    line without table separators, so it fits in a Markdown cell."""
     if b.get("error_occurred") or b.get("skipped"):
-        return b.get("error_message") or b.get("skip_message") or "error"
+        msg = b.get("error_message") or b.get("skip_message") or "error"
+        return " ".join(str(msg).split()).replace("|", "/")
     return None
 
 
