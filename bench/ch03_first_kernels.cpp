@@ -99,13 +99,13 @@ void BM_rgb_to_gray(benchmark::State& state) {
   const int w = 16384 + 7, h = 16384 + 3;  // odd shape, 1 GiB of RGB
   PitchedBuffer<std::uint8_t> rgb(h, 3 * static_cast<std::size_t>(w)), gray(h, w);
   static const std::vector<std::uint8_t> host = [&] {  // made once per process, 1 GiB
-    std::vector<std::uint8_t> h(rgb.rows() * rgb.width());
+    std::vector<std::uint8_t> image(rgb.rows() * rgb.width());
     std::uint32_t bits = 12345;
-    for (auto& byte : h) {  // a cheap LCG: every channel value occurs, no pattern a kernel could exploit
+    for (auto& byte : image) {  // a cheap LCG: every channel value occurs, no pattern a kernel could exploit
       bits = bits * 1664525u + 1013904223u;
       byte = static_cast<std::uint8_t>(bits >> 24);
     }
-    return h;
+    return image;
   }();
   rgb.upload(host);
   auto work = [&](cudaStream_t s) {
