@@ -1,5 +1,7 @@
 # Run by ctest (through TEST_INCLUDE_FILES) for each test executable: lists its GoogleTest cases
-# and adds one ctest test per case. Inputs: _lab_exe, _lab_prefix, _lab_labels, _lab_workdir.
+# and adds one ctest test per case. Inputs: _lab_exe, _lab_prefix, _lab_labels, _lab_workdir, and
+# _lab_ex_rules ("N.k=<regex>" entries, lab_test's CASES: a case gets ex:N.k when its full name
+# matches; a case that matches none gets "worked").
 # Works the same on CMake 3.25 and 4.x (no bracketed regex is written to a file: TOOLCHAIN.md).
 if(NOT EXISTS "${_lab_exe}")
   add_test("${_lab_prefix}NOT_BUILT" "${_lab_exe}")
@@ -32,10 +34,27 @@ foreach(_lab_line IN LISTS _lab_lines)
   else()
     set(_lab_kind cpu)
   endif()
+  set(_lab_case_labels "${_lab_labels}")
+  if(_lab_ex_rules)
+    set(_lab_matched FALSE)
+    foreach(_lab_rule IN LISTS _lab_ex_rules)
+      string(FIND "${_lab_rule}" "=" _lab_eq)
+      string(SUBSTRING "${_lab_rule}" 0 ${_lab_eq} _lab_ex)
+      math(EXPR _lab_eq "${_lab_eq} + 1")
+      string(SUBSTRING "${_lab_rule}" ${_lab_eq} -1 _lab_rx)
+      if(_lab_full MATCHES "${_lab_rx}")
+        list(APPEND _lab_case_labels "ex:${_lab_ex}")
+        set(_lab_matched TRUE)
+      endif()
+    endforeach()
+    if(NOT _lab_matched)
+      list(APPEND _lab_case_labels worked)
+    endif()
+  endif()
   set(_lab_name "${_lab_prefix}${_lab_full}")
   add_test("${_lab_name}" "${_lab_exe}" "--gtest_filter=${_lab_full}")
   set_tests_properties("${_lab_name}" PROPERTIES
-    LABELS "${_lab_labels};${_lab_kind}"
+    LABELS "${_lab_case_labels};${_lab_kind}"
     SKIP_REGULAR_EXPRESSION "skipped: "
     WORKING_DIRECTORY "${_lab_workdir}"
     TIMEOUT 300)
