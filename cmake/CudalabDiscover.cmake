@@ -3,14 +3,23 @@
 # _lab_ex_rules ("N.k=<regex>" entries, lab_test's CASES: a case gets ex:N.k when its full name
 # matches; a case that matches none gets "worked").
 # Works the same on CMake 3.25 and 4.x (no bracketed regex is written to a file: TOOLCHAIN.md).
+# Every exercise label of the file, for the NOT_BUILT / LIST_FAILED entries (scripts/lab check
+# finds the executables an exercise needs through them before they are built).
+set(_lab_all_labels "${_lab_labels}")
+foreach(_lab_rule IN LISTS _lab_ex_rules)
+  string(REGEX REPLACE "=.*$" "" _lab_ex "${_lab_rule}")
+  list(APPEND _lab_all_labels "ex:${_lab_ex}")
+endforeach()
 if(NOT EXISTS "${_lab_exe}")
   add_test("${_lab_prefix}NOT_BUILT" "${_lab_exe}")
+  set_tests_properties("${_lab_prefix}NOT_BUILT" PROPERTIES LABELS "${_lab_all_labels}")
   return()
 endif()
 execute_process(COMMAND "${_lab_exe}" --gtest_list_tests
                 OUTPUT_VARIABLE _lab_out RESULT_VARIABLE _lab_rc TIMEOUT 60)
 if(NOT _lab_rc EQUAL 0)
   add_test("${_lab_prefix}LIST_FAILED" "${_lab_exe}" --gtest_list_tests)
+  set_tests_properties("${_lab_prefix}LIST_FAILED" PROPERTIES LABELS "${_lab_all_labels}")
   return()
 endif()
 string(REPLACE "\n" ";" _lab_lines "${_lab_out}")

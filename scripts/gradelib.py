@@ -109,7 +109,12 @@ def need_phrase(reason: str) -> str:
 
 def first_failure_text(message: str, max_lines: int = 8) -> str:
     """The GoogleTest failure text, short: its first lines without blank ones."""
-    lines = [l.rstrip() for l in (message or "").splitlines() if l.strip()]
+    lines = []
+    for l in (message or "").splitlines():
+        if not l.strip() or l.strip() == "unknown file":
+            continue
+        m = re.fullmatch(r"\s*(\S*/)?([^/\s]+:\d+)\s*", l)  # /long/path/test_x.cpp:42 -> test_x.cpp:42
+        lines.append(m.group(2) if m else l.rstrip())
     out = lines[:max_lines]
     if len(lines) > max_lines:
         out.append(f"... ({len(lines) - max_lines} more lines)")

@@ -68,12 +68,32 @@ def run(cmd: list[str], log_file: Path | None = None, check: bool = True, quiet:
     return proc
 
 
-def configure_and_build(preset: str, log_file: Path | None = None, jobs: int | None = None) -> None:
-    run(["cmake", "--preset", preset], log_file)
+def configure_and_build(preset: str, log_file: Path | None = None, jobs: int | None = None,
+                        targets: list[str] | None = None, cmake_args: list[str] | None = None,
+                        configure: bool = True, verbose: bool = False) -> None:
+    """cmake --preset, then cmake --build (all, or `targets`). With a log file the output goes
+    there and only a failure's tail is shown (its compiler errors first)."""
+    if verbose:
+        log_file = None  # everything on the terminal
+    quiet = log_file is not None
+    if configure or not (build_dir(preset) / "CMakeCache.txt").exists():
+        _run_build_step(["cmake", "--preset", preset, *(cmake_args or [])], log_file, quiet)
     cmd = ["cmake", "--build", "--preset", preset]
     if jobs:
         cmd += ["-j", str(jobs)]
-    run(cmd, log_file)
+    if targets:
+        cmd += ["--target", *targets]
+    _run_build_step(cmd, log_file, quiet)
+
+
+def _run_build_step(cmd: list[str], log_file: Path | None, quiet: bool) -> None:
+    proc = run(cmd, log_file, check=False, quiet=quiet)
+    if proc.returncode != 0:
+        out = (proc.stdout or "").splitlines()
+        errors = [l for l in out if re.search(r"\berror\b|Error|FAILED:", l)]
+        shown = (errors[:25] + ["..."] if len(errors) > 25 else errors) or out[-40:]
+        raise SystemExit(f"command failed ({proc.returncode}): {' '.join(cmd)}\n" + "\n".join(shown)
+                         + (f"\n(full output: {log_file})" if log_file else ""))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -496,3 +516,68 @@ def min_time_flag(exe: Path, seconds: float) -> str:
 def die(msg: str) -> None:
     print(msg, file=sys.stderr)
     raise SystemExit(1)
+
+
+# ---------------------------------------------------------------------------------------------
+# dependencies (scripts/deps.txt is the one list; .ci/run reads it too)
+
+DEPS_FILE = ROOT / "scripts" / "deps.txt"
+
+
+def read_deps(path: Path = DEPS_FILE) -> list[tuple[str, str, str]]:
+    """(package, kind, what) per line of deps.txt: kind is cmd or file."""
+    out = []
+    for line in path.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        pkg, probe = line.split()
+        kind, what = probe.split(":", 1)
+        out.append((pkg, kind, what))
+    return out
+
+
+def missing_deps(deps: list[tuple[str, str, str]] | None = None) -> list[str]:
+    missing = []
+    for pkg, kind, what in deps if deps is not None else read_deps():
+        ok = shutil.which(what) is not None if kind == "cmd" else Path(what).exists()
+        if not ok:
+            missing.append(pkg)
+    return missing
+
+
+def install_command(pkgs: list[str], as_root: bool) -> list[str]:
+    apt = ["apt-get", "install", "-y", "--no-install-recommends", *pkgs]
+    return apt if as_root else ["sudo", *apt]
+
+
+def ensure_deps(install: bool = True) -> None:
+    """Installs the missing packages when this runs as root or with passwordless sudo; otherwise
+    stops with the one command to run. Also puts the CUDA toolkit's bin on PATH when nvcc is only
+    in /usr/local/cuda/bin."""
+    if shutil.which("nvcc") is None and Path("/usr/local/cuda/bin/nvcc").exists():
+        os.environ["PATH"] = "/usr/local/cuda/bin:" + os.environ.get("PATH", "")
+    if shutil.which("apt-get") is None and missing_deps():
+        die("missing: " + " ".join(missing_deps()) + " (Debian/Ubuntu package names; install them, then rerun)")
+    missing = missing_deps()
+    if missing:
+        root = hasattr(os, "geteuid") and os.geteuid() == 0
+        sudo = not root and shutil.which("sudo") is not None and \
+            subprocess.run(["sudo", "-n", "true"], capture_output=True).returncode == 0
+        cmd = install_command(missing, root)
+        if not install or not (root or sudo):
+            die("cudalab needs: " + " ".join(missing) + "\nrun:  " + " ".join(install_command(missing, False))
+                + "\nthen rerun this command.")
+        log("installing " + " ".join(missing) + " ...")
+        pre = ["apt-get", "update", "-qq"] if root else ["sudo", "apt-get", "update", "-qq"]
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        for c in (pre, cmd):
+            p = subprocess.run(c, env=env, capture_output=True, text=True)
+            if p.returncode != 0:
+                die(f"{' '.join(c)} failed:\n{p.stdout[-2000:]}{p.stderr[-2000:]}")
+        still = missing_deps()
+        if still:
+            die("still missing after apt-get: " + " ".join(still))
+    if shutil.which("nvcc") is None:
+        die("no CUDA toolkit: nvcc is neither on PATH nor in /usr/local/cuda/bin. Install the CUDA "
+            "toolkit (12.x or 13.x; https://developer.nvidia.com/cuda-downloads), then rerun.")

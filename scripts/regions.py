@@ -354,11 +354,19 @@ def splice_file(ref_text: str, clean_starter: str, student: str | None, where: s
             out += form
             report.append(SplicedRegion(region.exercise, "untouched", False, form))
             continue
-        a0, a1 = _find_anchor(stud, _anchor(before, tail=True), pos)
-        b0 = -1
+        # the nearest non-blank lines around the region: 3 of them, or fewer when the student
+        # changed the farther ones (the nearest one must be there)
+        a0 = a1 = b0 = -1
+        for n in (3, 2, 1):
+            a0, a1 = _find_anchor(stud, _anchor(before, tail=True, n=n), pos)
+            if a0 >= 0:
+                break
         if a0 >= 0:
-            after_anchor = _anchor(after, tail=False)
-            b0, _ = _find_anchor(stud, after_anchor, a1) if after_anchor else (len(stud), len(stud))
+            for n in (3, 2, 1):
+                after_anchor = _anchor(after, tail=False, n=n)
+                b0, _ = _find_anchor(stud, after_anchor, a1) if after_anchor else (len(stud), len(stud))
+                if b0 >= 0:
+                    break
         if a0 < 0 or b0 < 0:
             out += form
             report.append(SplicedRegion(region.exercise, "not found", False, form))
