@@ -140,7 +140,9 @@ def list_tests(bdir: Path, labels: list[str], with_command: bool = False) -> dic
         labels_ = list(props.get("LABELS", []))
         if not all(l in labels_ for l in labels):
             continue
-        tests[t["name"]] = (labels_, t.get("command", [])) if with_command else labels_
+        command = t.get("command") or [e.split("=", 1)[1] for e in props.get("ENVIRONMENT", [])
+                                       if e.startswith("CUDALAB_TEST_EXE=")]
+        tests[t["name"]] = (labels_, command) if with_command else labels_
     return tests
 
 
@@ -207,7 +209,7 @@ def run_by_executable(bdir: Path, labels: list[str], xml_dir: Path, jobs: int,
                 continue
             by_exe[command[0]][case] = (name, labels_)
         elif not only_suite:
-            why = "not built" if name.endswith("NOT_BUILT") else "its test list could not be read"
+            why = "not built" if ".NOT_BUILT." in name else "its test list could not be read"
             broken.append(TestResult(name, labels_, "failed", f"{why}: " + " ".join(command)))
     xml_dir.mkdir(parents=True, exist_ok=True)
 
