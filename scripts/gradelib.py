@@ -323,3 +323,17 @@ def speed_verdict(goal: Goal, learner_runs: list[dict], reference_runs: list[dic
         xs = [r[0] for r in (ratio_to_vendor(d, goal) for d in runs) if r]
         return median(xs) if xs else None
     return SpeedVerdict(goal.exercise, goal.label, med(learner_runs), med(reference_runs), goal.goal)
+
+
+def bench_filter(goals: list[Goal]) -> str:
+    """A --benchmark_filter that selects the goals' rows and vendor rows. Google Benchmark reads it
+    as a POSIX extended regex (no \\d, no (?:...)), so it names the families (the literal start of
+    each regex); the exact rows are then picked from the JSON with Python's re."""
+    fams = []
+    for g in goals:
+        for rx in (g.row, g.vendor):
+            m = re.match(r"\^?([A-Za-z0-9_]+)", rx)
+            fam = m.group(1) if m else ""
+            if fam and fam not in fams:
+                fams.append(fam)
+    return "^(" + "|".join(fams) + ")" if fams else "."

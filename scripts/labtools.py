@@ -213,15 +213,14 @@ def run_by_executable(bdir: Path, labels: list[str], xml_dir: Path, jobs: int,
             broken.append(TestResult(name, labels_, "failed", f"{why}: " + " ".join(command)))
     xml_dir.mkdir(parents=True, exist_ok=True)
 
-    def one(job: tuple[str, list[str]]) -> list[TestResult]:
-        exe, cases = job
-        tag = Path(exe).name + (("." + re.sub(r"[^\w.-]", "_", cases[0])) if per_case else "")
+    def one(job: tuple[str, list[str], str]) -> list[TestResult]:
+        exe, cases, part = job
+        tag = Path(exe).name + (("." + re.sub(r"[^\w.-]", "_", cases[0])) if per_case else part)
         xml = xml_dir / (tag + ".xml")
         if xml.exists():
             xml.unlink()
         cmd = [exe, f"--gtest_output=xml:{xml}"]
-        if per_case or only_suite or skips or len(cases) != len(by_exe[exe]):
-            cmd.append("--gtest_filter=" + ":".join(cases))
+        cmd.append("--gtest_filter=" + ":".join(cases))
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=Path(exe).parent)
             rc, text = proc.returncode, proc.stdout + proc.stderr
@@ -240,9 +239,22 @@ def run_by_executable(bdir: Path, labels: list[str], xml_dir: Path, jobs: int,
         return out
 
     if per_case:
-        work = [(exe, [c]) for exe, cs in by_exe.items() for c in cs]
+        work = [(exe, [c], "") for exe, cs in by_exe.items() for c in cs]
     else:
-        work = [(exe, list(cs)) for exe, cs in by_exe.items()]
+        # one process per executable; a --gtest_filter longer than ~64 KB (one argument may not
+        # exceed 128 KB) is split over several processes
+        work = []
+        for exe, cs in by_exe.items():
+            chunk: list[str] = []
+            size = 0
+            for c in cs:
+                if chunk and size + len(c) + 1 > 64_000:
+                    work.append((exe, chunk, f".part{len(work)}"))
+                    chunk, size = [], 0
+                chunk.append(c)
+                size += len(c) + 1
+            if chunk:
+                work.append((exe, chunk, "" if not any(w[0] == exe for w in work) else f".part{len(work)}"))
     results: list[TestResult] = list(broken)
     with cf.ThreadPoolExecutor(max_workers=1 if serial else max(1, jobs)) as pool:
         for r in pool.map(one, work):

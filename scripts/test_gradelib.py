@@ -154,6 +154,11 @@ class SpeedGoals(unittest.TestCase):
         bad["benchmarks"][0]["error_occurred"] = True
         self.assertIsNone(gl.speed_verdict(self.GOAL, [bad], []).learner)
 
+    def test_bench_filter_names_the_families(self):
+        self.assertEqual(gl.bench_filter([self.GOAL]), "^(BM_scan_int|BM_scan_int_cub)")
+        g = gl.Goal("6.2", "ch06", "", r"^BM_sgemm/blocktile_2d/\d+$", r"^BM_sgemm_cublas/4096", "TFLOP/s", 0.5)
+        self.assertEqual(gl.bench_filter([g]), "^(BM_sgemm|BM_sgemm_cublas)")
+
     def test_goals_from_toml(self):
         data = {"ratio": [{"label": "x", "row": "a", "vendor": "b", "metric": "GB/s"},
                           {"label": "y", "row": "c", "vendor": "d", "exercise": "5.4", "goal": 0.8}]}
@@ -163,3 +168,49 @@ class SpeedGoals(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class OneProcessPerExecutable(unittest.TestCase):
+    """labtools.run_by_executable against a fake GoogleTest executable: per-case results, failure
+    text and skip messages from the XML; cases a crash left unreported are failures."""
+
+    FAKE = r'''#!/usr/bin/env python3
+import sys
+out = next(a.split("xml:", 1)[1] for a in sys.argv if a.startswith("--gtest_output=xml:"))
+cases = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--gtest_filter=")).split(":")
+rows = []
+for c in cases:
+    suite, name = c.split(".", 1)
+    if name == "Crash":
+        break
+    body = {"Fail": '<failure message="m">test.cpp:3\nExpected: 1\nActual: 2</failure>',
+            "Skip": '<skipped message="test.cpp:9&#x0A;skipped: needs compute capability 9.0"/>'}.get(name, "")
+    res = "skipped" if name == "Skip" else "completed"
+    rows.append(f'<testcase name="{name}" classname="{suite}" result="{res}">{body}</testcase>')
+open(out, "w").write('<testsuites><testsuite name="s">' + "".join(rows) + "</testsuite></testsuites>")
+sys.exit(1 if len(rows) < len(cases) else 0)
+'''
+
+    def test_results_per_case(self):
+        import labtools as lt
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            exe = Path(tmp) / "fake_test"
+            exe.write_text(self.FAKE)
+            exe.chmod(0o755)
+            names = ["Ok", "Fail", "Skip", "Crash", "After"]
+            tests = {f"starter.ch05.SGpu.{n}": (["ch05", "starter", "ex:5.1", "gpu"], [str(exe), f"--gtest_filter=SGpu.{n}"])
+                     for n in names}
+            tests["starter.ch05.NOT_BUILT.other"] = (["ch05", "starter"], ["/nonexistent/other"])
+            res = {r.name.split(".")[-1]: r for r in
+                   lt.run_by_executable(Path(tmp), [], Path(tmp) / "xml", 2, tests=tests)}
+            self.assertEqual({k: v.status for k, v in res.items()},
+                             {"Ok": "passed", "Fail": "failed", "Skip": "skipped", "Crash": "failed",
+                              "After": "failed", "other": "failed"})
+            self.assertIn("Actual: 2", res["Fail"].output)
+            self.assertEqual(gl.skip_reason(res["Skip"].output), "needs compute capability 9.0")
+            self.assertIn("before reporting", res["Crash"].output)
+            v = gl.judge("5.1", lt.to_cases([r for k, r in res.items() if k != "other"]))
+            self.assertEqual((v.state, v.failed, v.skipped), ("failing", 3, 1))
+            lt.write_junit(list(res.values()), Path(tmp) / "j.xml")
+            self.assertIn("Actual: 2", (Path(tmp) / "j.xml").read_text())
