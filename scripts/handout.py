@@ -25,7 +25,7 @@ import regions  # noqa: E402
 EXCLUDE = [
     "chapters/*/reference/*", "chapters/*/pitfalls/*", "chapters/*/mutants.toml",
     "scripts/gen_starter.py", "scripts/variants.py", "scripts/gpu_suite", "scripts/handout.py",
-    "scripts/test_*.py", "scripts/report.py", "scripts/results.py",
+    "scripts/test_*.py", "scripts/report.py", "scripts/results.py", "scripts/new_chapter.py",
     ".ci/*", "docs/instructors.md", "grades/*",
 ]
 MARKERS = ("BEGIN EXERCISE", "END EXERCISE", "BEGIN PITFALL", "END PITFALL", "// BUG:", "// STARTER:")
