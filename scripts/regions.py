@@ -453,3 +453,22 @@ def handout_text(starter_text: str) -> str:
         out.append(line)
         i += 1
     return "\n".join(out) + ("\n" if starter_text.endswith("\n") else "")
+
+
+def segmentation_problems(root: Path) -> list[str]:
+    """Every committed starter file must cut into its reference's regions (scripts/grade
+    --submission relies on it): the generator and this parser agree."""
+    out = []
+    for d in sorted((root / "chapters").glob("[0-9][0-9]_*")):
+        ref = d / "reference"
+        if not ref.is_dir():
+            continue
+        for src in sorted(ref.iterdir()):
+            st = d / "starter" / src.name
+            if src.suffix not in SUFFIXES or not st.exists():
+                continue
+            try:
+                segment_starter(src.read_text(), st.read_text(), str(src.relative_to(root)))
+            except RegionError as e:
+                out.append(str(e))
+    return out
