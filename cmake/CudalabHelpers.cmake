@@ -10,6 +10,11 @@
 # pitfalls/<name>.*). Each reference file is compiled once, as its own object library, so a pitfall
 # recompiles only the file it plants its bug in.
 
+# The tracks to build. A chapter without reference/ (the student handout: scripts/lab handout)
+# builds its starter track alone, without pitfalls; -DCUDALAB_TRACKS=starter does the same in a
+# full tree (scripts/grade --submission grades in such a build).
+set(CUDALAB_TRACKS "reference;starter" CACHE STRING "Tracks to build: reference;starter, or starter")
+
 # Flags shared by every target of ours: warnings on, line info for profilers and sanitizers.
 function(lab_target_defaults target)
   target_compile_options(${target} PRIVATE
@@ -74,7 +79,17 @@ function(lab_chapter ch)
     target_link_libraries(${ch}_api INTERFACE ${ch}_cpu)
   endif()
 
-  foreach(track reference starter)
+  set(tracks "")
+  foreach(track IN LISTS CUDALAB_TRACKS)
+    if(IS_DIRECTORY "${dir}/${track}")
+      list(APPEND tracks ${track})
+    endif()
+  endforeach()
+  if(NOT tracks)
+    message(FATAL_ERROR "lab_chapter(${ch}): none of the tracks ${CUDALAB_TRACKS} has a folder in ${dir}")
+  endif()
+  set_property(GLOBAL PROPERTY CUDALAB_${ch}_TRACKS "${tracks}")
+  foreach(track IN LISTS tracks)
     file(GLOB src CONFIGURE_DEPENDS "${dir}/${track}/*.cu" "${dir}/${track}/*.cpp")
     if(NOT src)
       message(FATAL_ERROR "lab_chapter(${ch}): no sources in ${dir}/${track}")
@@ -114,6 +129,10 @@ function(lab_pitfall ch name)
     endif()
   endforeach()
   get_property(dir GLOBAL PROPERTY CUDALAB_${ch}_DIR)
+  get_property(tracks GLOBAL PROPERTY CUDALAB_${ch}_TRACKS)
+  if(NOT "reference" IN_LIST tracks)
+    return()  # a starter-only build (the handout): no pitfalls
+  endif()
   if(NOT ARG_REPLACES OR NOT ARG_EXERCISES)
     message(FATAL_ERROR "lab_pitfall(${ch} ${name}): give REPLACES <file> and EXERCISES <ids>")
   endif()
@@ -143,25 +162,56 @@ endfunction()
 # ctest): every GoogleTest case becomes a ctest test named <prefix><Suite>.<Test>, labelled with
 # <labels> plus "gpu" when the suite name ends in "Gpu" (else "cpu"); the skip helper prints
 # "skipped: <reason>", which ctest reports as skipped — never as passed.
+# ex_rules (optional): "N.k=<regex>" entries (lab_test's CASES): a case gets the label ex:N.k only
+# when its full GoogleTest name matches <regex>; a case that matches no exercise gets "worked".
 function(_lab_register_tests exe prefix labels)
+  set(ex_rules "${ARGN}")
   set(inc "${CMAKE_CURRENT_BINARY_DIR}/${exe}_tests.cmake")
   file(GENERATE OUTPUT "${inc}" CONTENT
 "set(_lab_exe [==[$<TARGET_FILE:${exe}>]==])
 set(_lab_prefix [==[${prefix}]==])
 set(_lab_labels [==[${labels}]==])
+set(_lab_ex_rules [==[${ex_rules}]==])
 set(_lab_workdir [==[${CMAKE_CURRENT_BINARY_DIR}]==])
 include([==[${PROJECT_SOURCE_DIR}/cmake/CudalabDiscover.cmake]==])
 ")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${inc}")
 endfunction()
 
-# lab_test(<ch> <file.cpp> EXERCISES <ids>... [LIBS <targets>...])
+# lab_test(<ch> <file.cpp> EXERCISES <ids>... [CASES "<id>=<regex>"...] [LIBS <targets>...])
 # The test file is compiled once and linked to the reference, the starter, and every pitfall of
 # the same chapter that plants its bug in one of these exercises.
+# CASES: which GoogleTest cases grade an exercise, when a file also tests worked examples (e.g. the
+# other steps of a ladder). "5.1=/sequential_" gives the label ex:5.1 only to the cases whose full
+# name (Prefix/Suite.Test/Param) matches the CMake regex; an exercise without a CASES entry keeps
+# every case of the file; a case that matches no exercise is labelled "worked" (not graded).
+# (Write the regex without square brackets and semicolons.)
+# WORKED instead of EXERCISES: the file tests worked examples only (label "worked", not graded).
 function(lab_test ch file)
-  cmake_parse_arguments(ARG "" "" "EXERCISES;LIBS" ${ARGN})
-  if(NOT ARG_EXERCISES)
-    message(FATAL_ERROR "lab_test(${ch} ${file}): name the exercises it checks (EXERCISES 3.1 ...)")
+  cmake_parse_arguments(ARG "WORKED" "" "EXERCISES;LIBS;CASES" ${ARGN})
+  if(NOT ARG_EXERCISES AND NOT ARG_WORKED)
+    message(FATAL_ERROR "lab_test(${ch} ${file}): name the exercises it checks (EXERCISES 3.1 ...), or WORKED")
+  endif()
+  set(ex_rules "")
+  if(ARG_CASES)
+    foreach(ex IN LISTS ARG_EXERCISES)
+      set(rx "")
+      foreach(rule IN LISTS ARG_CASES)
+        if(rule MATCHES "^([0-9]+\\.[0-9]+)=(.+)$")
+          if(CMAKE_MATCH_1 STREQUAL ex)
+            set(rx "${CMAKE_MATCH_2}")
+          elseif(NOT CMAKE_MATCH_1 IN_LIST ARG_EXERCISES)
+            message(FATAL_ERROR "lab_test(${ch} ${file}): CASES names ${CMAKE_MATCH_1}, not in EXERCISES")
+          endif()
+        else()
+          message(FATAL_ERROR "lab_test(${ch} ${file}): CASES entry '${rule}' is not <N.k>=<regex>")
+        endif()
+      endforeach()
+      if(rx STREQUAL "")
+        set(rx ".*")
+      endif()
+      list(APPEND ex_rules "${ex}=${rx}")
+    endforeach()
   endif()
   get_filename_component(stem "${file}" NAME_WE)
   set(obj ${ch}_${stem}_obj)
@@ -173,8 +223,11 @@ function(lab_test ch file)
   foreach(ex IN LISTS ARG_EXERCISES)
     list(APPEND ex_labels "ex:${ex}")
   endforeach()
+  if(ARG_WORKED)
+    list(APPEND ex_labels worked)
+  endif()
 
-  set(tracks reference starter)
+  get_property(tracks GLOBAL PROPERTY CUDALAB_${ch}_TRACKS)
   get_property(pitfalls GLOBAL PROPERTY CUDALAB_${ch}_PITFALLS)
   foreach(p IN LISTS pitfalls)
     get_property(pex GLOBAL PROPERTY CUDALAB_${ch}_PITFALL_${p}_EXERCISES)
@@ -200,22 +253,44 @@ function(lab_test ch file)
       endif()
       _lab_register_tests(${exe} "pitfall.${ch}.${pname}." "${labels}")
     else()
-      _lab_register_tests(${exe} "${track}.${ch}." "${ch};${track};${ex_labels}")
+      if(ex_rules)
+        _lab_register_tests(${exe} "${track}.${ch}." "${ch};${track}" ${ex_rules})
+      else()
+        _lab_register_tests(${exe} "${track}.${ch}." "${ch};${track};${ex_labels}")
+      endif()
     endif()
   endforeach()
 endfunction()
 
-# lab_bench(<ch> <files>... [LIBS <targets>...]): one Google Benchmark executable per chapter,
-# linked to the reference track. Benchmarks are .cpp; a .cu file is allowed only to wrap vendor
-# device-side libraries (CUB) behind a plain function (DESIGN.md; no fmt in .cu: TOOLCHAIN.md).
+# lab_bench(<ch> <files>... [LIBS <targets>...]): the chapter's Google Benchmark executables, one
+# per track, from the same objects: bench_<ch> (linked to the reference track) and
+# bench_<ch>_starter (linked to the starter: the learner's kernels), same rows, each with its
+# vendor rows. One process cannot hold both tracks (they define the same API symbols), so
+# scripts/lab check compares the two through the vendor row measured in each process.
+# Benchmarks are .cpp; a .cu file is allowed only to wrap vendor device-side libraries (CUB)
+# behind a plain function (no fmt in .cu).
 function(lab_bench ch)
   cmake_parse_arguments(ARG "" "" "LIBS" ${ARGN})
-  set(exe bench_${ch})
-  add_executable(${exe} ${ARG_UNPARSED_ARGUMENTS})
-  set_target_properties(${exe} PROPERTIES LINKER_LANGUAGE CXX)
-  target_link_libraries(${exe} PRIVATE ${ch}_reference cudalab_bench ${ARG_LIBS})
-  lab_target_defaults(${exe})
-  set_property(GLOBAL APPEND PROPERTY CUDALAB_BENCHES ${exe})
+  set(obj bench_${ch}_obj)
+  add_library(${obj} OBJECT ${ARG_UNPARSED_ARGUMENTS})
+  target_link_libraries(${obj} PUBLIC ${ch}_api cudalab_bench ${ARG_LIBS})
+  lab_target_defaults(${obj})
+  get_property(tracks GLOBAL PROPERTY CUDALAB_${ch}_TRACKS)
+  if(NOT tracks)
+    set(tracks reference)
+  endif()
+  foreach(track IN LISTS tracks)
+    if(track STREQUAL "reference")
+      set(exe bench_${ch})
+    else()
+      set(exe bench_${ch}_${track})
+    endif()
+    add_executable(${exe} $<TARGET_OBJECTS:${obj}>)
+    set_target_properties(${exe} PROPERTIES LINKER_LANGUAGE CXX)
+    target_link_libraries(${exe} PRIVATE ${ch}_${track} ${ch}_api cudalab_bench ${ARG_LIBS})
+    lab_target_defaults(${exe})
+    set_property(GLOBAL APPEND PROPERTY CUDALAB_BENCHES ${exe})
+  endforeach()
 endfunction()
 
 # lab_common_test(<file.cpp> [LIBS ...]): a unit test of libcudalab itself (part of the reference set).

@@ -68,12 +68,32 @@ def run(cmd: list[str], log_file: Path | None = None, check: bool = True, quiet:
     return proc
 
 
-def configure_and_build(preset: str, log_file: Path | None = None, jobs: int | None = None) -> None:
-    run(["cmake", "--preset", preset], log_file)
+def configure_and_build(preset: str, log_file: Path | None = None, jobs: int | None = None,
+                        targets: list[str] | None = None, cmake_args: list[str] | None = None,
+                        configure: bool = True, verbose: bool = False) -> None:
+    """cmake --preset, then cmake --build (all, or `targets`). With a log file the output goes
+    there and only a failure's tail is shown (its compiler errors first)."""
+    if verbose:
+        log_file = None  # everything on the terminal
+    quiet = log_file is not None
+    if configure or not (build_dir(preset) / "CMakeCache.txt").exists():
+        _run_build_step(["cmake", "--preset", preset, *(cmake_args or [])], log_file, quiet)
     cmd = ["cmake", "--build", "--preset", preset]
     if jobs:
         cmd += ["-j", str(jobs)]
-    run(cmd, log_file)
+    if targets:
+        cmd += ["--target", *targets]
+    _run_build_step(cmd, log_file, quiet)
+
+
+def _run_build_step(cmd: list[str], log_file: Path | None, quiet: bool) -> None:
+    proc = run(cmd, log_file, check=False, quiet=quiet)
+    if proc.returncode != 0:
+        out = (proc.stdout or "").splitlines()
+        errors = [l for l in out if re.search(r"\berror\b|Error|FAILED:", l)]
+        shown = (errors[:25] + ["..."] if len(errors) > 25 else errors) or out[-40:]
+        raise SystemExit(f"command failed ({proc.returncode}): {' '.join(cmd)}\n" + "\n".join(shown)
+                         + (f"\n(full output: {log_file})" if log_file else ""))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -112,14 +132,23 @@ def list_tests(bdir: Path, labels: list[str], with_command: bool = False) -> dic
     """ctest name -> labels (or -> (labels, command) with_command) of the tests carrying all labels."""
     cmd = ["ctest", "--test-dir", str(bdir), "--show-only=json-v1"]
     for l in labels:
-        cmd += ["-L", l]
+        cmd += ["-L", label_regex(l)]  # ctest -L is a regex: anchor it, so ex:5.1 is not ex:5.10
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     tests = {}
     for t in json.loads(out).get("tests", []):
         props = {p["name"]: p["value"] for p in t.get("properties", [])}
         labels_ = list(props.get("LABELS", []))
-        tests[t["name"]] = (labels_, t.get("command", [])) if with_command else labels_
+        if not all(l in labels_ for l in labels):
+            continue
+        command = t.get("command") or [e.split("=", 1)[1] for e in props.get("ENVIRONMENT", [])
+                                       if e.startswith("CUDALAB_TEST_EXE=")]
+        tests[t["name"]] = (labels_, command) if with_command else labels_
     return tests
+
+
+def label_regex(label: str) -> str:
+    """A ctest -L regular expression that matches exactly `label`."""
+    return "^" + re.sub(r"([.^$*+?()\[\]{}|\\])", r"\\\1", label) + "$"
 
 
 # GoogleTest suites whose tests break the CUDA context on purpose (a sticky fault): they must run
@@ -127,57 +156,153 @@ def list_tests(bdir: Path, labels: list[str], with_command: bool = False) -> dic
 FAULT_SUITE = "FaultGpu"
 
 
+def _suite_of(case: str) -> str:
+    """'Prefix/SuiteGpu.Test/3' -> 'SuiteGpu'."""
+    return case.split(".")[0].split("/")[-1]
+
+
+def read_gtest_xml(xml: Path) -> dict[str, tuple[str, str]]:
+    """GoogleTest's XML -> 'Suite.Test' -> (status, message): the failure text, or the skip
+    message ('file:line\nskipped: <reason>')."""
+    seen: dict[str, tuple[str, str]] = {}
+    if not xml.exists():
+        return seen
+    try:
+        root = ET.parse(xml).getroot()
+    except ET.ParseError:
+        return seen
+    for case in root.iter("testcase"):
+        full = f"{case.get('classname')}.{case.get('name')}"
+        failures = case.findall("failure")
+        skipped = case.find("skipped")
+        if failures:
+            seen[full] = ("failed", "\n".join((f.text or f.get("message", "")).strip() for f in failures))
+        elif case.get("result") == "skipped" or skipped is not None:
+            seen[full] = ("skipped", (skipped.get("message", "") or skipped.text or "") if skipped is not None else "")
+        else:
+            seen[full] = ("passed", "")
+    return seen
+
+
 def run_by_executable(bdir: Path, labels: list[str], xml_dir: Path, jobs: int,
-                      skip_suite: str | None = None) -> list[TestResult]:
+                      skip_suite: str | None = None, only_suite: str | None = None,
+                      per_case: bool = False, serial: bool = False,
+                      tests: dict | None = None) -> list[TestResult]:
     """Runs each test executable once (all its cases in one process) instead of one process per
     case: much faster on a GPU (one CUDA context per executable; ctest's one process per case
-    spends most of its time creating contexts). Results are per case, read from GoogleTest's XML;
-    a fault that kills the process marks the cases it did not report as failed. Cases of suites
-    ending in `skip_suite` are left out (not run, not returned)."""
+    spends most of its time creating contexts). Results are per case, read from GoogleTest's XML,
+    with the failure text or the skip message; a fault that kills the process marks the cases it
+    did not report as failed. Cases of suites ending in `skip_suite` (a str or a tuple) are left
+    out; with `only_suite`, only the cases of suites ending in it run. per_case: one process per
+    case (for suites that break the CUDA context on purpose). serial: one executable at a time
+    (suites that need most of the device memory)."""
     import concurrent.futures as cf
-    tests = list_tests(bdir, labels, with_command=True)
+    tests = tests if tests is not None else list_tests(bdir, labels, with_command=True)
+    skips = (skip_suite,) if isinstance(skip_suite, str) else tuple(skip_suite or ())
     by_exe: dict[str, dict[str, tuple[str, list[str]]]] = defaultdict(dict)
     broken: list[TestResult] = []  # NOT_BUILT / LIST_FAILED entries of the discovery: no case to run
     for name, (labels_, command) in tests.items():
         if len(command) >= 2 and command[1].startswith("--gtest_filter="):
             case = command[1].split("=", 1)[1]
-            if skip_suite and case.split(".")[0].split("/")[-1].endswith(skip_suite):
+            suite = _suite_of(case)
+            if any(suite.endswith(k) for k in skips) or (only_suite and not suite.endswith(only_suite)):
                 continue
             by_exe[command[0]][case] = (name, labels_)
-        else:
-            broken.append(TestResult(name, labels_, "failed", "not a GoogleTest case: " + " ".join(command)))
+        elif not only_suite:
+            why = "not built" if ".NOT_BUILT." in name else "its test list could not be read"
+            broken.append(TestResult(name, labels_, "failed", f"{why}: " + " ".join(command)))
     xml_dir.mkdir(parents=True, exist_ok=True)
 
-    def one(exe: str) -> list[TestResult]:
-        xml = xml_dir / (Path(exe).name + ".xml")
-        cases = by_exe[exe]
-        cmd = [exe, f"--gtest_output=xml:{xml}"] + ([f"--gtest_filter=-*{skip_suite}.*"] if skip_suite else [])
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=Path(exe).parent)
-        (xml_dir / (Path(exe).name + ".log")).write_text(proc.stdout + proc.stderr)
-        seen: dict[str, str] = {}
+    def one(job: tuple[str, list[str], str]) -> list[TestResult]:
+        exe, cases, part = job
+        tag = Path(exe).name + (("." + re.sub(r"[^\w.-]", "_", cases[0])) if per_case else part)
+        xml = xml_dir / (tag + ".xml")
         if xml.exists():
-            try:
-                for case in ET.parse(xml).getroot().iter("testcase"):
-                    full = f"{case.get('classname')}.{case.get('name')}"
-                    if case.find("failure") is not None:
-                        seen[full] = "failed"
-                    elif case.get("result") == "skipped" or case.find("skipped") is not None:
-                        seen[full] = "skipped"
-                    else:
-                        seen[full] = "passed"
-            except ET.ParseError:
-                pass
+            xml.unlink()
+        cmd = [exe, f"--gtest_output=xml:{xml}"]
+        cmd.append("--gtest_filter=" + ":".join(cases))
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=Path(exe).parent)
+            rc, text = proc.returncode, proc.stdout + proc.stderr
+        except subprocess.TimeoutExpired as e:
+            rc, text = None, f"timed out after {e.timeout} s"
+        except OSError as e:
+            rc, text = None, f"could not run: {e}"
+        (xml_dir / (tag + ".log")).write_text(text)
+        seen = read_gtest_xml(xml)
         out = []
-        for full, (name, labels_) in cases.items():
-            out.append(TestResult(name, labels_, seen.get(full, "failed"),
-                                  "" if full in seen else f"process exited {proc.returncode} before reporting"))
+        for full in cases:
+            name, labels_ = by_exe[exe][full]
+            st, msg = seen.get(full, ("failed", f"process exited {rc} before reporting (log: {xml_dir / (tag + '.log')})"
+                                      + ("\n" + "\n".join(text.splitlines()[-15:]) if text else "")))
+            out.append(TestResult(name, labels_, st, msg))
         return out
 
+    if per_case:
+        work = [(exe, [c], "") for exe, cs in by_exe.items() for c in cs]
+    else:
+        # one process per executable; a --gtest_filter longer than ~64 KB (one argument may not
+        # exceed 128 KB) is split over several processes
+        work = []
+        for exe, cs in by_exe.items():
+            chunk: list[str] = []
+            size = 0
+            for c in cs:
+                if chunk and size + len(c) + 1 > 64_000:
+                    work.append((exe, chunk, f".part{len(work)}"))
+                    chunk, size = [], 0
+                chunk.append(c)
+                size += len(c) + 1
+            if chunk:
+                work.append((exe, chunk, "" if not any(w[0] == exe for w in work) else f".part{len(work)}"))
     results: list[TestResult] = list(broken)
-    with cf.ThreadPoolExecutor(max_workers=jobs) as pool:
-        for r in pool.map(one, list(by_exe)):
+    with cf.ThreadPoolExecutor(max_workers=1 if serial else max(1, jobs)) as pool:
+        for r in pool.map(one, work):
             results.extend(r)
     return results
+
+
+# Suites that break the CUDA context on purpose (one process per case) and suites that need most
+# of the device memory (one executable at a time): cmake/CudalabDiscover.cmake gives the latter a
+# RESOURCE_LOCK under ctest.
+LARGE_SUITE = "LargeGpu"
+
+
+def run_tests(bdir: Path, labels: list[str], work: Path, jobs: int) -> list[TestResult]:
+    """Every test carrying all `labels` (exactly), a result per test, fast: one process per
+    executable; the large-memory suites one executable at a time; the deliberate-fault suites one
+    process per case."""
+    tests = list_tests(bdir, labels, with_command=True)
+    tag = "_".join(re.sub(r"[^\w.-]", "_", l) for l in labels) or "all"
+    res = run_by_executable(bdir, labels, work / tag, jobs, skip_suite=(FAULT_SUITE, LARGE_SUITE), tests=tests)
+    res += run_by_executable(bdir, labels, work / (tag + "_large"), jobs, only_suite=LARGE_SUITE,
+                             serial=True, tests=tests)
+    res += run_by_executable(bdir, labels, work / (tag + "_faults"), jobs, only_suite=FAULT_SUITE,
+                             per_case=True, tests=tests)
+    return res
+
+
+def write_junit(results: list[TestResult], path: Path, suite_name: str = "cudalab") -> None:
+    """One JUnit testcase per test (for a CI or an LMS), with the failure text or skip reason."""
+    suite = ET.Element("testsuite", name=suite_name, tests=str(len(results)),
+                       failures=str(sum(r.status == "failed" for r in results)),
+                       skipped=str(sum(r.status == "skipped" for r in results)))
+    for r in results:
+        case = ET.SubElement(suite, "testcase", classname=r.chapter, name=r.name)
+        if r.labels:
+            props = ET.SubElement(case, "properties")
+            props.append(ET.Element("property", name="labels", value=";".join(r.labels)))
+        if r.status == "failed":
+            ET.SubElement(case, "failure", message=(r.output.splitlines() or ["failed"])[0][:200]).text = r.output
+        elif r.status == "skipped":
+            ET.SubElement(case, "skipped", message=r.output.strip()[:500])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)
+
+
+def to_cases(results: list[TestResult]) -> list:
+    import gradelib
+    return [gradelib.Case(r.name, list(r.labels), r.status, r.output) for r in results]
 
 
 def run_ctest(bdir: Path, labels: list[str], junit: Path, jobs: int, log_file: Path | None = None,
@@ -209,13 +334,8 @@ def run_ctest(bdir: Path, labels: list[str], junit: Path, jobs: int, log_file: P
 
 
 def run_reference(bdir: Path, labels: list[str], work: Path, jobs: int) -> list[TestResult]:
-    """The reference track with a result per test, fast: one process per executable for all but
-    the deliberate-fault suites, which ctest runs one process per test."""
-    res = run_by_executable(bdir, labels, work / ("_".join(labels) + "_by_exe"), jobs, skip_suite=FAULT_SUITE)
-    tag = "_".join(labels + ["faults"])
-    res += run_ctest(bdir, labels, work / f"{tag}.xml", jobs, work / f"ctest_{tag}.log",
-                     extra=["-R", rf"{FAULT_SUITE}\."])
-    return res
+    """The reference track with a result per test, fast (see run_tests)."""
+    return run_tests(bdir, labels, work, jobs)
 
 
 def count(results: list[TestResult]) -> dict[str, int]:
@@ -391,8 +511,12 @@ def chapter_titles() -> dict[str, str]:
     return titles
 
 
-def bench_executables(bdir: Path) -> list[Path]:
-    return sorted(p for p in (bdir / "bench").glob("bench_ch*") if p.is_file() and os.access(p, os.X_OK))
+def bench_executables(bdir: Path, track: str = "reference") -> list[Path]:
+    """bench_chNN (reference track) or bench_chNN_starter (track "starter")."""
+    exes = [p for p in (bdir / "bench").glob("bench_ch*") if p.is_file() and os.access(p, os.X_OK)]
+    if track == "starter":
+        return sorted(p for p in exes if p.name.endswith("_starter"))
+    return sorted(p for p in exes if not p.name.endswith("_starter"))
 
 
 def min_time_flag(exe: Path, seconds: float) -> str:
@@ -406,3 +530,68 @@ def min_time_flag(exe: Path, seconds: float) -> str:
 def die(msg: str) -> None:
     print(msg, file=sys.stderr)
     raise SystemExit(1)
+
+
+# ---------------------------------------------------------------------------------------------
+# dependencies (scripts/deps.txt is the one list; .ci/run reads it too)
+
+DEPS_FILE = ROOT / "scripts" / "deps.txt"
+
+
+def read_deps(path: Path = DEPS_FILE) -> list[tuple[str, str, str]]:
+    """(package, kind, what) per line of deps.txt: kind is cmd or file."""
+    out = []
+    for line in path.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        pkg, probe = line.split()
+        kind, what = probe.split(":", 1)
+        out.append((pkg, kind, what))
+    return out
+
+
+def missing_deps(deps: list[tuple[str, str, str]] | None = None) -> list[str]:
+    missing = []
+    for pkg, kind, what in deps if deps is not None else read_deps():
+        ok = shutil.which(what) is not None if kind == "cmd" else Path(what).exists()
+        if not ok:
+            missing.append(pkg)
+    return missing
+
+
+def install_command(pkgs: list[str], as_root: bool) -> list[str]:
+    apt = ["apt-get", "install", "-y", "--no-install-recommends", *pkgs]
+    return apt if as_root else ["sudo", *apt]
+
+
+def ensure_deps(install: bool = True) -> None:
+    """Installs the missing packages when this runs as root or with passwordless sudo; otherwise
+    stops with the one command to run. Also puts the CUDA toolkit's bin on PATH when nvcc is only
+    in /usr/local/cuda/bin."""
+    if shutil.which("nvcc") is None and Path("/usr/local/cuda/bin/nvcc").exists():
+        os.environ["PATH"] = "/usr/local/cuda/bin:" + os.environ.get("PATH", "")
+    if shutil.which("apt-get") is None and missing_deps():
+        die("missing: " + " ".join(missing_deps()) + " (Debian/Ubuntu package names; install them, then rerun)")
+    missing = missing_deps()
+    if missing:
+        root = hasattr(os, "geteuid") and os.geteuid() == 0
+        sudo = not root and shutil.which("sudo") is not None and \
+            subprocess.run(["sudo", "-n", "true"], capture_output=True).returncode == 0
+        cmd = install_command(missing, root)
+        if not install or not (root or sudo):
+            die("cudalab needs: " + " ".join(missing) + "\nrun:  " + " ".join(install_command(missing, False))
+                + "\nthen rerun this command.")
+        log("installing " + " ".join(missing) + " ...")
+        pre = ["apt-get", "update", "-qq"] if root else ["sudo", "apt-get", "update", "-qq"]
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        for c in (pre, cmd):
+            p = subprocess.run(c, env=env, capture_output=True, text=True)
+            if p.returncode != 0:
+                die(f"{' '.join(c)} failed:\n{p.stdout[-2000:]}{p.stderr[-2000:]}")
+        still = missing_deps()
+        if still:
+            die("still missing after apt-get: " + " ".join(still))
+    if shutil.which("nvcc") is None:
+        die("no CUDA toolkit: nvcc is neither on PATH nor in /usr/local/cuda/bin. Install the CUDA "
+            "toolkit (12.x or 13.x; https://developer.nvidia.com/cuda-downloads), then rerun.")

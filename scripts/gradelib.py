@@ -1,0 +1,339 @@
+"""The grading rules of cudalab, as plain functions over test results (scripts/grade, scripts/lab
+check and scripts/lab report use them; scripts/test_gradelib.py feeds them synthetic results).
+
+The rules (docs/instructors.md argues them):
+
+* All or nothing per exercise. An exercise earns its points when every one of its tests that ran
+  passed, and nothing when one failed. An untouched starter fails at least one test of every
+  exercise (CI checks it for the CPU tests, the GPU suite for the GPU tests), so it scores 0.
+* Exact labels. An exercise's tests are those labelled exactly `ex:N.k` (never a regex match:
+  `ex:5.1` does not select 5.10); a chapter is exactly `chNN` (`--chapter 3` is ch03 only).
+* Skips. A test skipped for a missing capability (compute capability, memory, cuDNN, an
+  architecture outside a table) does not zero a finished exercise: it is graded on the tests that
+  ran, and the report names what was missing. An exercise is graded only when a test that reads
+  the learner's code ran: one of its GPU tests, or, for the exercises listed as `cpu_graded` in
+  scripts/grading.toml (CI checks that list: each has a CPU test that fails on the untouched
+  starter), one of its CPU tests. Otherwise it is "not graded: needs <what was missing>".
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
+
+
+@dataclass
+class Case:
+    """One test case's result, as the grading rules see it."""
+    name: str
+    labels: list[str]
+    status: str              # passed | failed | skipped
+    message: str = ""        # the failure text, or the skip message
+
+    @property
+    def kind(self) -> str:
+        return "gpu" if "gpu" in self.labels else "cpu"
+
+    @property
+    def exercises(self) -> list[str]:
+        return [l[3:] for l in self.labels if l.startswith("ex:")]
+
+    @property
+    def chapter(self) -> str:
+        return next((l for l in self.labels if re.fullmatch(r"ch\d\d", l) or l == "common"), "?")
+
+
+# ---------------------------------------------------------------------------------------------
+# names
+
+def norm_chapter(s: str) -> str:
+    """'3', '03', 'ch3', 'ch03', '03_first_kernels' -> 'ch03' (exact chapter label)."""
+    m = re.fullmatch(r"(?:ch)?0*(\d{1,2})(?:_\w+)?", s.strip())
+    if not m:
+        raise ValueError(f"not a chapter: {s!r} (give e.g. 3, 03 or ch03)")
+    return f"ch{int(m.group(1)):02d}"
+
+
+def norm_exercise(s: str) -> str:
+    """'5.1', '05.1', 'ex:5.1' -> '5.1'."""
+    m = re.fullmatch(r"(?:ex:)?0*(\d+)\.(\d+)", s.strip())
+    if not m:
+        raise ValueError(f"not an exercise id: {s!r} (give N.k, e.g. 5.4)")
+    return f"{int(m.group(1))}.{int(m.group(2))}"
+
+
+def exercise_chapter(ex: str) -> str:
+    return f"ch{int(ex.split('.')[0]):02d}"
+
+
+def ctest_label_regex(label: str) -> str:
+    """ctest -L takes a regular expression; this one matches exactly `label`."""
+    return "^" + re.sub(r"([.^$*+?()\[\]{}|\\])", r"\\\1", label) + "$"
+
+
+def ex_key(ex: str) -> list[int]:
+    return [int(x) for x in ex.split(".")]
+
+
+def select(cases: list[Case], exercise: str | None = None, chapter: str | None = None) -> list[Case]:
+    """The cases labelled exactly ex:<exercise> and/or exactly <chapter>."""
+    out = cases
+    if exercise is not None:
+        out = [c for c in out if f"ex:{exercise}" in c.labels]
+    if chapter is not None:
+        out = [c for c in out if chapter in c.labels]
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# skip and failure messages
+
+def skip_reason(message: str) -> str:
+    """The reason of a skip message: the text after the first 'skipped: ' (GoogleTest prefixes
+    file:line), on one line."""
+    m = re.search(r"skipped: ?(.*)", message or "")
+    reason = m.group(1) if m else (message or "").strip()
+    reason = reason.strip().splitlines()[0] if reason.strip() else ""
+    return reason or "skipped without a reason"
+
+
+def is_no_gpu(reason: str) -> bool:
+    return reason.startswith("no GPU") or "no nvidia" in reason.lower()
+
+
+def need_phrase(reason: str) -> str:
+    """A skip reason as what is missing: 'a GPU' for every form of no-GPU, else the reason."""
+    return "a GPU" if is_no_gpu(reason) else reason
+
+
+def first_failure_text(message: str, max_lines: int = 8) -> str:
+    """The GoogleTest failure text, short: its first lines without blank ones."""
+    lines = []
+    for l in (message or "").splitlines():
+        if not l.strip() or l.strip() == "unknown file":
+            continue
+        m = re.fullmatch(r"\s*(\S*/)?([^/\s]+:\d+)\s*", l)  # /long/path/test_x.cpp:42 -> test_x.cpp:42
+        lines.append(m.group(2) if m else l.rstrip())
+    out = lines[:max_lines]
+    if len(lines) > max_lines:
+        out.append(f"... ({len(lines) - max_lines} more lines)")
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# the verdict of one exercise
+
+@dataclass
+class Verdict:
+    exercise: str
+    chapter: str
+    points: float
+    passed: int = 0
+    failed: int = 0
+    skipped: int = 0
+    graded: bool = False
+    score: float = 0.0
+    state: str = ""                                    # done | failing | not graded
+    needs: list[str] = field(default_factory=list)     # what the skipped tests needed
+    failing: list[str] = field(default_factory=list)   # names of the failed tests
+    first_failure: str = ""                            # the first failed test's message
+
+    @property
+    def ran(self) -> int:
+        return self.passed + self.failed
+
+    def line(self) -> str:
+        """One line of a report: the verdict and its evidence."""
+        if self.state == "done":
+            s = f"done ({self.passed} tests passed"
+            if self.skipped:
+                s += f"; {self.skipped} skipped, needs " + "; ".join(self.needs)
+            return s + ")"
+        if self.state == "failing":
+            return f"failing: {self.failed} of {self.ran} tests fail" + \
+                (f" ({self.skipped} skipped)" if self.skipped else "")
+        return "not graded: needs " + ("; ".join(self.needs) or "tests that run here")
+
+    def as_dict(self) -> dict:
+        return {"exercise": self.exercise, "chapter": self.chapter, "points": self.points,
+                "score": round(self.score, 2), "state": self.state, "graded": self.graded,
+                "passed": self.passed, "failed": self.failed, "skipped": self.skipped,
+                "needs": self.needs, "failing_tests": self.failing, "first_failure": self.first_failure}
+
+
+def judge(exercise: str, cases: list[Case], points: float = 1.0,
+          cpu_graded: set[str] | frozenset[str] = frozenset()) -> Verdict:
+    """The verdict of one exercise from the results of its tests (selected by exact label)."""
+    mine = select(cases, exercise=exercise)
+    v = Verdict(exercise, exercise_chapter(exercise), points)
+    needs: list[str] = []
+    for c in mine:
+        if c.status == PASSED:
+            v.passed += 1
+        elif c.status == FAILED:
+            v.failed += 1
+            v.failing.append(c.name)
+            if not v.first_failure:
+                v.first_failure = f"{c.name}\n{first_failure_text(c.message)}".rstrip()
+        else:
+            v.skipped += 1
+            n = need_phrase(skip_reason(c.message))
+            if n not in needs:
+                needs.append(n)
+    v.needs = needs
+    gpu_ran = any(c.kind == "gpu" and c.status in (PASSED, FAILED) for c in mine)
+    cpu_ran = any(c.kind == "cpu" and c.status in (PASSED, FAILED) for c in mine)
+    if v.failed:
+        v.graded, v.state, v.score = True, "failing", 0.0
+    elif gpu_ran or (exercise in cpu_graded and cpu_ran):
+        v.graded, v.state, v.score = True, "done", points
+    else:
+        v.graded, v.state, v.score = False, "not graded", 0.0
+        if not mine:
+            v.needs = ["tests: none carries the label ex:" + exercise]
+        elif not needs:
+            v.needs = ["a GPU"]  # only CPU tests ran, and they do not read this exercise's code
+    return v
+
+
+def exercises_of(cases: list[Case]) -> list[str]:
+    return sorted({ex for c in cases for ex in c.exercises}, key=ex_key)
+
+
+def grade(cases: list[Case], points: dict[str, float] | None = None, default_points: float = 1.0,
+          cpu_graded: set[str] | frozenset[str] = frozenset(), chapter: str | None = None) -> list[Verdict]:
+    """Every exercise of `cases` (or of one chapter, exactly), judged."""
+    points = points or {}
+    exs = [e for e in exercises_of(cases) if chapter is None or exercise_chapter(e) == chapter]
+    return [judge(e, cases, points.get(e, default_points), cpu_graded) for e in exs]
+
+
+def totals(verdicts: list[Verdict]) -> dict[str, float]:
+    possible = sum(v.points for v in verdicts)
+    graded = sum(v.points for v in verdicts if v.graded)
+    return {"score": round(sum(v.score for v in verdicts), 2), "graded_points": graded,
+            "possible_points": possible, "not_graded_points": possible - graded}
+
+
+def cpu_graded_observed(untouched_starter: list[Case]) -> set[str]:
+    """The exercises whose CPU tests read the learner's code: a CPU test fails on the untouched
+    starter. CI compares this with grading.toml's cpu_graded list."""
+    return {ex for c in untouched_starter if c.kind == "cpu" and c.status == FAILED for ex in c.exercises}
+
+
+def untouched_leaks(untouched_starter: list[Case], cpu_graded: set[str] | frozenset[str] = frozenset()) -> list[str]:
+    """Exercises that an untouched starter would score points on (must be empty)."""
+    return [v.exercise for v in grade(untouched_starter, cpu_graded=cpu_graded) if v.score > 0]
+
+
+# ---------------------------------------------------------------------------------------------
+# speed goals (bench/chNN.toml [[ratio]] entries with `exercise` and `goal`)
+
+@dataclass
+class Goal:
+    exercise: str
+    chapter: str
+    label: str
+    row: str
+    vendor: str
+    metric: str
+    goal: float | None
+
+
+def goals_from_toml(chapter: str, data: dict) -> list[Goal]:
+    out = []
+    for r in data.get("ratio", []):
+        if "exercise" not in r:
+            continue
+        out.append(Goal(norm_exercise(str(r["exercise"])), chapter, r.get("label", ""), r["row"], r["vendor"],
+                        r.get("metric", "GB/s"), float(r["goal"]) if "goal" in r else None))
+    return out
+
+
+def bench_rows(data: dict) -> dict[str, dict]:
+    """Google Benchmark JSON -> cleaned row name -> row (iteration rows; /manual_time dropped)."""
+    out = {}
+    for b in data.get("benchmarks", []):
+        if b.get("run_type", "iteration") != "iteration" or b.get("error_occurred"):
+            continue
+        out[re.sub(r"/(manual_time|real_time)$", "", b.get("name", ""))] = b
+    return out
+
+
+def best_value(rows: dict[str, dict], pattern: str, metric: str) -> tuple[float, str] | None:
+    rx = re.compile(pattern)
+    found = [(float(b[metric]), n) for n, b in rows.items() if metric in b and rx.search(n)]
+    return max(found) if found else None
+
+
+def ratio_to_vendor(data: dict, goal: Goal) -> tuple[float, str, str] | None:
+    """(best row / vendor row, row name, vendor name) in one process's JSON, or None."""
+    rows = bench_rows(data)
+    a, b = best_value(rows, goal.row, goal.metric), best_value(rows, goal.vendor, goal.metric)
+    if not a or not b or b[0] <= 0:
+        return None
+    return a[0] / b[0], a[1], b[1]
+
+
+def median(xs: list[float]) -> float:
+    s = sorted(xs)
+    n = len(s)
+    return s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
+
+
+@dataclass
+class SpeedVerdict:
+    exercise: str
+    label: str
+    learner: float | None       # learner / vendor (median over the runs)
+    reference: float | None     # reference / vendor (median over the runs)
+    goal: float | None
+
+    @property
+    def learner_over_reference(self) -> float | None:
+        """A ratio of ratios: the two tracks cannot share a process (same API symbols), so each is
+        measured against the vendor row of its own process."""
+        if self.learner is None or not self.reference:
+            return None
+        return self.learner / self.reference
+
+    @property
+    def met(self) -> bool | None:
+        if self.goal is None or self.learner is None:
+            return None
+        return self.learner >= self.goal
+
+    def lines(self) -> list[str]:
+        f = (lambda x: "n/a" if x is None else f"{x:.2f}x")
+        out = [f"{self.label}",
+               f"  learner / vendor   {f(self.learner)}",
+               f"  reference / vendor {f(self.reference)}",
+               f"  learner / reference {f(self.learner_over_reference)}  (ratio of the two ratios above: "
+               "each track runs in its own process, against the vendor row of that process)"]
+        if self.goal is not None:
+            met = self.met
+            out.append(f"  goal: learner / vendor >= {self.goal:.2f}x: "
+                       + ("met" if met else "not met" if met is not None else "not measured"))
+        return out
+
+
+def speed_verdict(goal: Goal, learner_runs: list[dict], reference_runs: list[dict]) -> SpeedVerdict:
+    def med(runs):
+        xs = [r[0] for r in (ratio_to_vendor(d, goal) for d in runs) if r]
+        return median(xs) if xs else None
+    return SpeedVerdict(goal.exercise, goal.label, med(learner_runs), med(reference_runs), goal.goal)
+
+
+def bench_filter(goals: list[Goal]) -> str:
+    """A --benchmark_filter that selects the goals' rows and vendor rows. Google Benchmark reads it
+    as a POSIX extended regex (no \\d, no (?:...)), so it names the families (the literal start of
+    each regex); the exact rows are then picked from the JSON with Python's re."""
+    fams = []
+    for g in goals:
+        for rx in (g.row, g.vendor):
+            m = re.match(r"\^?([A-Za-z0-9_]+)", rx)
+            fam = m.group(1) if m else ""
+            if fam and fam not in fams:
+                fams.append(fam)
+    return "^(" + "|".join(fams) + ")" if fams else "."

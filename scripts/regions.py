@@ -1,0 +1,474 @@
+"""Exercise regions of the reference files, and what the instructor tools do with them:
+
+* leaks(): no starter file of a chapter contains an exercise's answer (CI: scripts/lab test);
+* splice_file(): a student's exercise regions spliced into a clean starter file, nothing else
+  (scripts/grade --submission);
+* handout_text(): a starter file as the student receives it (scripts/lab handout).
+
+The markers are the shared contract (docs/architecture.md; scripts/variants.py is the generator):
+
+    // BEGIN EXERCISE N.k
+    // TODO(N.k): ...            hint: the comment lines right after BEGIN (kept in the starter)
+    // STARTER: code             starter-only code (kept in the starter without the prefix)
+    ...solution...               (dropped from the starter)
+    // END EXERCISE
+
+A starter file holds, in place of each region, the region's hint lines and STARTER lines, in their
+order; everything else comes from the reference. Standard library only.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+BEGIN = re.compile(r"^(\s*)// BEGIN EXERCISE (\d+\.\d+)\s*$")
+END = re.compile(r"^\s*// END EXERCISE\b.*$")
+STARTER = re.compile(r"^(\s*)// STARTER: ?(.*)$")
+PITFALL_BEGIN = re.compile(r"^\s*// BEGIN PITFALL\b")
+PITFALL_END = re.compile(r"^\s*// END PITFALL\b")
+BUG = re.compile(r"^\s*// BUG:")
+SUFFIXES = {".cu", ".cuh", ".cpp", ".hpp", ".h"}
+
+
+class RegionError(Exception):
+    pass
+
+
+@dataclass
+class Region:
+    exercise: str
+    hint: list[str] = field(default_factory=list)       # TODO comment lines (kept in the starter)
+    starter: list[str] = field(default_factory=list)    # the starter's code lines (STARTER: prefix removed)
+    solution: list[str] = field(default_factory=list)   # the reference's code (dropped from the starter)
+    form: list[str] = field(default_factory=list)       # the region in the starter: hint and STARTER lines, in order
+
+
+def parse(text: str, where: str = "") -> tuple[list, list[Region]]:
+    """Reference text -> (segments, regions). segments alternate: a list of lines (outside any
+    region) or a Region. The starter form of a region is its hint and STARTER lines in their order."""
+    segments: list = []
+    regions: list[Region] = []
+    outside: list[str] = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        m = BEGIN.match(lines[i])
+        if not m:
+            if END.match(lines[i]):
+                raise RegionError(f"{where}:{i + 1}: END EXERCISE without BEGIN")
+            outside.append(lines[i])
+            i += 1
+            continue
+        segments.append(outside)
+        outside = []
+        r = Region(m.group(2))
+        i += 1
+        in_hint = True
+        while True:
+            if i >= len(lines):
+                raise RegionError(f"{where}: BEGIN EXERCISE {r.exercise} without END EXERCISE")
+            line = lines[i]
+            if END.match(line):
+                i += 1
+                break
+            if BEGIN.match(line):
+                raise RegionError(f"{where}:{i + 1}: nested BEGIN EXERCISE")
+            s = STARTER.match(line)
+            if s:
+                r.starter.append(s.group(1) + s.group(2))
+                r.form.append(s.group(1) + s.group(2))
+            elif in_hint and line.strip().startswith("//"):
+                r.hint.append(line)
+                r.form.append(line)
+            else:
+                in_hint = False
+                r.solution.append(line)
+            i += 1
+        segments.append(r)
+        regions.append(r)
+    segments.append(outside)
+    return segments, regions
+
+
+def starter_form(r: Region) -> list[str]:
+    return list(r.form)
+
+
+# ---------------------------------------------------------------------------------------------
+# normalization
+
+def strip_comment(line: str) -> tuple[str, str]:
+    """(code, comment) of one line ('//' comments; a '//' inside a string literal is rare in
+    kernels and only makes the check stricter)."""
+    k = line.find("//")
+    if k < 0:
+        return line, ""
+    return line[:k], line[k + 2:]
+
+
+def squash(s: str) -> str:
+    """Whitespace removed: formatting never hides or fakes a match."""
+    return re.sub(r"\s+", "", s)
+
+
+TRIVIAL = {"{", "}", "};", "else{", "}else{", "break;", "continue;", "return;", "__syncthreads();",
+           "#pragmaunroll", "returnacc;", "default:", ")", ");"}
+
+
+def nontrivial(code: str, min_len: int = 16) -> bool:
+    c = squash(code)
+    return len(c) >= min_len and c not in TRIVIAL
+
+
+def solution_code(r: Region) -> list[str]:
+    """The region's solution as squashed code lines: comments, pitfall markup and blank lines out."""
+    out = []
+    for line in r.solution:
+        if PITFALL_BEGIN.match(line) or PITFALL_END.match(line) or BUG.match(line):
+            continue
+        code, _ = strip_comment(line)
+        if code.strip():
+            out.append(squash(code))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# leaks: a starter file that holds an exercise's answer
+
+@dataclass
+class Leak:
+    exercise: str
+    reference: str
+    starter: str
+    line: int
+    what: str
+
+    def __str__(self) -> str:
+        return f"{self.starter}:{self.line}: holds the answer of {self.exercise} ({self.reference}): {self.what}"
+
+
+NOISE = {"const", "constexpr", "unsigned", "int", "float", "double", "auto", "std", "size_t", "static_cast",
+         "return", "if", "for", "while", "else", "void", "bool", "true", "false", "int64_t", "int32_t",
+         "uint32_t", "char", "long", "short", "this", "nullptr"}
+
+
+def tokens(text: str) -> list[str]:
+    """Identifiers of two characters or more and numbers of two digits or more, in order, without
+    the C++ words every line has (a contract such as `c[i] = a[i] + b[i]` is no answer)."""
+    return [t for t in re.findall(r"[A-Za-z_]\w*|\d+", text) if len(t) >= 2 and t not in NOISE]
+
+
+def statements(r: Region) -> list[list[str]]:
+    """The solution's statements (split at ; { }), as token lists."""
+    code = " ".join(strip_comment(l)[0] for l in r.solution
+                    if not (PITFALL_BEGIN.match(l) or PITFALL_END.match(l) or BUG.match(l)))
+    return [t for t in (tokens(x) for x in re.split(r"[;{}]", code)) if t]
+
+
+def lcs(a: list[str], b: list[str]) -> int:
+    if not a or not b:
+        return 0
+    prev = [0] * (len(b) + 1)
+    for x in a:
+        cur = [0]
+        for j, y in enumerate(b):
+            cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
+        prev = cur
+    return prev[-1]
+
+
+def comment_blocks(lines: list[str]) -> list[tuple[int, list[str]]]:
+    """(first line number, tokens) of each run of consecutive lines that carry a comment."""
+    out: list[tuple[int, list[str]]] = []
+    cur: list[str] = []
+    first = 0
+    for i, l in enumerate(lines + [""]):
+        c = strip_comment(l)[1]
+        if c.strip():
+            if not cur:
+                first = i + 1
+            cur.append(c)
+        elif cur:
+            out.append((first, tokens(" ".join(cur))))
+            cur = []
+    return out
+
+
+def leaks_in(regions: list[tuple[str, Region]], starter_files: dict[str, str], run: int = 3,
+             min_tokens: int = 4, share: float = 0.7) -> list[Leak]:
+    """regions: (reference path, region) of one chapter; starter_files: path -> text of that
+    chapter's starter files. A leak is
+      - `run` consecutive non-trivial solution lines (whitespace removed, comments out) appearing as
+        consecutive code lines of a starter file (2 when the solution has only 2: one line alone
+        may also be a worked example's), or
+      - a solution statement of at least `min_tokens` identifiers and numbers whose tokens appear,
+        in order, at `share` or more inside one comment block of a starter file: a TODO or a
+        header that spells the answer out, however it is spaced or abbreviated.
+    Trivial lines (braces, barriers) never count."""
+    out: list[Leak] = []
+    for path, text in starter_files.items():
+        lines = text.splitlines()
+        code_stream = [(i + 1, squash(strip_comment(l)[0])) for i, l in enumerate(lines)]
+        code_stream = [(n, c) for n, c in code_stream if c]
+        vals = [c for _, c in code_stream]
+        blocks = [(n, set(b), b) for n, b in comment_blocks(lines)]
+        for ref_path, r in regions:
+            found = None
+            sol = [c for c in solution_code(r) if nontrivial(c)]
+            k = min(run, len(sol))
+            if k >= 2:
+                for s0 in range(len(sol) - k + 1):
+                    seq = sol[s0:s0 + k]
+                    j = next((j for j in range(len(vals) - k + 1) if vals[j:j + k] == seq), None)
+                    if j is not None:
+                        found = (code_stream[j][0], f"{k} consecutive solution lines, from '{seq[0][:60]}'")
+                        break
+            if not found:
+                for st in statements(r):
+                    if len(st) < min_tokens:
+                        continue
+                    need = share * len(st)
+                    hit = next(((n, b) for n, bs, b in blocks
+                                if sum(t in bs for t in st) >= need and lcs(st, b) >= need), None)
+                    if hit:
+                        found = (hit[0], "a comment spells out the solution statement '" + " ".join(st)[:70] + "'")
+                        break
+            if found:
+                out.append(Leak(r.exercise, ref_path, path, found[0], found[1]))
+    return out
+
+
+def chapter_leaks(chapter_dir: Path, root: Path) -> list[Leak]:
+    regions: list[tuple[str, Region]] = []
+    ref = chapter_dir / "reference"
+    if not ref.is_dir():
+        return []
+    for src in sorted(ref.iterdir()):
+        if src.suffix in SUFFIXES:
+            _, rs = parse(src.read_text(), str(src))
+            regions += [(str(src.relative_to(root)), r) for r in rs]
+    starters = {str(p.relative_to(root)): p.read_text()
+                for p in sorted((chapter_dir / "starter").glob("*")) if p.suffix in SUFFIXES}
+    return leaks_in(regions, starters)
+
+
+def all_leaks(root: Path) -> list[Leak]:
+    out = []
+    for d in sorted((root / "chapters").glob("[0-9][0-9]_*")):
+        out += chapter_leaks(d, root)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# splicing a student's regions into a clean starter
+
+def _norm(line: str) -> str:
+    return line.strip()
+
+
+def segment_starter(ref_text: str, starter_text: str, where: str = "") -> list:
+    """The clean starter file cut like its reference: a list alternating fixed line lists and
+    (Region, its starter lines). Raises RegionError when a region's starter form is not found in
+    order (the generator and this parser disagree: CI runs this on every starter file)."""
+    segs, _ = parse(ref_text, where)
+    lines = starter_text.splitlines()
+    out: list = []
+    pos = 0
+    for seg in segs:
+        if not isinstance(seg, Region):
+            continue
+        form = starter_form(seg)
+        k = _find_block(lines, form, pos)
+        if k < 0:
+            raise RegionError(f"{where}: the starter form of exercise {seg.exercise}'s region is not in the "
+                              "starter file (regenerate starter/, or the generator changed)")
+        out.append(lines[pos:k])
+        out.append((seg, lines[k:k + len(form)]))
+        pos = k + len(form)
+    out.append(lines[pos:])
+    return out
+
+
+def _find_block(lines: list[str], block: list[str], start: int) -> int:
+    n = len(block)
+    if n == 0:
+        return start
+    for k in range(start, len(lines) - n + 1):
+        if all(_norm(lines[k + t]) == _norm(block[t]) for t in range(n)):
+            return k
+    return -1
+
+
+def _anchor(fixed: list[str], tail: bool, n: int = 3) -> list[str]:
+    nonblank = [l for l in fixed if l.strip()]
+    return nonblank[-n:] if tail else nonblank[:n]
+
+
+def _find_anchor(lines: list[str], anchor: list[str], start: int) -> tuple[int, int]:
+    """(first index, index after the last line) of `anchor` (non-blank lines, blank lines between
+    them ignored) at or after `start`, or (-1, -1)."""
+    if not anchor:
+        return start, start
+    for k in range(start, len(lines)):
+        if _norm(lines[k]) != _norm(anchor[0]):
+            continue
+        j, t = k + 1, 1
+        while t < len(anchor) and j < len(lines):
+            if not lines[j].strip():
+                j += 1
+                continue
+            if _norm(lines[j]) != _norm(anchor[t]):
+                break
+            j += 1
+            t += 1
+        if t == len(anchor):
+            return k, j
+    return -1, -1
+
+
+@dataclass
+class SplicedRegion:
+    exercise: str
+    status: str          # submitted | untouched | not found
+    identical_to_reference: bool = False
+    lines: list[str] = field(default_factory=list)
+
+
+def splice_file(ref_text: str, clean_starter: str, student: str | None, where: str = "") -> tuple[str, list[SplicedRegion]]:
+    """The clean starter with each exercise region replaced by the student's (found between the
+    three non-blank lines around it); nothing outside the regions is taken from the student.
+    A region whose surroundings the student changed keeps the starter's lines ("not found")."""
+    segs = segment_starter(ref_text, clean_starter, where)
+    stud = student.splitlines() if student is not None else None
+    out: list[str] = []
+    report: list[SplicedRegion] = []
+    pos = 0
+    for idx, seg in enumerate(segs):
+        if not isinstance(seg, tuple):
+            out += seg
+            continue
+        region, form = seg
+        before, after = segs[idx - 1], segs[idx + 1]
+        if stud is None:
+            out += form
+            report.append(SplicedRegion(region.exercise, "untouched", False, form))
+            continue
+        # the nearest non-blank lines around the region: 3 of them, or fewer when the student
+        # changed the farther ones (the nearest one must be there)
+        a0 = a1 = b0 = -1
+        for n in (3, 2, 1):
+            a0, a1 = _find_anchor(stud, _anchor(before, tail=True, n=n), pos)
+            if a0 >= 0:
+                break
+        if a0 >= 0:
+            for n in (3, 2, 1):
+                after_anchor = _anchor(after, tail=False, n=n)
+                b0, _ = _find_anchor(stud, after_anchor, a1) if after_anchor else (len(stud), len(stud))
+                if b0 >= 0:
+                    break
+        if a0 < 0 or b0 < 0:
+            out += form
+            report.append(SplicedRegion(region.exercise, "not found", False, form))
+            continue
+        # the student's lines between the anchors, minus the blank/fixed lines that belong to the
+        # fixed segments around the anchors (the anchors are the non-blank lines nearest the region)
+        mine = stud[a1:b0]
+        lead = _trailing_after_anchor(before)
+        trail = _leading_before_anchor(after)
+        mine = _strip_context(mine, lead, trail)
+        same = [_norm(l) for l in mine] == [_norm(l) for l in form]
+        ident = bool(solution_code(region)) and _code_of(mine) == solution_code(region)
+        out += mine
+        report.append(SplicedRegion(region.exercise, "untouched" if same else "submitted", ident, mine))
+        pos = b0
+    return "\n".join(out) + "\n", report
+
+
+def _trailing_after_anchor(fixed: list[str]) -> list[str]:
+    """The lines of a fixed segment after its last non-blank line (blank ones)."""
+    k = len(fixed)
+    while k > 0 and not fixed[k - 1].strip():
+        k -= 1
+    return fixed[k:]
+
+
+def _leading_before_anchor(fixed: list[str]) -> list[str]:
+    k = 0
+    while k < len(fixed) and not fixed[k].strip():
+        k += 1
+    return fixed[:k]
+
+
+def _strip_context(mine: list[str], lead: list[str], trail: list[str]) -> list[str]:
+    """The fixed blank lines around a region are written by the fixed segments already."""
+    s, e = 0, len(mine)
+    for _ in lead:
+        if s < e and not mine[s].strip():
+            s += 1
+    for _ in trail:
+        if e > s and not mine[e - 1].strip():
+            e -= 1
+    return mine[s:e]
+
+
+def _code_of(lines: list[str]) -> list[str]:
+    out = []
+    for l in lines:
+        if STARTER.match(l):
+            continue
+        code, _ = strip_comment(l)
+        if code.strip():
+            out.append(squash(code))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the handout's starter files
+
+def handout_text(starter_text: str) -> str:
+    """A starter file as the student receives it: pitfall markup gone (the BEGIN/END PITFALL lines,
+    the lesson's comment lines right after BEGIN PITFALL and the BUG lines; the correct code stays),
+    and the 'generated from reference/...' line of the header gone."""
+    out: list[str] = []
+    lines = starter_text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if PITFALL_BEGIN.match(line):
+            i += 1
+            while i < len(lines) and lines[i].strip().startswith("//") and not PITFALL_END.match(lines[i]) \
+                    and not BUG.match(lines[i]):
+                i += 1  # the lesson
+            continue
+        if PITFALL_END.match(line) or BUG.match(line):
+            i += 1
+            continue
+        if i < 3 and re.search(r"Generated from chapters/.*/reference/", line):
+            line = re.sub(r"\s*\(Generated from chapters/\S+ by scripts/\S+\.\)", "", line)
+            line = re.sub(r"\s*Generated from chapters/\S+ by scripts/\S+\.?", "", line)
+            if line.strip() in ("//", "#"):
+                i += 1
+                continue
+        out.append(line)
+        i += 1
+    return "\n".join(out) + ("\n" if starter_text.endswith("\n") else "")
+
+
+def segmentation_problems(root: Path) -> list[str]:
+    """Every committed starter file must cut into its reference's regions (scripts/grade
+    --submission relies on it): the generator and this parser agree."""
+    out = []
+    for d in sorted((root / "chapters").glob("[0-9][0-9]_*")):
+        ref = d / "reference"
+        if not ref.is_dir():
+            continue
+        for src in sorted(ref.iterdir()):
+            st = d / "starter" / src.name
+            if src.suffix not in SUFFIXES or not st.exists():
+                continue
+            try:
+                segment_starter(src.read_text(), st.read_text(), str(src.relative_to(root)))
+            except RegionError as e:
+                out.append(str(e))
+    return out
