@@ -239,6 +239,7 @@ class Goal:
     vendor: str
     metric: str
     goal: float | None
+    decl: dict = field(default_factory=dict)  # the [[ratio]] entry itself (report.ratio_result reads it)
 
 
 def goals_from_toml(chapter: str, data: dict) -> list[Goal]:
@@ -247,33 +248,20 @@ def goals_from_toml(chapter: str, data: dict) -> list[Goal]:
         if "exercise" not in r:
             continue
         out.append(Goal(norm_exercise(str(r["exercise"])), chapter, r.get("label", ""), r["row"], r["vendor"],
-                        r.get("metric", "GB/s"), float(r["goal"]) if "goal" in r else None))
+                        r.get("metric", "GB/s"), float(r["goal"]) if "goal" in r else None, dict(r)))
     return out
-
-
-def bench_rows(data: dict) -> dict[str, dict]:
-    """Google Benchmark JSON -> cleaned row name -> row (iteration rows; /manual_time dropped)."""
-    out = {}
-    for b in data.get("benchmarks", []):
-        if b.get("run_type", "iteration") != "iteration" or b.get("error_occurred"):
-            continue
-        out[re.sub(r"/(manual_time|real_time)$", "", b.get("name", ""))] = b
-    return out
-
-
-def best_value(rows: dict[str, dict], pattern: str, metric: str) -> tuple[float, str] | None:
-    rx = re.compile(pattern)
-    found = [(float(b[metric]), n) for n, b in rows.items() if metric in b and rx.search(n)]
-    return max(found) if found else None
 
 
 def ratio_to_vendor(data: dict, goal: Goal) -> tuple[float, str, str] | None:
-    """(best row / vendor row, row name, vendor name) in one process's JSON, or None."""
-    rows = bench_rows(data)
-    a, b = best_value(rows, goal.row, goal.metric), best_value(rows, goal.vendor, goal.metric)
-    if not a or not b or b[0] <= 0:
+    """(row / vendor row, row name, vendor name) in one process's JSON, or None. The same rule as
+    the published ratios (scripts/report.py ratio_result): the interleaved vs_base counter of the
+    row when it has one, else the vendor row of the same repetition; the median over repetitions."""
+    import report  # scripts/report.py: one definition of how a ratio is read
+    decl = goal.decl or {"label": goal.label, "row": goal.row, "vendor": goal.vendor, "metric": goal.metric}
+    r = report.ratio_result(decl, data)
+    if r["ratio"] is None:
         return None
-    return a[0] / b[0], a[1], b[1]
+    return r["ratio"], r["row"], r["vendor"]
 
 
 def median(xs: list[float]) -> float:
