@@ -2,7 +2,7 @@
 # and adds one ctest test per case. Inputs: _lab_exe, _lab_prefix, _lab_labels, _lab_workdir, and
 # _lab_ex_rules ("N.k=<regex>" entries, lab_test's CASES: a case gets ex:N.k when its full name
 # matches; a case that matches none gets "worked").
-# Works the same on CMake 3.25 and 4.x (no bracketed regex is written to a file: TOOLCHAIN.md).
+# Works the same on CMake 3.25 and 4.x (no bracketed regex is written to a file: docs/toolchain.md).
 # Every exercise label of the file, for the NOT_BUILT / LIST_FAILED entries (scripts/lab check
 # finds the executables an exercise needs through them before they are built).
 set(_lab_all_labels "${_lab_labels}")

@@ -1,14 +1,16 @@
-# Helpers so that adding a chapter, a pitfall, a test file or a benchmark is one line:
+# Helpers so that adding a chapter, a test file or a benchmark is one line (docs/architecture.md):
 #
 #   lab_chapter(ch03)                                                     # chapters/NN_slug/CMakeLists.txt
-#   lab_pitfall(ch03 missing_bounds_check REPLACES vector_add.cu EXERCISES 3.2)
 #   lab_test(ch03 test_vector_add.cpp EXERCISES 3.2)                      # tests/ch03/CMakeLists.txt
 #   lab_bench(ch03 ch03_first_kernels.cpp)                                # bench/CMakeLists.txt
 #
 # Tracks: <ch>_reference (reference/*), <ch>_starter (starter/*, generated from the reference by
-# scripts/gen_starter.py) and <ch>_pitfall_<name> (the reference with one file swapped for
-# pitfalls/<name>.*). Each reference file is compiled once, as its own object library, so a pitfall
-# recompiles only the file it plants its bug in.
+# scripts/variants.py and committed), and one library per variant: <ch>_pitfall_<name> for each
+# `// BEGIN PITFALL <name>` region of the reference files, <ch>_mutant_<name> for each entry of
+# mutants.toml (only with -DCUDALAB_MUTANTS=ON). Variant sources are written into the build
+# directory at configure time by scripts/variants.py, with a manifest of lab_variant(...) calls;
+# they are never committed. Each reference file is compiled once, as its own object library, so a
+# variant recompiles only the files it changes (and, for a changed header, the files including it).
 
 # The tracks to build. A chapter without reference/ (the student handout: scripts/lab handout)
 # builds its starter track alone, without pitfalls; -DCUDALAB_TRACKS=starter does the same in a
@@ -56,10 +58,25 @@ function(_lab_archive name)
   target_link_libraries(${name} PUBLIC ${_lab_api})
 endfunction()
 
+# Compile options of one object library built from reference file <name> of chapter <ch>.
+function(_lab_source_options ch name target)
+  get_property(sm90a GLOBAL PROPERTY CUDALAB_${ch}_SM90A)
+  if(name IN_LIST sm90a)
+    # sm_90a only: with an sm_90 image beside it, which cubin the driver loads on an H200 is not
+    # ours to choose. Elsewhere the kernel has no image and is never launched (the host checks for
+    # compute capability 9.0 first).
+    set_target_properties(${target} PROPERTIES CUDA_ARCHITECTURES OFF)
+    target_compile_options(${target} PRIVATE
+      $<$<COMPILE_LANGUAGE:CUDA>:-gencode=arch=compute_90a,code=sm_90a>)
+  endif()
+endfunction()
+
 # lab_chapter(<ch> [LIBS <targets>...] [SM90A_SOURCES <file names>...])
 #   LIBS: extra libraries the chapter's kernels link (cuBLAS, cuDNN, ...).
 #   SM90A_SOURCES: reference file names whose kernels use sm_90a-only instructions (wgmma); they
-#   are compiled for compute_90a/sm_90a in addition to the configured architectures.
+#   are compiled for sm_90a only, in every track and variant.
+# Then scripts/variants.py writes the chapter's pitfall and mutant sources into the build
+# directory, and the manifest it writes declares each one with lab_variant().
 function(lab_chapter ch)
   cmake_parse_arguments(ARG "" "" "LIBS;SM90A_SOURCES" ${ARGN})
   set(dir "${CMAKE_CURRENT_SOURCE_DIR}")
@@ -79,6 +96,7 @@ function(lab_chapter ch)
     target_link_libraries(${ch}_api INTERFACE ${ch}_cpu)
   endif()
 
+  set_property(GLOBAL PROPERTY CUDALAB_${ch}_SM90A "${ARG_SM90A_SOURCES}")
   set(tracks "")
   foreach(track IN LISTS CUDALAB_TRACKS)
     if(IS_DIRECTORY "${dir}/${track}")
@@ -97,10 +115,10 @@ function(lab_chapter ch)
     _lab_objects(${ch}_${track} "${dir}/${track}" objs ${src})
     foreach(name IN LISTS ARG_SM90A_SOURCES)
       string(MAKE_C_IDENTIFIER "${name}" id)
-      if(TARGET ${ch}_${track}_${id})
-        target_compile_options(${ch}_${track}_${id} PRIVATE
-          $<$<COMPILE_LANGUAGE:CUDA>:-gencode=arch=compute_90a,code=sm_90a>)
+      if(NOT TARGET ${ch}_${track}_${id})
+        message(FATAL_ERROR "lab_chapter(${ch}): SM90A_SOURCES names ${name}, which ${track}/ lacks")
       endif()
+      _lab_source_options(${ch} ${name} ${ch}_${track}_${id})
     endforeach()
     _lab_archive(${ch}_${track} ${objs})
     set_property(GLOBAL PROPERTY CUDALAB_${ch}_${track}_OBJECTS ${objs})
@@ -108,54 +126,68 @@ function(lab_chapter ch)
 
   set_property(GLOBAL APPEND PROPERTY CUDALAB_CHAPTERS ${ch})
   set_property(GLOBAL PROPERTY CUDALAB_${ch}_DIR "${dir}")
-  set_property(GLOBAL PROPERTY CUDALAB_${ch}_SM90A "${ARG_SM90A_SOURCES}")
-  set_property(GLOBAL PROPERTY CUDALAB_${ch}_PITFALLS "")
+  set_property(GLOBAL PROPERTY CUDALAB_${ch}_VARIANTS "")
+
+  # Pitfalls and mutants: generated now, from the reference files as they are; an edit of a
+  # reference file, of mutants.toml or of the generator re-runs this configure step. A
+  # starter-only build (the handout) has none.
+  if(NOT "reference" IN_LIST tracks)
+    return()
+  endif()
+  set(out "${CMAKE_CURRENT_BINARY_DIR}/variants")
+  execute_process(
+    COMMAND "${Python3_EXECUTABLE}" "${PROJECT_SOURCE_DIR}/scripts/variants.py" --configure "${dir}" "${out}"
+    RESULT_VARIABLE rc ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "lab_chapter(${ch}): scripts/variants.py --configure failed:\n${err}")
+  endif()
+  file(GLOB ref_files "${dir}/reference/*")
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
+    ${ref_files} "${PROJECT_SOURCE_DIR}/scripts/variants.py")
+  if(EXISTS "${dir}/mutants.toml")
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${dir}/mutants.toml")
+  endif()
+  include("${out}/variants.cmake")
 endfunction()
 
-# lab_pitfall(<ch> <name> REPLACES <reference file name> EXERCISES <ids>... [RACE])
+# lab_variant(<ch> pitfall|mutant <name> EXERCISES <ids>... [RACE] DIR <dir> SOURCES <files>...)
+# Called by the manifest scripts/variants.py writes (never by hand): the reference track with
+# the SOURCES (reference file names) compiled from <dir> instead of reference/.
 #   RACE: the planted bug is a shared-memory data race (a missing __syncthreads). A race shows as a
 #   wrong answer only on some runs, so a test alone catches it intermittently; compute-sanitizer
-#   racecheck finds it on every run. The pitfall's tests get the extra ctest label "race", and
-#   scripts/gpu_suite runs racecheck on their executables: the pitfall counts as caught when a
-#   test fails or racecheck reports a hazard.
-function(lab_pitfall ch name)
-  cmake_parse_arguments(ARG "RACE" "REPLACES" "EXERCISES" ${ARGN})
-  if(ARG_UNPARSED_ARGUMENTS)
-    message(FATAL_ERROR "lab_pitfall(${ch} ${name}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
+#   racecheck finds it on every run. The variant's tests get the extra ctest label "race", and
+#   scripts/gpu_suite runs racecheck on their executables.
+# Mutants are built only with -DCUDALAB_MUTANTS=ON.
+function(lab_variant ch kind name)
+  cmake_parse_arguments(ARG "RACE" "DIR" "EXERCISES;SOURCES" ${ARGN})
+  if(NOT kind MATCHES "^(pitfall|mutant)$" OR ARG_UNPARSED_ARGUMENTS OR NOT ARG_EXERCISES OR NOT ARG_SOURCES)
+    message(FATAL_ERROR "lab_variant(${ch} ${kind} ${name}): malformed (${ARGN})")
   endif()
-  foreach(ex IN LISTS ARG_EXERCISES)  # a misspelt option after EXERCISES would land here
-    if(NOT ex MATCHES "^[0-9]+\\.[0-9]+$")
-      message(FATAL_ERROR "lab_pitfall(${ch} ${name}): '${ex}' is not an exercise id (N.k): a misspelt option? (the only one is RACE)")
-    endif()
-  endforeach()
+  if(kind STREQUAL "mutant" AND NOT CUDALAB_MUTANTS)
+    return()
+  endif()
   get_property(dir GLOBAL PROPERTY CUDALAB_${ch}_DIR)
   get_property(tracks GLOBAL PROPERTY CUDALAB_${ch}_TRACKS)
   if(NOT "reference" IN_LIST tracks)
-    return()  # a starter-only build (the handout): no pitfalls
-  endif()
-  if(NOT ARG_REPLACES OR NOT ARG_EXERCISES)
-    message(FATAL_ERROR "lab_pitfall(${ch} ${name}): give REPLACES <file> and EXERCISES <ids>")
-  endif()
-  if(NOT EXISTS "${dir}/reference/${ARG_REPLACES}")
-    message(FATAL_ERROR "lab_pitfall(${ch} ${name}): reference/${ARG_REPLACES} does not exist")
-  endif()
-  file(GLOB src "${dir}/pitfalls/${name}.cu" "${dir}/pitfalls/${name}.cpp")
-  if(NOT src)
-    message(FATAL_ERROR "lab_pitfall(${ch} ${name}): no pitfalls/${name}.cu or .cpp")
+    return()  # a starter-only build (the handout): no pitfalls, no mutants
   endif()
   set(_lab_api ${ch}_api)
-  _lab_objects(${ch}_pitfall_${name} "${dir}/reference" pit_obj ${src})
-  string(MAKE_C_IDENTIFIER "${ARG_REPLACES}" replaced)
+  set(prefix ${ch}_${kind}_${name})
+  set(srcs "")
+  foreach(f IN LISTS ARG_SOURCES)
+    list(APPEND srcs "${ARG_DIR}/${f}")
+  endforeach()
+  _lab_objects(${prefix} "${dir}/reference" var_objs ${srcs})
   get_property(ref_objs GLOBAL PROPERTY CUDALAB_${ch}_reference_OBJECTS)
-  list(REMOVE_ITEM ref_objs ${ch}_reference_${replaced})
-  get_property(sm90a GLOBAL PROPERTY CUDALAB_${ch}_SM90A)
-  if(ARG_REPLACES IN_LIST sm90a)
-    target_compile_options(${pit_obj} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-gencode=arch=compute_90a,code=sm_90a>)
-  endif()
-  _lab_archive(${ch}_pitfall_${name} ${ref_objs} ${pit_obj})
-  set_property(GLOBAL APPEND PROPERTY CUDALAB_${ch}_PITFALLS ${name})
-  set_property(GLOBAL PROPERTY CUDALAB_${ch}_PITFALL_${name}_EXERCISES ${ARG_EXERCISES})
-  set_property(GLOBAL PROPERTY CUDALAB_${ch}_PITFALL_${name}_RACE ${ARG_RACE})
+  foreach(f IN LISTS ARG_SOURCES)
+    string(MAKE_C_IDENTIFIER "${f}" id)
+    list(REMOVE_ITEM ref_objs ${ch}_reference_${id})
+    _lab_source_options(${ch} ${f} ${prefix}_${id})
+  endforeach()
+  _lab_archive(${prefix} ${ref_objs} ${var_objs})
+  set_property(GLOBAL APPEND PROPERTY CUDALAB_${ch}_VARIANTS ${kind}_${name})
+  set_property(GLOBAL PROPERTY CUDALAB_${ch}_${kind}_${name}_EXERCISES ${ARG_EXERCISES})
+  set_property(GLOBAL PROPERTY CUDALAB_${ch}_${kind}_${name}_RACE ${ARG_RACE})
 endfunction()
 
 # Registers a test executable with CTest. Discovery is ours (cmake/CudalabDiscover.cmake, run by
@@ -179,8 +211,8 @@ include([==[${PROJECT_SOURCE_DIR}/cmake/CudalabDiscover.cmake]==])
 endfunction()
 
 # lab_test(<ch> <file.cpp> EXERCISES <ids>... [CASES "<id>=<regex>"...] [LIBS <targets>...])
-# The test file is compiled once and linked to the reference, the starter, and every pitfall of
-# the same chapter that plants its bug in one of these exercises.
+# The test file is compiled once and linked to the reference, the starter, and every pitfall and
+# mutant of the same chapter that plants its bug in one of these exercises.
 # CASES: which GoogleTest cases grade an exercise, when a file also tests worked examples (e.g. the
 # other steps of a ladder). "5.1=/sequential_" gives the label ex:5.1 only to the cases whose full
 # name (Prefix/Suite.Test/Param) matches the CMake regex; an exercise without a CASES entry keeps
@@ -228,12 +260,12 @@ function(lab_test ch file)
   endif()
 
   get_property(tracks GLOBAL PROPERTY CUDALAB_${ch}_TRACKS)
-  get_property(pitfalls GLOBAL PROPERTY CUDALAB_${ch}_PITFALLS)
-  foreach(p IN LISTS pitfalls)
-    get_property(pex GLOBAL PROPERTY CUDALAB_${ch}_PITFALL_${p}_EXERCISES)
-    foreach(ex IN LISTS pex)
+  get_property(variants GLOBAL PROPERTY CUDALAB_${ch}_VARIANTS)
+  foreach(v IN LISTS variants)
+    get_property(vex GLOBAL PROPERTY CUDALAB_${ch}_${v}_EXERCISES)
+    foreach(ex IN LISTS vex)
       if(ex IN_LIST ARG_EXERCISES)
-        list(APPEND tracks pitfall_${p})
+        list(APPEND tracks ${v})
         break()
       endif()
     endforeach()
@@ -244,14 +276,15 @@ function(lab_test ch file)
     add_executable(${exe} $<TARGET_OBJECTS:${obj}>)
     set_target_properties(${exe} PROPERTIES LINKER_LANGUAGE CXX)
     target_link_libraries(${exe} PRIVATE ${ch}_${track} ${ch}_api cudalab_testing_main ${ARG_LIBS})
-    if(track MATCHES "^pitfall_(.*)$")
-      set(pname "${CMAKE_MATCH_1}")
-      set(labels "${ch};pitfall;pitfall:${ch}.${pname};${ex_labels}")
-      get_property(race GLOBAL PROPERTY CUDALAB_${ch}_PITFALL_${pname}_RACE)
+    if(track MATCHES "^(pitfall|mutant)_(.*)$")
+      set(kind "${CMAKE_MATCH_1}")
+      set(vname "${CMAKE_MATCH_2}")
+      set(labels "${ch};${kind};${kind}:${ch}.${vname};${ex_labels}")
+      get_property(race GLOBAL PROPERTY CUDALAB_${ch}_${track}_RACE)
       if(race)
         list(APPEND labels race)  # scripts/gpu_suite also runs racecheck on this executable
       endif()
-      _lab_register_tests(${exe} "pitfall.${ch}.${pname}." "${labels}")
+      _lab_register_tests(${exe} "${kind}.${ch}.${vname}." "${labels}")
     else()
       if(ex_rules)
         _lab_register_tests(${exe} "${track}.${ch}." "${ch};${track}" ${ex_rules})
@@ -268,7 +301,7 @@ endfunction()
 # vendor rows. One process cannot hold both tracks (they define the same API symbols), so
 # scripts/lab check compares the two through the vendor row measured in each process.
 # Benchmarks are .cpp; a .cu file is allowed only to wrap vendor device-side libraries (CUB)
-# behind a plain function (no fmt in .cu).
+# behind a plain function (no fmt in .cu: docs/toolchain.md).
 function(lab_bench ch)
   cmake_parse_arguments(ARG "" "" "LIBS" ${ARGN})
   set(obj bench_${ch}_obj)

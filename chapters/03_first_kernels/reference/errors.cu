@@ -36,7 +36,17 @@ void fill(float* out, std::size_t n, float value, unsigned threads_per_block, cu
   // BEGIN EXERCISE 3.6
   // TODO(3.6): a launch does not return an error: read it with the launch check, so that
   //            threads_per_block = 2048 throws cudalab::CudaError (invalid configuration/value).
+  // BEGIN PITFALL unchecked_launch EXERCISES 3.6
+  // Launches nobody checks, faults nobody waits for. fill() with 2048 threads per block is refused
+  // by the driver, but a launch returns no status: without cudaGetLastError() the caller sees
+  // success and an output that was never written. launch_faulty_kernel() returns before the kernel
+  // runs; its illegal-address fault then surfaces in some later, unrelated call (here: in the
+  // test's next CUDA call), far from its cause. Caught by: ErrorsGpu and ErrorsFaultGpu, which
+  // expect cudalab::CudaError from these functions. The fix: a launch check after every launch,
+  // and a synchronize + check where the caller must know the kernel finished.
   CUDALAB_CHECK_LAUNCH();
+  // BUG:
+  // END PITFALL
   // END EXERCISE
 }
 
@@ -48,7 +58,11 @@ void launch_faulty_kernel(cudaStream_t stream) {
   // TODO(3.6): the fault happens on the GPU after the launch returned. Wait for the stream and
   //            check the result, so that this function throws cudalab::CudaError
   //            (cudaErrorIllegalAddress) instead of leaving the bomb to the next caller.
+  // BEGIN PITFALL unchecked_launch EXERCISES 3.6
+  // (see above: the fault surfaces in the caller's next CUDA call)
   CUDALAB_CHECK(cudaStreamSynchronize(stream));
+  // BUG:
+  // END PITFALL
   // END EXERCISE
 }
 

@@ -22,7 +22,15 @@ unsigned blocks_for(std::size_t n, unsigned threads_per_block) {
   //            require(...) when it exceeds std::numeric_limits<int>::max() (the 1D grid limit).
   // STARTER: (void)n;
   // STARTER: throw NotImplemented("Exercise 3.1: blocks_for (chapters/03_first_kernels/starter/launch_config.cpp)");
+  // BEGIN PITFALL floor_div_grid EXERCISES 3.1
+  // The grid is n / threads: integer division rounds DOWN. For n = 1000 and 256 threads this
+  // launches 3 blocks (768 threads): elements 768..999 are never written, and for n < 256 no block
+  // at all is launched. Nothing fails: the output tail just keeps whatever was in memory.
+  // Caught by: LaunchConfig tests (CPU) and every GPU test whose n is not a multiple of 256.
+  // The fix: the ceil-div (n + t - 1) / t, i.e. cudalab::ceil_div.
   const std::size_t blocks = ceil_div<std::size_t>(n, threads_per_block);
+  // BUG: const std::size_t blocks = n / threads_per_block;
+  // END PITFALL
   require(blocks <= static_cast<std::size_t>(std::numeric_limits<int>::max()), "n",
           "needs more than 2^31 - 1 blocks: use a grid-stride loop (exercise 3.4)");
   return static_cast<unsigned>(blocks);

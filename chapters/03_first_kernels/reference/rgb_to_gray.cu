@@ -23,8 +23,18 @@ rgb_to_gray_kernel(const std::uint8_t* __restrict__ rgb, std::size_t rgb_pitch,
   const int x = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   const int y = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
   if (x >= width || y >= height) return;
+  // BEGIN PITFALL ignored_pitch EXERCISES 3.5
+  // Rows assumed to be 3 * width bytes apart. cudaMallocPitch pads every row (to 512 bytes on
+  // current GPUs) so that each row starts aligned. Indexing with y * 3 * width instead of y * pitch
+  // reads row 0 right and every later row from the wrong place. Square power-of-two images often
+  // hide it (3 * 512 is already a multiple of 512); odd widths never do.
+  // Caught by: RgbToGrayGpu on odd shapes. The fix: row y starts at base + y * pitch (bytes).
   const std::uint8_t* in = rgb + static_cast<std::size_t>(y) * rgb_pitch + 3 * static_cast<std::size_t>(x);
   gray[static_cast<std::size_t>(y) * gray_pitch + x] = gray_of(in[0], in[1], in[2]);
+  // BUG: (void)rgb_pitch, (void)gray_pitch;
+  // BUG: const std::uint8_t* in = rgb + (static_cast<std::size_t>(y) * width + x) * 3;
+  // BUG: gray[static_cast<std::size_t>(y) * width + x] = gray_of(in[0], in[1], in[2]);
+  // END PITFALL
   // END EXERCISE
 }
 

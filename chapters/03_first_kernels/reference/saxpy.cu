@@ -14,8 +14,18 @@ saxpy_kernel(float alpha, const float* __restrict__ x, float* __restrict__ y, st
   // BEGIN EXERCISE 3.3
   // TODO(3.3): one element per thread: a 64-bit global index i (widen blockIdx.x before the
   //            multiplication), a bounds check, then y[i] = alpha * x[i] + y[i].
+  // BEGIN PITFALL int32_index EXERCISES 3.3
+  // A 32-bit index. `int i = blockIdx.x * blockDim.x + threadIdx.x` is fine up to 2^31 - 1
+  // elements. Past that the product (unsigned, 32-bit) no longer fits an int: i turns negative, the
+  // comparison with the 64-bit n converts it to a huge unsigned value, and the bounds check skips
+  // every element from 2^31 on. Arrays of 2^31 floats are 8.6 GB, small for an H200 (141 GB).
+  // Caught by: SaxpyLargeGpu (n = 2^31 + 4099), which checks the elements around 2^31.
+  // The fix: widen to 64 bits before multiplying (std::size_t{blockIdx.x} * blockDim.x).
   const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i < n) y[i] = alpha * x[i] + y[i];
+  // BUG: const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  // BUG: if (static_cast<std::size_t>(i) < n) y[i] = alpha * x[i] + y[i];
+  // END PITFALL
   // END EXERCISE
 }
 

@@ -18,7 +18,16 @@ vector_add_kernel(const float* __restrict__ a, const float* __restrict__ b, floa
   //            Neighbouring threads touch neighbouring elements, so each warp's accesses coalesce
   //            into a few 128-byte transactions.
   const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  // BEGIN PITFALL missing_bounds_check EXERCISES 3.2
+  // No bounds check. The grid has blocks_for(n, 256) * 256 threads, up to 255 more than n. Without
+  // `if (i < n)` the extra threads read past the ends of a and b and write past the end of c.
+  // Usually nothing crashes (allocations are rounded up to large pages), so the bug corrupts the
+  // neighbouring buffer silently. Caught by: the guard zone of poisoned elements the tests place
+  // after c. The fix: `if (i < n)` before every access.
   if (i < n) c[i] = a[i] + b[i];  // the last block may have threads past the end
+  // BUG: (void)n;
+  // BUG: c[i] = a[i] + b[i];
+  // END PITFALL
   // END EXERCISE
 }
 

@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/03_first_kernels/reference/errors.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/03_first_kernels/reference/errors.cu by scripts/variants.py.)
 // Exercise 3.6 — errors you only see if you ask.
 //
 // Two kinds of failure, reported at two different moments:

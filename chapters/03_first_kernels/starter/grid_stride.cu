@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/03_first_kernels/reference/grid_stride.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/03_first_kernels/reference/grid_stride.cu by scripts/variants.py.)
 // Exercise 3.4 — grid-stride loops: a grid sized for the GPU, not for the data.
 //
 // One thread per element needs n / 256 blocks (8 million for 2^31 elements), and each thread does

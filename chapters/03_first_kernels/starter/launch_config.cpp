@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/03_first_kernels/reference/launch_config.cpp by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/03_first_kernels/reference/launch_config.cpp by scripts/variants.py.)
 // Exercise 3.1 — how many blocks cover n elements.
 //
 // A launch <<<blocks, threads>>> starts blocks * threads threads. To give every element its own

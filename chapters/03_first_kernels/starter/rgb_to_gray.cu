@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/03_first_kernels/reference/rgb_to_gray.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/03_first_kernels/reference/rgb_to_gray.cu by scripts/variants.py.)
 // Exercise 3.5 — a 2D kernel on a pitched image of any shape.
 //
 // Launch shape: blocks of kBlockX x kBlockY = 32 x 8 threads, grid ceil(width / 32) x

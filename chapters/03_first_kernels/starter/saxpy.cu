@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/03_first_kernels/reference/saxpy.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/03_first_kernels/reference/saxpy.cu by scripts/variants.py.)
 // Exercise 3.3 — SAXPY, y = alpha * x + y, correct for any n, also past 2^31 elements.
 //
 // blockIdx.x * blockDim.x is computed in 32-bit unsigned arithmetic; stored in an `int` it turns

@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/03_first_kernels/reference/toolchain.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/03_first_kernels/reference/toolchain.cu by scripts/variants.py.)
 // Exercise 3.7 — what did nvcc build, and what runs on this GPU?
 //
 // nvcc splits a .cu file: host code goes to the host compiler (g++), device code is compiled to

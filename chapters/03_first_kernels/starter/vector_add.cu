@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/03_first_kernels/reference/vector_add.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/03_first_kernels/reference/vector_add.cu by scripts/variants.py.)
 // Exercise 3.2 — the first kernel: c = a + b, one thread per element.
 //
 // Launch shape: 1D, kBlock threads per block, blocks_for(n, kBlock) blocks. Bytes moved: 12 n

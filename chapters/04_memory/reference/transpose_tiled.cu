@@ -64,7 +64,18 @@ transpose_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, in
 
   // (2) Each thread is about to read elements that OTHER warps stored: wait until the whole tile
   // is in shared memory.
+  // BEGIN PITFALL transpose_missing_sync EXERCISES 4.2 RACE
+  // No __syncthreads() between writing the tile and reading it. Each thread stores its own
+  // elements into the tile, then reads elements that OTHER warps stored (a column of the tile).
+  // Without the barrier, a warp whose loads came back early reads tile words that slower warps
+  // have not written yet: leftovers of the previous tile on this SM, or garbage. Small matrices
+  // with one block often pass by luck; large ones never do, and compute-sanitizer --tool racecheck
+  // reports the hazard at once. Caught by: TransposeGpu (shapes with many tiles, e.g. 1000x1000,
+  // 2049x3001), variants tiled, padded and padded64; and, whatever the timing, by the GPU suite's
+  // racecheck pass over these tests (RACE). The fix: the barrier.
   __syncthreads();
+  // BUG:
+  // END PITFALL
 
   // (3) Output tile: output rows col0.., output columns row0... A warp (fixed ty, i, j) writes 32
   // consecutive floats of one output row (coalesced) and reads one column of the tile.
@@ -74,7 +85,18 @@ transpose_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, in
     for (int j = 0; j < kColsPerThread; ++j) {
       const std::size_t out_r = col0 + threadIdx.y + i * kThreadsY;  // an input column
       const std::size_t out_c = row0 + threadIdx.x + j * kThreadsX;  // an input row
+      // BEGIN PITFALL transpose_swapped_bounds EXERCISES 4.2
+      // The store guard checks the input's bounds, not the output's. The output is cols x rows: its
+      // row index runs up to cols, its column index up to rows. Copying the load guard (r < rows,
+      // c < cols) to the store swaps them. Every square matrix passes (the bounds are equal), and so
+      // does every shape that is a multiple of the tile. On a non-square edge tile it either skips
+      // elements that exist (they keep the poison) or writes elements that do not, wrapping into the
+      // next output row or past the end of the array. Caught by: TransposeGpu on non-square shapes
+      // (1x1000, 1000x1, 33x17, 2049x3001): poisoned ("never written") elements and the guard zone
+      // behind the output. The fix: guard the store with the output's bounds (r < cols, c < rows).
       if (out_r < n_cols && out_c < n_rows)
+      // BUG: if (out_r < n_rows && out_c < n_cols)
+      // END PITFALL
         out[out_r * n_rows + out_c] = tile[threadIdx.x + j * kThreadsX][threadIdx.y + i * kThreadsY];
     }
   // END EXERCISE

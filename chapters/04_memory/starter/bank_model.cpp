@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/04_memory/reference/bank_model.cpp by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/04_memory/reference/bank_model.cpp by scripts/variants.py.)
 // Exercise 4.3 — a model of shared-memory bank conflicts (host code: runs on CI too).
 //
 // Shared memory is split into 32 banks; 4-byte word w lives in bank w % 32, and each bank serves

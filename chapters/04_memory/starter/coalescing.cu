@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/04_memory/reference/coalescing.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/04_memory/reference/coalescing.cu by scripts/variants.py.)
 // Exercise 4.1 — coalescing: the same copy, three access patterns.
 //
 // A warp's 32 loads are merged into as few 32-byte sectors as cover their addresses. Consecutive

@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/04_memory/reference/constant_poly.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/04_memory/reference/constant_poly.cu by scripts/variants.py.)
 // Exercise 4.4 — constant memory: fast when a warp reads ONE address, slow when it reads many.
 //
 // What it computes: y[i] = sum_k c[k][p] x[i]^k by Horner's rule, p = 0 (kBroadcast) or

@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/04_memory/reference/smem_banks.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/04_memory/reference/smem_banks.cu by scripts/variants.py.)
 // Bank conflicts made visible: a kernel that does nothing but read shared memory (worked example).
 //
 // Launch shape: `blocks` blocks of kSmemThreads = 256 threads (8 warps). Each block fills

@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/04_memory/reference/transpose.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/04_memory/reference/transpose.cu by scripts/variants.py.)
 // Transpose ladder, steps 0 and 1: the copy it is measured against and the naive transpose.
 //
 // Launch shape (both kernels): a 1D grid of 32x32 tiles, blocks of 32 x 8 threads; each thread

@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/04_memory/reference/transpose_detail.cuh by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/04_memory/reference/transpose_detail.cuh by scripts/variants.py.)
 // Shared by the transpose files (private to the chapter): how a 1D grid of blocks maps onto the
 // tiles of a rows x cols matrix, and the launcher each ladder file provides.
 #pragma once

@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/04_memory/reference/transpose_tiled.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/04_memory/reference/transpose_tiled.cu by scripts/variants.py.)
 // Exercise 4.2 — transpose through a shared-memory tile (ladder steps 2, 3 and 4).
 //
 // What it computes: out (cols x rows) = transpose of in (rows x cols), both row-major.

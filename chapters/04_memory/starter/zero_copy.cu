@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/04_memory/reference/zero_copy.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/04_memory/reference/zero_copy.cu by scripts/variants.py.)
 // Exercise 4.5 — mapped (zero-copy) pinned memory against copy-then-kernel.
 //
 // What it computes: out[i] = sum_{r < passes} in[(i + r * kRotation) % n]; every pass reads the

@@ -13,7 +13,16 @@ __device__ T warp_inclusive_scan(T v, unsigned lane) {
 #pragma unroll
   for (unsigned offset = 1; offset < 32; offset *= 2) {
     const T up = __shfl_up_sync(kFullMask, v, offset);
+    // BEGIN PITFALL scan_shfl_up_unguarded EXERCISES 5.4
+    // A warp scan without the `lane >= offset` guard. __shfl_up_sync(mask, v, offset) hands lane i
+    // the value of lane i - offset; for lanes below `offset` there is no such lane and the call
+    // returns the caller's OWN value. Added unguarded, lanes 0..offset-1 add themselves again at
+    // every step: lane 0 ends with 32 x its value, and every prefix is wrong from the first element
+    // on. The look-back scan's kernel scans its lanes with this. Caught by: LookbackScanGpu.* for
+    // every n >= 9. The fix: `if (lane >= offset) v += up;`.
     if (lane >= offset) v += up;
+    // BUG: v += up;
+    // END PITFALL
   }
   return v;
 }

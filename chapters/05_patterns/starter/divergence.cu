@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/05_patterns/reference/divergence.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/05_patterns/reference/divergence.cu by scripts/variants.py.)
 // Exercise 5.7 — warp divergence: the same work, with and without disagreeing lanes.
 //
 // Cost: kDivergenceSteps = 256 dependent FMAs per element against 8 bytes of traffic, so the

@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/05_patterns/reference/fusion.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/05_patterns/reference/fusion.cu by scripts/variants.py.)
 // Exercise 5.9 — fusion: bias + ReLU + scale in one pass instead of three.
 //
 // Bytes (n = rows x cols floats): three kernels move 3 x 8 n = 24 n bytes (each reads its input

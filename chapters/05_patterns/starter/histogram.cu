@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/05_patterns/reference/histogram.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/05_patterns/reference/histogram.cu by scripts/variants.py.)
 // Exercise 5.10 — histogram: privatized shared-memory atomics versus global atomics.
 //
 // Bytes: 4 n read (+ 4 num_bins written): a histogram "should" run at copy speed. What stops it

@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/05_patterns/reference/histogram_input.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/05_patterns/reference/histogram_input.cu by scripts/variants.py.)
 // Benchmark inputs for the histogram (a worked helper, not an exercise): generated on the device
 // from a hash of (seed, i), so 256 MiB of values cost a few hundred microseconds, not seconds of
 // host work and a copy.

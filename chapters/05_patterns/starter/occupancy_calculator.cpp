@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/05_patterns/reference/occupancy_calculator.cpp by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/05_patterns/reference/occupancy_calculator.cpp by scripts/variants.py.)
 // Exercise 5.8 — the occupancy calculator: resident blocks and warps per SM, and what limits them.
 //
 // An SM holds a block only when all of its resources fit at once; the number of resident blocks

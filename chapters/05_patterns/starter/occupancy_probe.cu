@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/05_patterns/reference/occupancy_probe.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/05_patterns/reference/occupancy_probe.cu by scripts/variants.py.)
 // The occupancy API on real kernels (worked example for the occupancy section; exercise 5.8 is
 // the CPU calculator that must agree with it).
 //

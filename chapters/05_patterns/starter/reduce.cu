@@ -1,17 +1,23 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/05_patterns/reference/reduce.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/05_patterns/reference/reduce.cu by scripts/variants.py.)
 // Chapter 5 reduction: host API, argument checks, workspace layout and the multi-pass driver.
 //
-// Workspace (reduce_workspace_bytes): [counter, 256 B][partials A][partials B], each part
-// 256-byte aligned. Steps 1-5 ping-pong between A and B: pass 1 writes ceil(n / E) block sums to
-// A, pass 2 ceil(n / E^2) to B, pass 3 back to A, ... the pass with one block writes *out.
+// The ladder itself is one file a step: reduce_1_interleaved.cu ... reduce_7_one_pass.cu, with
+// the device helpers they share in reduce_common.cuh and reduce_warp.cuh.
+//
+// Workspace (reduce_workspace_bytes): [step 7's state, 256 B][partials A][partials B][arrival
+// marks], each part 256-byte aligned. Steps 1-5 ping-pong between A and B: pass 1 writes
+// ceil(n / E) block sums to A, pass 2 ceil(n / E^2) to B, pass 3 back to A, ... the pass with one
+// block writes *out. Steps 6 and 7 use A for their partials; step 7 also the state and the marks.
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 
 #include "ch05/reduce.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"
-#include "reduce_internal.hpp"
+#include "reduce_common.cuh"
 
 namespace cudalab::ch05 {
 namespace {
@@ -20,15 +26,35 @@ constexpr std::size_t kAlign = 256;
 constexpr std::size_t kElem = 4;  // float and int
 
 struct Layout {
-  std::size_t a_elems, b_elems, bytes;
+  std::size_t a_elems, b_elems, marks_offset, bytes;
 };
 Layout layout(std::size_t n) {
+  static_assert(sizeof(detail::OnePassState) <= kAlign);
   // Largest first pass: one element per thread (steps 1-2) or the grid-stride bound (6-7).
   const std::size_t a = std::max<std::size_t>({ceil_div<std::size_t>(n, kReduceBlock),
                                                detail::grid_stride_blocks_max(n), 1});
   const std::size_t b = std::max<std::size_t>(ceil_div<std::size_t>(a, kReduceBlock), 1);
-  return {a, b, kAlign + round_up(a * kElem, kAlign) + round_up(b * kElem, kAlign)};
+  const std::size_t marks = kAlign + round_up(a * kElem, kAlign) + round_up(b * kElem, kAlign);
+  return {a, b, marks, marks + round_up(detail::grid_stride_blocks_max(n) * sizeof(unsigned), kAlign)};
 }
+
+// Step 7's state says whether the workspace can be trusted; throws when it cannot.
+void check_state(const detail::OnePassState& st) {
+  if (st.counter == 0 && st.dirty == 0) return;
+  std::string why = "reduce_sum(kOnePass): the workspace is dirty (arrival counter = " +
+                    std::to_string(st.counter) + ", flags = " + std::to_string(st.dirty) + "): ";
+  if (st.dirty & detail::kDirtyMissingBlock)
+    why += "a call found a block's partial missing, so its counter did not start at 0 (it wrote NaN "
+           "/ INT_MIN, not a sum). ";
+  else if (st.dirty & detail::kDirtyCounterAhead)
+    why += "a call drew more tickets than it had blocks (it wrote NaN / INT_MIN, not a sum). ";
+  why += "An earlier call did not finish, the workspace was not zeroed before its first use, or two "
+         "calls shared it at once. cudaMemset it to 0 before using it again.";
+  throw std::runtime_error(why);
+}
+
+// The last workspace this thread checked (see reduce_sum: a new workspace is checked once).
+thread_local const void* t_checked_workspace = nullptr;
 
 template <class T>
 void reduce_impl(const T* in, T* out, std::size_t n, void* workspace, std::size_t workspace_bytes,
@@ -48,23 +74,39 @@ void reduce_impl(const T* in, T* out, std::size_t n, void* workspace, std::size_
     return;
   }
   auto* base = static_cast<unsigned char*>(workspace);
-  auto* counter = reinterpret_cast<unsigned*>(base);
   T* bufs[2] = {reinterpret_cast<T*>(base + kAlign),
                 reinterpret_cast<T*>(base + kAlign + round_up(lay.a_elems * kElem, kAlign))};
 
-  if (variant == ReduceVariant::kVectorized || variant == ReduceVariant::kOnePass) {
-    detail::launch_grid_stride(variant == ReduceVariant::kOnePass, in, out, n, bufs[0], counter, stream);
+  if (variant == ReduceVariant::kVectorized) {
+    detail::launch_vectorized(in, out, n, bufs[0], stream);
+    return;
+  }
+  if (variant == ReduceVariant::kOnePass) {
+    // A workspace this thread has not just used is checked once (one synchronous 12-byte read):
+    // that catches a workspace never zeroed. A dirty counter met later is caught by the kernel,
+    // which then writes NaN / INT_MIN and flags the workspace (reduce_check_workspace).
+    if (workspace != t_checked_workspace) {
+      reduce_check_workspace(workspace, workspace_bytes, stream);
+      t_checked_workspace = workspace;
+    }
+    detail::launch_one_pass(in, out, n, bufs[0], reinterpret_cast<detail::OnePassState*>(base),
+                            reinterpret_cast<unsigned*>(base + lay.marks_offset), stream);
     return;
   }
   const std::size_t per_block = detail::elements_per_block(variant);
   const T* src = in;
   for (std::size_t m = n, pass = 0;; ++pass) {
     const std::size_t blocks = ceil_div(m, per_block);
+    require(blocks <= 0x7fffffff, "n", "needs between 1 and 2^31 - 1 blocks");
+    const dim3 grid(static_cast<unsigned>(blocks));
     T* dst = blocks == 1 ? out : bufs[pass % 2];
-    if (variant == ReduceVariant::kWarpShuffle)
-      detail::launch_shuffle_pass(src, dst, m, stream);
-    else
-      detail::launch_tree_pass(variant, src, dst, m, stream);
+    switch (variant) {
+      case ReduceVariant::kInterleaved: detail::launch_interleaved_pass(grid, src, dst, m, stream); break;
+      case ReduceVariant::kSequential: detail::launch_sequential_pass(grid, src, dst, m, stream); break;
+      case ReduceVariant::kFirstAddDuringLoad: detail::launch_first_add_pass(grid, src, dst, m, stream); break;
+      case ReduceVariant::kUnrollLastWarp: detail::launch_last_warp_pass(grid, src, dst, m, stream); break;
+      default: detail::launch_shuffle_pass(grid, src, dst, m, stream); break;
+    }
     if (blocks == 1) break;
     src = dst;
     m = blocks;
@@ -87,6 +129,15 @@ const char* to_string(ReduceVariant v) {
 }
 
 std::size_t reduce_workspace_bytes(std::size_t n) { return layout(n).bytes; }
+
+void reduce_check_workspace(const void* workspace, std::size_t workspace_bytes, cudaStream_t stream) {
+  require(workspace_bytes >= sizeof(detail::OnePassState), "workspace_bytes", "smaller than the state");
+  require_device_pointer(workspace, sizeof(detail::OnePassState), "workspace");
+  detail::OnePassState st{};
+  CUDALAB_CHECK(cudaMemcpyAsync(&st, workspace, sizeof st, cudaMemcpyDeviceToHost, stream));
+  CUDALAB_CHECK(cudaStreamSynchronize(stream));
+  check_state(st);
+}
 
 void reduce_sum(const float* in, float* out, std::size_t n, void* workspace, std::size_t workspace_bytes,
                 ReduceVariant variant, cudaStream_t stream) {

@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/05_patterns/reference/scan.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/05_patterns/reference/scan.cu by scripts/variants.py.)
 // Chapter 5 scan: host API, argument checks and the workspace layout.
 //
 // Workspace (scan_workspace_bytes): [tile counter, 256 B][look-back tile states, 8 B per tile]

@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/05_patterns/reference/scan_block.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/05_patterns/reference/scan_block.cu by scripts/variants.py.)
 // Block-level scans (Kogge-Stone, Brent-Kung): every tile scanned on its own.
 //
 // Tile kernel: one block scans one tile of kScanTile elements in shared memory and writes the

@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/05_patterns/reference/scan_internal.hpp by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/05_patterns/reference/scan_internal.hpp by scripts/variants.py.)
 // Chapter 5 scan, between the host API (scan.cu) and the kernel files. Host-only.
 #pragma once
 

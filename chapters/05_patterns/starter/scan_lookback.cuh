@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/05_patterns/reference/scan_lookback.cuh by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/05_patterns/reference/scan_lookback.cuh by scripts/variants.py.)
 // Single-pass scan with decoupled look-back (Merrill & Garland, NVIDIA 2016).
 //
 // Launch: ceil(n / kLookbackTile) blocks of kLookbackThreads; each block scans one tile of 4096

@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/05_patterns/reference/stencil.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/05_patterns/reference/stencil.cu by scripts/variants.py.)
 // Shared-memory tiling: a 2D convolution with halos, zero padding at the edges (exercise 5.5).
 //
 // Cost model for an r-radius filter, K = (2r + 1)^2 taps, n = width x height pixels:

@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/05_patterns/reference/stencil_internal.hpp by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/05_patterns/reference/stencil_internal.hpp by scripts/variants.py.)
 // Chapter 5 stencil, between the host dispatch (stencil.cu) and the tiled kernel's file. Host-only:
 // the kernels stay private to their .cu file.
 #pragma once

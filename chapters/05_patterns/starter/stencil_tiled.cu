@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/05_patterns/reference/stencil_tiled.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/05_patterns/reference/stencil_tiled.cu by scripts/variants.py.)
 // Exercise 5.5: the tiled 2D convolution. A block loads its input tile plus the r-pixel halo into
 // shared memory once, then reads all (2r + 1)^2 taps of its outputs from there. Cost model,
 // naive kernel and dispatch: stencil.cu.

@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/05_patterns/reference/unroll.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/05_patterns/reference/unroll.cu by scripts/variants.py.)
 // Exercise 5.6 — unrolling, __restrict__ and float4 loads, shown by their effect.
 //
 // SAXPY moves 12 bytes per element (x read, y read, y written) for 2 FLOPs: memory-bound. To run

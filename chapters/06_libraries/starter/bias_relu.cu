@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/06_libraries/reference/bias_relu.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/06_libraries/reference/bias_relu.cu by scripts/variants.py.)
 // The elementwise half of the library path of exercise 6.6: Y = max(Y + bias, 0), in place.
 // Memory-bound: 8 bytes per element (read Y, write Y; bias stays in L1/L2), so on an H200 it
 // costs about 8 M N / 4.8 TB/s — the traffic the fused epilogue saves.

@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/06_libraries/reference/conv_implicit_gemm.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/06_libraries/reference/conv_implicit_gemm.cu by scripts/variants.py.)
 // Exercise 6.4 — convolution as an implicit GEMM (Chetlur et al., "cuDNN", 2014).
 //
 // A convolution is a GEMM in disguise: rows m = (n, p, q) are output pixels (N P Q of them),

@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/06_libraries/reference/convert.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/06_libraries/reference/convert.cu by scripts/variants.py.)
 // fp32 -> fp16 / bf16 on the device (round to nearest even): inputs for the tensor-core GEMMs
 // (tests fill on the host; the benchmark fills fp32 with fill_uniform_device and converts).
 #include <algorithm>

@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/06_libraries/reference/cublas_layout.cpp by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/06_libraries/reference/cublas_layout.cpp by scripts/variants.py.)
 // Exercise 6.3 — calling column-major cuBLAS from row-major code.
 //
 // cuBLAS follows Fortran BLAS: matrices are column-major. The bytes of a row-major (M, N) matrix

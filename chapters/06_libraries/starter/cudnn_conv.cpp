@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/06_libraries/reference/cudnn_conv.cpp by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/06_libraries/reference/cudnn_conv.cpp by scripts/variants.py.)
 // cuDNN convolution: which forward algorithms it offers for a shape, what they cost, which it
 // picks with and without workspace — and a ready-to-run forward convolution for the benchmark.
 //

@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/06_libraries/reference/sgemm.cpp by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/06_libraries/reference/sgemm.cpp by scripts/variants.py.)
 // The SGEMM ladder's front door: argument checks once, then the chosen step's launcher.
 #include "ch06/ch06.hpp"
 #include "cudalab/check.hpp"

@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/06_libraries/reference/sgemm_common.cuh by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/06_libraries/reference/sgemm_common.cuh by scripts/variants.py.)
 // Device pieces every SGEMM step shares: guarded loads with zero-fill and guarded stores through
 // an epilogue. One copy, so that each step's file shows only what that step changes.
 #pragma once

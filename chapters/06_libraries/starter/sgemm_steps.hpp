@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/06_libraries/reference/sgemm_steps.hpp by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/06_libraries/reference/sgemm_steps.hpp by scripts/variants.py.)
 // The host side of the SGEMM ladder: the arguments, and the launchers the dispatcher
 // (sgemm.cpp) calls, one per ladder step (each in its own .cu file).
 #pragma once

@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/06_libraries/reference/wgmma_gemm.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/06_libraries/reference/wgmma_gemm.cu by scripts/variants.py.)
 // Hopper tensor cores through wgmma and TMA (worked example, sm_90a only): C (fp32) = A Bt^T, bf16 in.
 //
 // This is how cuBLAS drives an H200, in ~250 lines. Three Hopper features work together:

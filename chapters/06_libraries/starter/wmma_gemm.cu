@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/06_libraries/reference/wmma_gemm.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/06_libraries/reference/wmma_gemm.cu by scripts/variants.py.)
 // Exercise 6.5 — tensor cores through WMMA: C (fp32) = alpha A B + beta C, A and B fp16 or bf16.
 //
 // A warp-wide mma_sync multiplies 16x16x16 fragments: 8192 FLOPs in one instruction family

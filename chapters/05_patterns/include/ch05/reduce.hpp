@@ -8,7 +8,8 @@
 // device memory yourself (outside any timed loop), zero them ONCE (cudaMemset) and pass them to
 // every call. No call allocates. kOnePass keeps an arrival counter in the workspace and the last
 // block sets it back to zero, so the same workspace serves call after call; two calls must not
-// use one workspace at the same time (e.g. on two streams).
+// use one workspace at the same time (e.g. on two streams). A counter left dirty (a call that did
+// not finish, a workspace never zeroed) never yields a wrong sum: see reduce_check_workspace.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -53,5 +54,12 @@ void reduce_sum(const float* in, float* out, std::size_t n, void* workspace, std
                 ReduceVariant variant = ReduceVariant::kOnePass, cudaStream_t stream = nullptr);
 void reduce_sum(const int* in, int* out, std::size_t n, void* workspace, std::size_t workspace_bytes,
                 ReduceVariant variant = ReduceVariant::kOnePass, cudaStream_t stream = nullptr);
+
+// Throws std::runtime_error, with the reason, when kOnePass cannot trust `workspace`: its arrival
+// counter is not 0, or a call found it dirty (that call wrote NaN, or INT_MIN for int, to *out
+// instead of a sum). Synchronizes `stream` (one 12-byte read): call it after a failure, not in a
+// timed loop. reduce_sum(kOnePass) calls it itself the first time a thread passes a workspace
+// (any workspace other than the one its previous kOnePass call used).
+void reduce_check_workspace(const void* workspace, std::size_t workspace_bytes, cudaStream_t stream = nullptr);
 
 }  // namespace cudalab::ch05

@@ -1,8 +1,13 @@
-// Reduction ladder, step 2: the shared-memory tree with sequential addressing (exercise 5.1).
-// Launch shape and contract: reduce_tree.cu (kReduceBlock threads, one element per thread).
+// Reduction ladder, step 2: the shared-memory tree with sequential addressing (exercise 5.1;
+// Harris, kernel 3).
+//
+// The first s threads work, reading sdata[tid + s]: whole warps are active or idle (no
+// divergence inside a warp until s < 32), and a warp reads 32 consecutive words (no bank
+// conflicts). Launch shape and contract of steps 1-4: reduce_1_interleaved.cu (kReduceBlock
+// threads, one element per thread).
 #include "ch05/reduce.hpp"
 #include "cudalab/check.hpp"
-#include "reduce_internal.hpp"
+#include "reduce_common.cuh"
 
 namespace cudalab::ch05::detail {
 namespace {
@@ -17,7 +22,18 @@ __global__ void __launch_bounds__(kB) reduce_sequential(const T* __restrict__ in
   __shared__ T sdata[kB];
   const unsigned tid = threadIdx.x;
   const std::size_t i = std::size_t{blockIdx.x} * kB + tid;
+  // BEGIN PITFALL reduce_unguarded_load EXERCISES 5.1
+  // The load into shared memory has no `i < n` guard. The last block of every pass covers
+  // kReduceBlock elements whether or not n is a multiple of it, so its threads past n read
+  // whatever lies behind the input (the next buffer, another array's data, or an unmapped page)
+  // and add it to the sum. It "works" whenever n is a multiple of 256 and on freshly zeroed
+  // memory, which is why it survives casual testing. Caught by: ReduceGpu.*/sequential_n_33_*
+  // (and every n not a multiple of 256): the input is followed by a guard zone of NaN / 2^24
+  // (GuardedInput in tests/ch05). The fix: `sdata[tid] = i < n ? in[i] : T{0};` (0 is the
+  // identity of +).
   sdata[tid] = i < n ? in[i] : T{0};  // past n: the identity, so a partial block sums correctly
+  // BUG: sdata[tid] = in[i];
+  // END PITFALL
   __syncthreads();                    // every element is in shared memory before the tree reads it
   // BEGIN EXERCISE 5.1
   // TODO(5.1): the tree with sequential addressing: for s = kB / 2, kB / 4, ..., 1, the first s

@@ -1,11 +1,12 @@
-// Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/05_patterns/reference/reduce_tree_last_warp.cu by scripts/gen_starter.py.)
-// Reduction ladder, step 4: step 3 with the last six levels unrolled inside warp 0.
-// Launch shape and contract: reduce_tree.cu (kReduceBlock threads, two elements per thread).
+// Reduction ladder, step 4: step 3 with the last six levels unrolled inside warp 0 (Harris,
+// kernel 5).
+//
+// Once s <= 32 only warp 0 works, and a warp needs no __syncthreads: __syncwarp() (cheaper, and
+// required since Volta's independent thread scheduling) is enough. Launch shape and contract of
+// steps 1-4: reduce_1_interleaved.cu (kReduceBlock threads, two elements per thread).
 #include "ch05/reduce.hpp"
 #include "cudalab/check.hpp"
-#include "reduce_internal.hpp"
-#include "reduce_device.cuh"
+#include "reduce_common.cuh"
 
 namespace cudalab::ch05::detail {
 namespace {
@@ -15,6 +16,18 @@ constexpr unsigned kB = kReduceBlock;
 // The levels s = 32 ... 1 run inside warp 0 with __syncwarp() instead of __syncthreads().
 // Each level reads into a register, syncs, then writes: a lane never overwrites a value another
 // lane still has to read. `volatile` keeps every shared-memory access a real load or store.
+// BEGIN PITFALL reduce_warp_no_volatile EXERCISES 5.1
+// The unrolled last warp as in the 2007 slides, minus `volatile` and without __syncwarp().
+// Nothing tells the compiler that other lanes read sdata between these statements. It sees six
+// loads from addresses other than sdata[tid] and six stores to sdata[tid], so it keeps sdata[tid]
+// in a register, issues all six loads first and stores once at the end (look at the PTX: one
+// st.shared). Lane 0 then adds the ORIGINAL sdata[32], [16], [8], [4], [2], [1]: most of the 64
+// partials are lost, every time, on every GPU. (Adding `volatile` alone restores the stores but
+// still relies on lockstep execution, which Volta's independent thread scheduling no longer
+// guarantees: hence the __syncwarp() between each read and write.) Step 4 runs with the tests of
+// exercise 5.1 (test_reduce.cpp). Caught by: ReduceGpu.*/unroll_last_warp_n_* (every n above a
+// few dozen elements). The fix: the code below, or better, step 5: __shfl_down_sync keeps the
+// values in registers and needs neither.
 template <class T>
 __device__ void warp_tail(volatile T* sdata, unsigned tid) {
   T v = sdata[tid] + sdata[tid + 32];
@@ -27,6 +40,16 @@ __device__ void warp_tail(volatile T* sdata, unsigned tid) {
   }
   if (tid == 0) sdata[0] = v;
 }
+// BUG: template <class T>
+// BUG: __device__ void warp_tail(T* sdata, unsigned tid) {
+// BUG:   sdata[tid] += sdata[tid + 32];
+// BUG:   sdata[tid] += sdata[tid + 16];
+// BUG:   sdata[tid] += sdata[tid + 8];
+// BUG:   sdata[tid] += sdata[tid + 4];
+// BUG:   sdata[tid] += sdata[tid + 2];
+// BUG:   sdata[tid] += sdata[tid + 1];
+// BUG: }
+// END PITFALL
 
 template <class T>
 __global__ void __launch_bounds__(kB) reduce_unroll_last_warp(const T* __restrict__ in,

@@ -1,10 +1,15 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/05_patterns/reference/reduce_tree_sequential.cu by scripts/gen_starter.py.)
-// Reduction ladder, step 2: the shared-memory tree with sequential addressing (exercise 5.1).
-// Launch shape and contract: reduce_tree.cu (kReduceBlock threads, one element per thread).
+// fail until you do. (Generated from chapters/05_patterns/reference/reduce_2_sequential.cu by scripts/variants.py.)
+// Reduction ladder, step 2: the shared-memory tree with sequential addressing (exercise 5.1;
+// Harris, kernel 3).
+//
+// The first s threads work, reading sdata[tid + s]: whole warps are active or idle (no
+// divergence inside a warp until s < 32), and a warp reads 32 consecutive words (no bank
+// conflicts). Launch shape and contract of steps 1-4: reduce_1_interleaved.cu (kReduceBlock
+// threads, one element per thread).
 #include "ch05/reduce.hpp"
 #include "cudalab/check.hpp"
-#include "reduce_internal.hpp"
+#include "reduce_common.cuh"
 
 namespace cudalab::ch05::detail {
 namespace {
@@ -19,6 +24,14 @@ __global__ void __launch_bounds__(kB) reduce_sequential(const T* __restrict__ in
   __shared__ T sdata[kB];
   const unsigned tid = threadIdx.x;
   const std::size_t i = std::size_t{blockIdx.x} * kB + tid;
+  // The load into shared memory has no `i < n` guard. The last block of every pass covers
+  // kReduceBlock elements whether or not n is a multiple of it, so its threads past n read
+  // whatever lies behind the input (the next buffer, another array's data, or an unmapped page)
+  // and add it to the sum. It "works" whenever n is a multiple of 256 and on freshly zeroed
+  // memory, which is why it survives casual testing. Caught by: ReduceGpu.*/sequential_n_33_*
+  // (and every n not a multiple of 256): the input is followed by a guard zone of NaN / 2^24
+  // (GuardedInput in tests/ch05). The fix: `sdata[tid] = i < n ? in[i] : T{0};` (0 is the
+  // identity of +).
   sdata[tid] = i < n ? in[i] : T{0};  // past n: the identity, so a partial block sums correctly
   __syncthreads();                    // every element is in shared memory before the tree reads it
   // TODO(5.1): the tree with sequential addressing: for s = kB / 2, kB / 4, ..., 1, the first s

@@ -1,0 +1,56 @@
+// Reduction ladder, step 5's lesson (exercise 5.2): a warp and a block reduced in registers.
+//
+// __shfl_down_sync moves a register from lane i + offset to lane i: five shuffles sum 32 values
+// with no shared memory and no barrier. A block then needs shared memory only for its
+// kReduceBlock / 32 warp sums. Steps 5, 6 and 7 (reduce_5_warp_shuffle.cu, reduce_6_vectorized.cu,
+// reduce_7_one_pass.cu) reduce their warps and blocks with these two functions. Compiles on its
+// own (it includes what it uses).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "ch05/reduce.hpp"
+
+namespace cudalab::ch05::detail {
+
+// The sum of v over the 32 lanes of a warp, valid in lane 0 (all lanes must call it).
+template <class T>
+__device__ T warp_reduce_sum(T v) {
+  [[maybe_unused]] constexpr unsigned kFullMask = 0xffffffffu;  // all 32 lanes take part
+  // BEGIN EXERCISE 5.2
+  // TODO(5.2): tree reduction in registers. For offset = 16, 8, 4, 2, 1:
+  //            v += __shfl_down_sync(kFullMask, v, offset);  (lane i receives lane i + offset)
+  //            After the five steps lane 0 holds the sum of the 32 lanes.
+#pragma unroll
+  // BEGIN PITFALL reduce_shfl_width16 EXERCISES 5.2
+  // __shfl_down_sync with width 16. The optional 4th argument splits the warp into independent
+  // segments of `width` lanes; a source lane beyond its segment is not read: the caller gets its
+  // OWN value back. With width 16 the first step (offset 16) adds each lane to itself, and lanes
+  // 16-31 never reach lane 0: the "warp sum" is twice the sum of lanes 0-15. (A mask that leaves
+  // out active lanes is the sibling mistake: undefined results, and a hang on some GPUs.) Steps 5-7
+  // all reduce their warps with this function. Caught by: ReduceGpu.*/warp_shuffle_*,
+  // vectorized_*, one_pass_* (every size, even n = 1). The fix: width = 32 (the default) and mask
+  // 0xffffffff when all 32 lanes take part.
+  for (unsigned offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(kFullMask, v, offset);
+  // BUG: for (unsigned offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(kFullMask, v, offset, 16);
+  // END PITFALL
+  // END EXERCISE
+  return v;
+}
+
+// The sum of v over the block, valid in thread 0. Every thread must call it (it synchronizes);
+// it may be called again after a __syncthreads() that follows the previous call.
+template <class T>
+__device__ T block_reduce_sum(T v) {
+  constexpr unsigned kWarps = kReduceBlock / 32;
+  static_assert(kWarps <= 32, "warp 0 reduces the warp sums in one shuffle round");
+  __shared__ T warp_sums[kWarps];
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  v = warp_reduce_sum(v);
+  if (lane == 0) warp_sums[warp] = v;
+  __syncthreads();  // every warp's sum is in shared memory before warp 0 reads them
+  if (warp == 0) v = warp_reduce_sum(lane < kWarps ? warp_sums[lane] : T{0});
+  return v;
+}
+
+}  // namespace cudalab::ch05::detail
