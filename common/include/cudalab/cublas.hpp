@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "cudalab/check.hpp"
+#include "cudalab/handle.hpp"
 
 namespace cudalab {
 
@@ -23,28 +24,15 @@ inline void check_cublas(cublasStatus_t status, const char* expression, const ch
 class CublasHandle {
  public:
   explicit CublasHandle(cublasMath_t mode = CUBLAS_DEFAULT_MATH) {
-    check_cublas(cublasCreate(&h_), "cublasCreate(&h_)", __FILE__, __LINE__);
-    check_cublas(cublasSetMathMode(h_, mode), "cublasSetMathMode(h_, mode)", __FILE__, __LINE__);
+    check_cublas(cublasCreate(h_.out()), "cublasCreate(&h)", __FILE__, __LINE__);
+    check_cublas(cublasSetMathMode(h_.get(), mode), "cublasSetMathMode(h, mode)", __FILE__, __LINE__);
   }
-  ~CublasHandle() {
-    if (h_) cublasDestroy(h_);  // never throws
-  }
-  CublasHandle(CublasHandle&& o) noexcept : h_(std::exchange(o.h_, nullptr)) {}
-  CublasHandle& operator=(CublasHandle&& o) noexcept {
-    if (this != &o) {
-      if (h_) cublasDestroy(h_);
-      h_ = std::exchange(o.h_, nullptr);
-    }
-    return *this;
-  }
-  CublasHandle(const CublasHandle&) = delete;
-  CublasHandle& operator=(const CublasHandle&) = delete;
 
-  cublasHandle_t get() const noexcept { return h_; }
-  operator cublasHandle_t() const noexcept { return h_; }  // NOLINT: used like the raw handle
+  cublasHandle_t get() const noexcept { return h_.get(); }
+  operator cublasHandle_t() const noexcept { return h_.get(); }  // NOLINT: used like the raw handle
 
  private:
-  cublasHandle_t h_ = nullptr;
+  UniqueHandle<cublasHandle_t, cublasDestroy> h_;  // move-only: the source is left empty
 };
 
 }  // namespace cudalab

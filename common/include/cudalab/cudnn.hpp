@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "cudalab/check.hpp"
+#include "cudalab/handle.hpp"
 
 namespace cudalab {
 
@@ -20,26 +21,13 @@ inline void check_cudnn(cudnnStatus_t status, const char* expression, const char
 template <class T, cudnnStatus_t (*Create)(T*), cudnnStatus_t (*Destroy)(T)>
 class CudnnOwner {
  public:
-  CudnnOwner() { check_cudnn(Create(&p_), "cudnnCreate...(&p)", __FILE__, __LINE__); }
-  ~CudnnOwner() {
-    if (p_) Destroy(p_);  // never throws
-  }
-  CudnnOwner(CudnnOwner&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
-  CudnnOwner& operator=(CudnnOwner&& o) noexcept {
-    if (this != &o) {
-      if (p_) Destroy(p_);
-      p_ = std::exchange(o.p_, nullptr);
-    }
-    return *this;
-  }
-  CudnnOwner(const CudnnOwner&) = delete;
-  CudnnOwner& operator=(const CudnnOwner&) = delete;
+  CudnnOwner() { check_cudnn(Create(p_.out()), "cudnnCreate...(&p)", __FILE__, __LINE__); }
 
-  T get() const noexcept { return p_; }
-  operator T() const noexcept { return p_; }  // NOLINT: used like the raw handle
+  T get() const noexcept { return p_.get(); }
+  operator T() const noexcept { return p_.get(); }  // NOLINT: used like the raw handle
 
  private:
-  T p_ = nullptr;
+  UniqueHandle<T, Destroy> p_;  // move-only: the source is left empty
 };
 
 using CudnnHandle = CudnnOwner<cudnnHandle_t, cudnnCreate, cudnnDestroy>;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cudalab/check.hpp"
+#include "cudalab/handle.hpp"
 
 namespace cudalab {
 
@@ -18,38 +19,27 @@ class DeviceBuffer {
  public:
   DeviceBuffer() = default;
   explicit DeviceBuffer(std::size_t n) : n_(n) {
-    if (n_ > 0) CUDALAB_CHECK(cudaMalloc(reinterpret_cast<void**>(&p_), bytes()));
+    if (n > 0) CUDALAB_CHECK(cudaMalloc(reinterpret_cast<void**>(p_.out()), bytes()));
   }
   // Allocates and copies a host vector (synchronous).
   explicit DeviceBuffer(std::span<const T> host) : DeviceBuffer(host.size()) { upload(host); }
-  ~DeviceBuffer() { reset(); }
-  DeviceBuffer(DeviceBuffer&& o) noexcept
-      : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
-    if (this != &o) {
-      reset();
-      p_ = std::exchange(o.p_, nullptr);
-      n_ = std::exchange(o.n_, 0);
-    }
-    return *this;
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&&) noexcept = default;  // the source is left empty (UniqueHandle)
+  DeviceBuffer& operator=(DeviceBuffer&&) noexcept = default;
 
-  T* data() noexcept { return p_; }
-  const T* data() const noexcept { return p_; }
+  T* data() noexcept { return p_.get(); }
+  const T* data() const noexcept { return p_.get(); }
   std::size_t size() const noexcept { return n_; }
   std::size_t bytes() const noexcept { return n_ * sizeof(T); }
 
   void upload(std::span<const T> host) {
     require(host.size() <= n_, "host", "more elements than the device buffer holds");
     if (!host.empty())
-      CUDALAB_CHECK(cudaMemcpy(p_, host.data(), host.size_bytes(), cudaMemcpyHostToDevice));
+      CUDALAB_CHECK(cudaMemcpy(p_.get(), host.data(), host.size_bytes(), cudaMemcpyHostToDevice));
   }
   void download(std::span<T> host) const {
     require(host.size() <= n_, "host", "more elements than the device buffer holds");
     if (!host.empty())
-      CUDALAB_CHECK(cudaMemcpy(host.data(), p_, host.size_bytes(), cudaMemcpyDeviceToHost));
+      CUDALAB_CHECK(cudaMemcpy(host.data(), p_.get(), host.size_bytes(), cudaMemcpyDeviceToHost));
   }
   std::vector<T> to_host() const {
     std::vector<T> h(n_);
@@ -58,13 +48,8 @@ class DeviceBuffer {
   }
 
  private:
-  void reset() noexcept {
-    if (p_) cudaFree(p_);  // never throws; an error here is sticky and the next check reports it
-    p_ = nullptr;
-    n_ = 0;
-  }
-  T* p_ = nullptr;
-  std::size_t n_ = 0;
+  UniqueHandle<T*, cudaFree> p_;
+  ResetOnMove<std::size_t> n_;
 };
 
 // Copies a host vector into a new device buffer: auto d_a = to_device(a);
@@ -80,37 +65,21 @@ class PinnedBuffer {
  public:
   PinnedBuffer() = default;
   explicit PinnedBuffer(std::size_t n, unsigned flags = cudaHostAllocDefault) : n_(n) {
-    if (n_ > 0) CUDALAB_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&p_), n_ * sizeof(T), flags));
+    if (n > 0) CUDALAB_CHECK(cudaHostAlloc(reinterpret_cast<void**>(p_.out()), n * sizeof(T), flags));
   }
-  ~PinnedBuffer() { reset(); }
-  PinnedBuffer(PinnedBuffer&& o) noexcept
-      : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
-  PinnedBuffer& operator=(PinnedBuffer&& o) noexcept {
-    if (this != &o) {
-      reset();
-      p_ = std::exchange(o.p_, nullptr);
-      n_ = std::exchange(o.n_, 0);
-    }
-    return *this;
-  }
-  PinnedBuffer(const PinnedBuffer&) = delete;
-  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  PinnedBuffer(PinnedBuffer&&) noexcept = default;  // the source is left empty (UniqueHandle)
+  PinnedBuffer& operator=(PinnedBuffer&&) noexcept = default;
 
-  T* data() noexcept { return p_; }
-  const T* data() const noexcept { return p_; }
+  T* data() noexcept { return p_.get(); }
+  const T* data() const noexcept { return p_.get(); }
   std::size_t size() const noexcept { return n_; }
   std::size_t bytes() const noexcept { return n_ * sizeof(T); }
-  std::span<T> span() noexcept { return {p_, n_}; }
-  T& operator[](std::size_t i) noexcept { return p_[i]; }
+  std::span<T> span() noexcept { return {p_.get(), n_}; }
+  T& operator[](std::size_t i) noexcept { return p_.get()[i]; }
 
  private:
-  void reset() noexcept {
-    if (p_) cudaFreeHost(p_);
-    p_ = nullptr;
-    n_ = 0;
-  }
-  T* p_ = nullptr;
-  std::size_t n_ = 0;
+  UniqueHandle<T*, cudaFreeHost> p_;
+  ResetOnMove<std::size_t> n_;
 };
 
 // A 2D array of `rows` x `width` elements whose rows start `pitch` bytes apart (cudaMallocPitch
@@ -120,28 +89,17 @@ class PitchedBuffer {
  public:
   PitchedBuffer() = default;
   PitchedBuffer(std::size_t rows, std::size_t width) : rows_(rows), width_(width) {
-    if (rows_ > 0 && width_ > 0)
-      CUDALAB_CHECK(cudaMallocPitch(reinterpret_cast<void**>(&p_), &pitch_, width_ * sizeof(T), rows_));
-  }
-  ~PitchedBuffer() { reset(); }
-  PitchedBuffer(PitchedBuffer&& o) noexcept
-      : p_(std::exchange(o.p_, nullptr)), rows_(std::exchange(o.rows_, 0)),
-        width_(std::exchange(o.width_, 0)), pitch_(std::exchange(o.pitch_, 0)) {}
-  PitchedBuffer& operator=(PitchedBuffer&& o) noexcept {
-    if (this != &o) {
-      reset();
-      p_ = std::exchange(o.p_, nullptr);
-      rows_ = std::exchange(o.rows_, 0);
-      width_ = std::exchange(o.width_, 0);
-      pitch_ = std::exchange(o.pitch_, 0);
+    if (rows > 0 && width > 0) {
+      std::size_t pitch = 0;
+      CUDALAB_CHECK(cudaMallocPitch(reinterpret_cast<void**>(p_.out()), &pitch, width * sizeof(T), rows));
+      pitch_ = pitch;
     }
-    return *this;
   }
-  PitchedBuffer(const PitchedBuffer&) = delete;
-  PitchedBuffer& operator=(const PitchedBuffer&) = delete;
+  PitchedBuffer(PitchedBuffer&&) noexcept = default;  // the source is left empty (UniqueHandle)
+  PitchedBuffer& operator=(PitchedBuffer&&) noexcept = default;
 
-  T* data() noexcept { return p_; }
-  const T* data() const noexcept { return p_; }
+  T* data() noexcept { return p_.get(); }
+  const T* data() const noexcept { return p_.get(); }
   std::size_t rows() const noexcept { return rows_; }
   std::size_t width() const noexcept { return width_; }
   std::size_t pitch_bytes() const noexcept { return pitch_; }
@@ -150,28 +108,24 @@ class PitchedBuffer {
   void upload(std::span<const T> host) {
     require(host.size() == rows_ * width_, "host", "size must be rows * width");
     if (!host.empty())
-      CUDALAB_CHECK(cudaMemcpy2D(p_, pitch_, host.data(), width_ * sizeof(T), width_ * sizeof(T),
+      CUDALAB_CHECK(cudaMemcpy2D(p_.get(), pitch_, host.data(), width_ * sizeof(T), width_ * sizeof(T),
                                  rows_, cudaMemcpyHostToDevice));
   }
   std::vector<T> to_host() const {
     std::vector<T> h(rows_ * width_);
     if (!h.empty())
-      CUDALAB_CHECK(cudaMemcpy2D(h.data(), width_ * sizeof(T), p_, pitch_, width_ * sizeof(T),
+      CUDALAB_CHECK(cudaMemcpy2D(h.data(), width_ * sizeof(T), p_.get(), pitch_, width_ * sizeof(T),
                                  rows_, cudaMemcpyDeviceToHost));
     return h;
   }
   // Fills every byte, padding included (poisoning before a test).
   void fill_bytes(unsigned char value) {
-    if (p_) CUDALAB_CHECK(cudaMemset2D(p_, pitch_, value, pitch_, rows_));
+    if (p_) CUDALAB_CHECK(cudaMemset2D(p_.get(), pitch_, value, pitch_, rows_));
   }
 
  private:
-  void reset() noexcept {
-    if (p_) cudaFree(p_);
-    p_ = nullptr;
-  }
-  T* p_ = nullptr;
-  std::size_t rows_ = 0, width_ = 0, pitch_ = 0;
+  UniqueHandle<T*, cudaFree> p_;
+  ResetOnMove<std::size_t> rows_, width_, pitch_;
 };
 
 }  // namespace cudalab
