@@ -6,7 +6,7 @@
 #include <limits>
 #include <vector>
 
-#include "ch06/ch06.hpp"
+#include "ch06/oracle.hpp"
 #include "cudalab/check.hpp"
 
 namespace cudalab::ch06 {

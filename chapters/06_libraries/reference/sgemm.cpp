@@ -1,5 +1,6 @@
 // The SGEMM ladder's front door: argument checks once, then the chosen step's launcher.
-#include "ch06/ch06.hpp"
+#include "ch06/fused.hpp"
+#include "ch06/sgemm.hpp"
 #include "cudalab/check.hpp"
 #include "sgemm_steps.hpp"
 

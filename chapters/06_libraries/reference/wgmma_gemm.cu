@@ -36,7 +36,7 @@
 #include <cstdint>
 #include <stdexcept>
 
-#include "ch06/ch06.hpp"
+#include "ch06/tensor_core.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/device.hpp"
 #include "cudalab/launch.hpp"

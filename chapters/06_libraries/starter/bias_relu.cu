@@ -5,7 +5,7 @@
 // costs about 8 M N / 4.8 TB/s — the traffic the fused epilogue saves.
 #include <algorithm>
 
-#include "ch06/ch06.hpp"
+#include "ch06/fused.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"
 

@@ -12,7 +12,7 @@
 // applies unchanged. Tile: 64 pixels x 64 channels x 16 reduction steps, 256 threads, each
 // thread 4 pixels x 4 channels. FLOPs: 2 N K P Q C R S (ResNet-50 3x3 64->64 at 56, batch 32:
 // 7.4 GFLOP). NCHW, fp32, any shape that check_conv_shape accepts.
-#include "ch06/ch06.hpp"
+#include "ch06/conv.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"
 

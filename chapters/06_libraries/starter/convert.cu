@@ -4,7 +4,7 @@
 // (tests fill on the host; the benchmark fills fp32 with fill_uniform_device and converts).
 #include <algorithm>
 
-#include "ch06/ch06.hpp"
+#include "ch06/tensor_core.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"
 

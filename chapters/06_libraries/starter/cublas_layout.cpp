@@ -14,7 +14,8 @@
 // "transposed" (transposing both sides of the identity leaves op unchanged).
 #include <algorithm>
 
-#include "ch06/ch06.hpp"
+#include "ch06/cublas_layout.hpp"
+#include "ch06/fused.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/cublas.hpp"
 

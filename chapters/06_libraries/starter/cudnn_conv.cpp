@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "ch06/ch06.hpp"
+#include "ch06/conv.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/memory.hpp"
 

@@ -1,7 +1,8 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
 // fail until you do. (Generated from chapters/06_libraries/reference/sgemm.cpp by scripts/variants.py.)
 // The SGEMM ladder's front door: argument checks once, then the chosen step's launcher.
-#include "ch06/ch06.hpp"
+#include "ch06/fused.hpp"
+#include "ch06/sgemm.hpp"
 #include "cudalab/check.hpp"
 #include "sgemm_steps.hpp"
 

@@ -19,7 +19,7 @@
 // so this kernel's honest target is a fraction of cuBLAS (see the README).
 #include <mma.h>
 
-#include "ch06/ch06.hpp"
+#include "ch06/tensor_core.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"
 

@@ -1,3 +1,5 @@
+// Starter track — write your code at the TODO marks; the tests of each exercise
+// fail until you do. (Generated from chapters/06_libraries/reference/sgemm_vectorized.cu by scripts/variants.py.)
 // SGEMM step 6 (worked example): 16-byte loads, and the A tile stored transposed.
 //
 // Same 128 x 128 x 8 block tile and 8 x 8 thread tile as step 5. Two changes:
@@ -9,7 +11,7 @@
 // still 2-way bank-conflicted (a thread's 8 columns are contiguous, so lanes are 32 bytes
 // apart): step 7 fixes that with 4 x 4 sub-tiles. Edges: load4 falls back to guarded scalar
 // loads (zero-fill) at partial tiles or when rows are not 16-byte aligned (K or N % 4 != 0).
-#include "ch06/ch06.hpp"
+#include "ch06/sgemm.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"
 #include "sgemm_common.cuh"

@@ -8,7 +8,7 @@
 // Each global element is now loaded by one thread instead of 32: global traffic drops 32x
 // (intensity 32 x 0.25 = 8 FLOP/byte). Shared memory is now the limit: 2 shared loads per FMA.
 // Boehm: 8.5% -> 12.8% of cuBLAS. Edges: loads outside A or B read as 0, stores are guarded.
-#include "ch06/ch06.hpp"
+#include "ch06/sgemm.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"
 #include "sgemm_common.cuh"

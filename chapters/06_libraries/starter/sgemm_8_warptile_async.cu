@@ -31,7 +31,7 @@
 // either fully inside or fully outside), and the epilogue's stores are guarded.
 // Target: >= 85% (aim 90%) of cuBLAS SGEMM at 4096^3 on an H200.
 
-#include "ch06/ch06.hpp"
+#include "ch06/sgemm.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/launch.hpp"
 #include "cudalab/math.hpp"

@@ -1,5 +1,3 @@
-// Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/06_libraries/reference/sgemm_simple.cu by scripts/variants.py.)
 // SGEMM steps 1 and 2 (worked examples): one thread per element of C.
 //
 // Each thread reads a row of A and a column of B from global memory: 2K loads for 2K FLOPs, an
@@ -8,7 +6,7 @@
 // rows of C: uncoalesced. Step 2 maps threadIdx.x to the COLUMN: a warp reads one element of A
 // (broadcast) and 32 consecutive floats of B (one 128-byte line). Same arithmetic, several times
 // faster: Boehm's worklog measures 1.3% -> 8.5% of cuBLAS on an A6000.
-#include "ch06/ch06.hpp"
+#include "ch06/sgemm.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"
 #include "sgemm_common.cuh"
