@@ -1,4 +1,4 @@
-// Host-side text for exercise 3.7's report (fmt lives in .cpp files: TOOLCHAIN.md, trap 1).
+// Host-side text for exercise 3.7's report (fmt lives in .cpp files: docs/toolchain.md, trap 1).
 #include <fmt/format.h>
 
 #include "ch03/ch03.hpp"
