@@ -157,3 +157,33 @@ TEST(ReduceArgs, RejectsBadArguments) {
       << "out must be a device pointer even for n = 0";
   for (ReduceVariant v : ch05::kAllReduceVariants) EXPECT_STRNE(ch05::to_string(v), "unknown");
 }
+
+// Issue 9 item 8: step 7's arrival counter left dirty (here planted by hand) must never yield a
+// wrong sum. A workspace new to this thread is checked before the launch (throws); a workspace
+// that goes dirty between calls is caught by the kernel (NaN instead of a sum, the workspace
+// flagged), and reduce_check_workspace throws.
+TEST(ReduceDirtyCounterGpu, ThrowsInsteadOfAWrongSum) {
+  CUDALAB_REQUIRE_GPU();
+  const std::size_t n = std::size_t{1} << 22;  // a grid of hundreds of blocks
+  const DeviceBuffer<float> in = to_device(std::vector<float>(n, 1.0f));
+  auto clean = make_workspace(n), dirty = make_workspace(n);
+  const unsigned planted = 3;
+  cudalab::testing::GuardedOutput<float> out(1);
+  ch05::reduce_sum(in.data(), out.data(), n, clean.data(), clean.bytes(), ReduceVariant::kOnePass);
+  CUDALAB_CHECK(cudaMemcpy(dirty.data(), &planted, sizeof planted, cudaMemcpyHostToDevice));
+  EXPECT_THROW(ch05::reduce_sum(in.data(), out.data(), n, dirty.data(), dirty.bytes(), ReduceVariant::kOnePass),
+               std::runtime_error)
+      << "a new workspace whose arrival counter is not 0";
+
+  // `clean` goes dirty after its first (checked) use: the next call must not return a sum it
+  // cannot trust.
+  ch05::reduce_sum(in.data(), out.data(), n, clean.data(), clean.bytes(), ReduceVariant::kOnePass);
+  CUDALAB_CHECK(cudaMemcpy(clean.data(), &planted, sizeof planted, cudaMemcpyHostToDevice));
+  ch05::reduce_sum(in.data(), out.data(), n, clean.data(), clean.bytes(), ReduceVariant::kOnePass);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  const float got = out.result()[0];
+  EXPECT_TRUE(std::isnan(got) || got == static_cast<float>(n)) << "a dirty counter gave the sum " << got;
+  EXPECT_THROW(ch05::reduce_check_workspace(clean.data(), clean.bytes()), std::runtime_error);
+  CUDALAB_CHECK(cudaMemset(clean.data(), 0, clean.bytes()));
+  EXPECT_NO_THROW(ch05::reduce_check_workspace(clean.data(), clean.bytes()));
+}
