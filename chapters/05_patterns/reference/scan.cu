@@ -7,7 +7,7 @@
 #include "ch05/scan.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"
-#include "scan_internal.hpp"
+#include "scan_common.hpp"
 
 namespace cudalab::ch05 {
 namespace {

@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/06_libraries/reference/sgemm_simple.cu by scripts/variants.py.)
+// fail until you do. (Generated from chapters/06_libraries/reference/sgemm_1_2_naive_coalesced.cu by scripts/variants.py.)
 // SGEMM steps 1 and 2 (worked examples): one thread per element of C.
 //
 // Each thread reads a row of A and a column of B from global memory: 2K loads for 2K FLOPs, an

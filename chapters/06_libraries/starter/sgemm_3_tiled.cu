@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/06_libraries/reference/sgemm_tiled.cu by scripts/variants.py.)
+// fail until you do. (Generated from chapters/06_libraries/reference/sgemm_3_tiled.cu by scripts/variants.py.)
 // Exercise 6.1 — SGEMM step 3: 32x32 tiles of A and B staged in shared memory.
 //
 // A block computes a 32x32 tile of C. It walks K in steps of 32: the 1024 threads each load one

@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/06_libraries/reference/sgemm_blocktile.cu by scripts/variants.py.)
+// fail until you do. (Generated from chapters/06_libraries/reference/sgemm_4_5_blocktile.cu by scripts/variants.py.)
 // SGEMM steps 4 and 5: register blocking — each thread computes several elements of C.
 //
 // Step 3 does 2 shared loads per FMA. Step 4 (1D, worked example): a thread computes TM = 8

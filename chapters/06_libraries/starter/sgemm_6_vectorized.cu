@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/06_libraries/reference/sgemm_vectorized.cu by scripts/variants.py.)
+// fail until you do. (Generated from chapters/06_libraries/reference/sgemm_6_vectorized.cu by scripts/variants.py.)
 // SGEMM step 6 (worked example): 16-byte loads, and the A tile stored transposed.
 //
 // Same 128 x 128 x 8 block tile and 8 x 8 thread tile as step 5. Two changes:

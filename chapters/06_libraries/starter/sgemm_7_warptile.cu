@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/06_libraries/reference/sgemm_warptile.cu by scripts/variants.py.)
+// fail until you do. (Generated from chapters/06_libraries/reference/sgemm_7_warptile.cu by scripts/variants.py.)
 // SGEMM step 7 (worked example, the best of the ladder): warp tiles, 4 x 4 sub-tiles, double
 // buffering. In the spirit of Boehm's kernel 10 and of CUTLASS's hierarchical tiling:
 //

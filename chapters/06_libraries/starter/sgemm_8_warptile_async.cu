@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/06_libraries/reference/sgemm_warptile_async.cu by scripts/variants.py.)
+// fail until you do. (Generated from chapters/06_libraries/reference/sgemm_8_warptile_async.cu by scripts/variants.py.)
 // SGEMM step 8 (worked example): the warp-tiled kernel of step 7 fed by a 3-stage cp.async
 // pipeline (sm_80+), so the global loads of tiles t + 1 and t + 2 are in flight while the FMAs of
 // tile t run, without passing through registers.

@@ -1,13 +1,15 @@
-// The multi-block scan-then-propagate, built on the tile scans of scan_block.cu.
+// Starter track — write your code at the TODO marks; the tests of each exercise
+// fail until you do. (Generated from chapters/05_patterns/reference/scan_2_propagate.cu by scripts/variants.py.)
+// The multi-block scan-then-propagate, built on the tile scans of scan_1_block.cu.
 //
 // (1) scan every tile and keep its total, (2) scan the totals (the same algorithm, recursively,
 // until one tile is left), (3) add the scanned total of tiles 0..b-1 to every element of tile b.
 // Passes 1 and 3 each read and write all n elements: about 4n elements moved against 2n for a
-// single-pass scan (scan_lookback.cuh).
+// single-pass scan (scan_3_lookback.cu).
 #include "ch05/scan.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"
-#include "scan_internal.hpp"
+#include "scan_common.hpp"
 
 namespace cudalab::ch05::detail {
 namespace {
@@ -20,7 +22,6 @@ template <class T>
 __global__ void __launch_bounds__(kPropagateThreads)
 add_tile_prefix(T* __restrict__ out, std::size_t n, const T* __restrict__ scanned_sums) {
   const std::size_t tile = std::size_t{blockIdx.x} + 1;  // tile 0 has nothing to its left
-  // BEGIN PITFALL scan_propagate_own_sum EXERCISES 5.3
   // Off by one in the propagation of scan-then-propagate. After scanning the tile sums
   // inclusively, scanned_sums[b] is the sum of tiles 0..b: INCLUDING tile b. Tile b must add the sum
   // of the tiles BEFORE it, scanned_sums[b-1]; adding scanned_sums[b] counts tile b's own elements
@@ -28,8 +29,6 @@ add_tile_prefix(T* __restrict__ out, std::size_t n, const T* __restrict__ scanne
   // exclusive prefixes is the classic scan bug. Caught by: ScanThenPropagateGpu.*/*_n_513 and every
   // size with more than one tile (kScanTile = 512). The fix: scanned_sums[tile - 1].
   const T prefix = scanned_sums[tile - 1];
-  // BUG: const T prefix = scanned_sums[tile];
-  // END PITFALL
   const std::size_t base = tile * kT;
   for (unsigned j = threadIdx.x; j < kT; j += kPropagateThreads)
     if (base + j < n) out[base + j] += prefix;

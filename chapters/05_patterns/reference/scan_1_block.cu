@@ -1,5 +1,3 @@
-// Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/05_patterns/reference/scan_block.cu by scripts/variants.py.)
 // Block-level scans (Kogge-Stone, Brent-Kung): every tile scanned on its own.
 //
 // Tile kernel: one block scans one tile of kScanTile elements in shared memory and writes the
@@ -11,11 +9,11 @@
 //  - Brent-Kung: an up-sweep builds partial sums at the nodes of a binary tree (T - 1 adds), a
 //    down-sweep hands them down (T - log2 T - 1 adds): ~2T adds, 2 log2 T steps, and more idle
 //    threads per step. Work-efficient, but not faster on one block of a GPU.
-// The multi-block scan built on these tiles is in scan_propagate.cu.
+// The multi-block scan built on these tiles is in scan_2_propagate.cu.
 #include "ch05/scan.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"
-#include "scan_internal.hpp"
+#include "scan_common.hpp"
 
 namespace cudalab::ch05::detail {
 namespace {
@@ -27,11 +25,19 @@ constexpr unsigned kT = kScanTile;
 template <class T>
 __device__ void kogge_stone_scan(T* s) {
   const unsigned tid = threadIdx.x;
+  // BEGIN EXERCISE 5.3
   // TODO(5.3): Kogge-Stone. For offset = 1, 2, 4, ..., kT / 2: every thread with tid >= offset
   //            adds s[tid - offset] to s[tid]. All reads of a step must happen before any write
   //            of that step (thread tid - offset may be updating s[tid - offset] meanwhile): read
   //            into a register, __syncthreads(), write, __syncthreads().
-  (void)s; (void)tid;
+  // STARTER: (void)s; (void)tid;
+  for (unsigned offset = 1; offset < kT; offset *= 2) {
+    const T left = tid >= offset ? s[tid - offset] : T{0};
+    __syncthreads();  // every read of this step is done before anyone overwrites s
+    s[tid] += left;
+    __syncthreads();  // every write of this step is done before the next step reads
+  }
+  // END EXERCISE
 }
 
 // In place: s[0, kT) becomes its inclusive scan. Block of kT / 2 threads, two elements each.

@@ -1,6 +1,6 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/05_patterns/reference/scan_lookback.cuh by scripts/variants.py.)
-// Single-pass scan with decoupled look-back (Merrill & Garland, NVIDIA 2016).
+// fail until you do. (Generated from chapters/05_patterns/reference/scan_3_lookback.cu by scripts/variants.py.)
+// Scan, step 3: single pass with decoupled look-back (Merrill & Garland, NVIDIA 2016; exercise 5.4).
 //
 // Launch: ceil(n / kLookbackTile) blocks of kLookbackThreads; each block scans one tile of 4096
 // elements (16 per thread) and moves each element once: read n, write n (8n bytes for int/float).
@@ -22,12 +22,6 @@
 //    value in the low half) written with a single store: a reader sees the flag and its value
 //    together, never a new flag with a stale value (no fence needed between them).
 // 5. Add the tile's prefix, store with the same 16-byte vectors.
-//
-// Included by ONE translation unit, scan_lookback.cu: it defines warp_inclusive_scan (step 3's
-// warp-shuffle scan) and instantiates the launcher. A kernel and the device functions it calls
-// must be compiled together (no relocatable device code), so the kernel lives here and a pitfall
-// that breaks the warp scan replaces scan_lookback.cu alone.
-#pragma once
 
 #include <cuda/atomic>
 
@@ -36,7 +30,7 @@
 #include "ch05/scan.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"
-#include "scan_internal.hpp"
+#include "scan_common.hpp"
 
 namespace cudalab::ch05::detail {
 namespace {
@@ -82,10 +76,24 @@ __device__ void publish(unsigned long long* state, unsigned long long word) {
   return cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(*state).load(cuda::memory_order_relaxed);
 }
 
-// Inclusive scan of v over the 32 lanes (lane i gets the sum of lanes 0..i). Defined by the
-// file that includes this one: scan_lookback.cu.
+// Inclusive scan of v over the 32 lanes: after the step with `offset`, lane i holds the sum of
+// lanes i - 2 offset + 1 .. i. __shfl_up_sync returns the caller's OWN value when lane - offset
+// is below 0, hence the guard.
 template <class T>
-__device__ T warp_inclusive_scan(T v, unsigned lane);
+__device__ T warp_inclusive_scan(T v, unsigned lane) {
+#pragma unroll
+  for (unsigned offset = 1; offset < 32; offset *= 2) {
+    const T up = __shfl_up_sync(kFullMask, v, offset);
+    // A warp scan without the `lane >= offset` guard. __shfl_up_sync(mask, v, offset) hands lane i
+    // the value of lane i - offset; for lanes below `offset` there is no such lane and the call
+    // returns the caller's OWN value. Added unguarded, lanes 0..offset-1 add themselves again at
+    // every step: lane 0 ends with 32 x its value, and every prefix is wrong from the first element
+    // on. The look-back scan's kernel scans its lanes with this. Caught by: LookbackScanGpu.* for
+    // every n >= 9. The fix: `if (lane >= offset) v += up;`.
+    if (lane >= offset) v += up;
+  }
+  return v;
+}
 
 template <class T>
 __device__ T warp_sum(T v) {
@@ -223,4 +231,8 @@ void launch_lookback_scan(const T* in, T* out, std::size_t n, ScanKind kind, uns
     lookback_scan_kernel<T, false><<<grid, kThreads, 0, stream>>>(in, out, n, kind, tile_states, tile_counter);
   CUDALAB_CHECK_LAUNCH();
 }
+
+template void launch_lookback_scan<float>(const float*, float*, std::size_t, ScanKind, unsigned long long*, unsigned*, cudaStream_t);
+template void launch_lookback_scan<int>(const int*, int*, std::size_t, ScanKind, unsigned long long*, unsigned*, cudaStream_t);
+
 }  // namespace cudalab::ch05::detail
