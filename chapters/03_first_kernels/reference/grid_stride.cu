@@ -51,10 +51,10 @@ add_grid_stride_float4_kernel(const float4* __restrict__ a, const float4* __rest
   }
   // BEGIN PITFALL float4_without_tail EXERCISES 3.4
   // A vectorized loop that forgets the tail. With float4 the loop covers n / 4 vectors, i.e. the
-  // first 4 * (n / 4) floats. When n is not a multiple of 4 the last 1-3 elements are never written:
-  // the llm.c habit of guarding vector loads only by `i < N`. Tests with n = 1000 pass; n = 1001
-  // fails. Caught by: GridStrideGpu with n % 4 != 0. The fix: the first n % 4 threads of the grid
-  // add the leftover floats.
+  // first 4 * (n / 4) floats. When n is not a multiple of 4 the last 1-3 elements are never
+  // written: the llm.c habit of guarding vector loads only by `i < N`. Tests with n = 1000 pass; n
+  // = 1001 fails. Caught by: GridStrideGpu with n % 4 != 0. The fix: the first n % 4 threads of the
+  // grid add the leftover floats.
   if (tid < tail) c_tail[tid] = a_tail[tid] + b_tail[tid];  // n % 4 < 4 leftover floats
   // BUG: (void)a_tail, (void)b_tail, (void)c_tail, (void)tail;
   // END PITFALL

@@ -87,13 +87,14 @@ transpose_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, in
       const std::size_t out_c = row0 + threadIdx.x + j * kThreadsX;  // an input row
       // BEGIN PITFALL transpose_swapped_bounds EXERCISES 4.2
       // The store guard checks the input's bounds, not the output's. The output is cols x rows: its
-      // row index runs up to cols, its column index up to rows. Copying the load guard (r < rows,
-      // c < cols) to the store swaps them. Every square matrix passes (the bounds are equal), and so
+      // row index runs up to cols, its column index up to rows. Copying the load guard (r < rows, c
+      // < cols) to the store swaps them. Every square matrix passes (the bounds are equal), and so
       // does every shape that is a multiple of the tile. On a non-square edge tile it either skips
-      // elements that exist (they keep the poison) or writes elements that do not, wrapping into the
-      // next output row or past the end of the array. Caught by: TransposeGpu on non-square shapes
-      // (1x1000, 1000x1, 33x17, 2049x3001): poisoned ("never written") elements and the guard zone
-      // behind the output. The fix: guard the store with the output's bounds (r < cols, c < rows).
+      // elements that exist (they keep the poison) or writes elements that do not, wrapping into
+      // the next output row or past the end of the array. Caught by: TransposeGpu on non-square
+      // shapes (1x1000, 1000x1, 33x17, 2049x3001): poisoned ("never written") elements and the
+      // guard zone behind the output. The fix: guard the store with the output's bounds (r < cols,
+      // c < rows).
       if (out_r < n_cols && out_c < n_rows)
       // BUG: if (out_r < n_rows && out_c < n_cols)
       // END PITFALL

@@ -83,16 +83,18 @@ void rotate_sum_from_host(const float* host_in, float* staging, float* out, std:
   // STARTER: if (n > 0) throw NotImplemented("Exercise 4.5: rotate_sum_from_host (chapters/04_memory/starter/zero_copy.cu)");
   if (access == HostAccess::kCopyThenKernel) {
     // BEGIN PITFALL copy_on_default_stream EXERCISES 4.5
-    // The copy goes to the legacy default stream, the kernel to `stream`. Stream order is what makes
-    // "copy, then kernel" safe: two operations in ONE stream run in issue order. Without the stream
-    // argument the cudaMemcpyAsync goes to stream 0 while the kernel runs in the caller's stream.
-    // With a stream created cudaStreamNonBlocking (as cudalab::Stream is, and as most libraries do)
-    // the two do not synchronize: the kernel starts while the DMA engine is still copying and sums
-    // whatever the staging buffer held before. Caught by: ZeroCopyGpu.CopyThenKernelMatchesOracle
-    // (non-blocking stream, poisoned staging, a 16 MiB input whose copy takes far longer than a
-    // kernel launch). The fix: pass the kernel's stream to the copy.
+    // The copy goes to the legacy default stream, the kernel to `stream`. Stream order is what
+    // makes "copy, then kernel" safe: two operations in ONE stream run in issue order. Without the
+    // stream argument the cudaMemcpyAsync goes to stream 0 while the kernel runs in the caller's
+    // stream. With a stream created cudaStreamNonBlocking (as cudalab::Stream is, and as most
+    // libraries do) the two do not synchronize: the kernel starts while the DMA engine is still
+    // copying and sums whatever the staging buffer held before. Caught by:
+    // ZeroCopyGpu.CopyThenKernelMatchesOracle (non-blocking stream, poisoned staging, a 16 MiB
+    // input whose copy takes far longer than a kernel launch). The fix: pass the kernel's stream to
+    // the copy.
     CUDALAB_CHECK(cudaMemcpyAsync(staging, host_in, n * sizeof(float), cudaMemcpyHostToDevice, stream));
-    // BUG: CUDALAB_CHECK(cudaMemcpyAsync(staging, host_in, n * sizeof(float), cudaMemcpyHostToDevice));
+    // BUG: CUDALAB_CHECK(cudaMemcpyAsync(staging, host_in, n * sizeof(float),
+    // BUG:                               cudaMemcpyHostToDevice));
     // END PITFALL
     launch_rotate_sum(staging, out, n, passes, stream);
   } else {

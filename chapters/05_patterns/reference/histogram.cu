@@ -51,13 +51,13 @@ histogram_privatized_kernel(const std::int32_t* __restrict__ values, std::size_t
     const std::int32_t v = values[i];  // coalesced: consecutive threads, consecutive values
     // BEGIN PITFALL histogram_nonatomic_shared EXERCISES 5.10
     // A plain ++ on the shared-memory histogram. `++s_hist[v]` is three steps: load the count, add
-    // one, store it. When two threads of the block count the same bin at the same time, both load the
-    // same old count and both store old + 1: one update is lost. Within a warp it is worse: 32 lanes
-    // that hit the same bin store the same value and the bin grows by 1 instead of 32. On a uniform
-    // input over many bins collisions are rare and the totals look almost right; on a skewed input
-    // most counts vanish. Caught by: HistogramGpu.MatchesOracle (skewed inputs; the uniform ones may
-    // pass by luck). The fix: atomicAdd (resolved in the SM, still cheap): shared memory is fast,
-    // not private to a thread.
+    // one, store it. When two threads of the block count the same bin at the same time, both load
+    // the same old count and both store old + 1: one update is lost. Within a warp it is worse: 32
+    // lanes that hit the same bin store the same value and the bin grows by 1 instead of 32. On a
+    // uniform input over many bins collisions are rare and the totals look almost right; on a
+    // skewed input most counts vanish. Caught by: HistogramGpu.MatchesOracle (skewed inputs; the
+    // uniform ones may pass by luck). The fix: atomicAdd (resolved in the SM, still cheap): shared
+    // memory is fast, not private to a thread.
     if (v >= 0 && v < num_bins) atomicAdd(&s_hist[v], 1u);  // contention only within this block
     // BUG: if (v >= 0 && v < num_bins) ++s_hist[v];
     // END PITFALL

@@ -32,7 +32,8 @@ __device__ T warp_reduce_sum(T v) {
   // vectorized_*, one_pass_* (every size, even n = 1). The fix: width = 32 (the default) and mask
   // 0xffffffff when all 32 lanes take part.
   for (unsigned offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(kFullMask, v, offset);
-  // BUG: for (unsigned offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(kFullMask, v, offset, 16);
+  // BUG: for (unsigned offset = 16; offset > 0; offset /= 2)
+  // BUG:   v += __shfl_down_sync(kFullMask, v, offset, 16);
   // END PITFALL
   // END EXERCISE
   return v;

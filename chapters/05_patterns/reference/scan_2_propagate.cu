@@ -21,10 +21,10 @@ __global__ void __launch_bounds__(kPropagateThreads)
 add_tile_prefix(T* __restrict__ out, std::size_t n, const T* __restrict__ scanned_sums) {
   const std::size_t tile = std::size_t{blockIdx.x} + 1;  // tile 0 has nothing to its left
   // BEGIN PITFALL scan_propagate_own_sum EXERCISES 5.3
-  // Off by one in the propagation of scan-then-propagate. After scanning the tile sums
-  // inclusively, scanned_sums[b] is the sum of tiles 0..b: INCLUDING tile b. Tile b must add the sum
-  // of the tiles BEFORE it, scanned_sums[b-1]; adding scanned_sums[b] counts tile b's own elements
-  // twice. (Equivalently: an exclusive scan of the tile sums, indexed by b.) Mixing up inclusive and
+  // Off by one in the propagation of scan-then-propagate. After scanning the tile sums inclusively,
+  // scanned_sums[b] is the sum of tiles 0..b: INCLUDING tile b. Tile b must add the sum of the
+  // tiles BEFORE it, scanned_sums[b-1]; adding scanned_sums[b] counts tile b's own elements twice.
+  // (Equivalently: an exclusive scan of the tile sums, indexed by b.) Mixing up inclusive and
   // exclusive prefixes is the classic scan bug. Caught by: ScanThenPropagateGpu.*/*_n_513 and every
   // size with more than one tile (kScanTile = 512). The fix: scanned_sums[tile - 1].
   const T prefix = scanned_sums[tile - 1];

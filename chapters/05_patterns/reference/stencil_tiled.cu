@@ -38,12 +38,12 @@ conv2d_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, int w
     // BEGIN PITFALL stencil_missing_halo EXERCISES 5.5
     // The tile is loaded without its halo. Each thread loads only the pixels of its own output tile
     // into shared memory and the border of r pixels around it is left at 0, as if every tile edge
-    // were the image edge. Outputs in the interior of a tile are right; every output within r pixels
-    // of a tile edge (but not of the image edge) misses the neighbour tile's pixels. With a 32 x 32
-    // tile and r = 2, a quarter of the pixels are wrong, and nothing crashes. The halo is the whole
-    // difficulty of tiling a stencil: the input tile is larger than the output tile.
-    // Caught by: Conv2dGpu.MatchesOracle (every shape larger than one tile, radius >= 1).
-    // The fix: load the whole (kTileY + 2r) x (kTileX + 2r) input tile.
+    // were the image edge. Outputs in the interior of a tile are right; every output within r
+    // pixels of a tile edge (but not of the image edge) misses the neighbour tile's pixels. With a
+    // 32 x 32 tile and r = 2, a quarter of the pixels are wrong, and nothing crashes. The halo is
+    // the whole difficulty of tiling a stencil: the input tile is larger than the output tile.
+    // Caught by: Conv2dGpu.MatchesOracle (every shape larger than one tile, radius >= 1). The fix:
+    // load the whole (kTileY + 2r) x (kTileX + 2r) input tile.
     tile[row][col] = (gx >= 0 && gx < width && gy >= 0 && gy < height)
     // BUG: const bool halo = row < radius || row >= radius + ConvConfig::kTileY || col < radius ||
     // BUG:                   col >= radius + ConvConfig::kTileX;

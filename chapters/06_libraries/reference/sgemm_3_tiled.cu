@@ -37,13 +37,13 @@ __global__ void __launch_bounds__(TiledConfig::kThreads) sgemm_tiled_kernel(Sgem
   float acc = 0.0f;
   for (int k0 = 0; k0 < a.K; k0 += T) {
     // BEGIN PITFALL unguarded_edge_tiles EXERCISES 6.1
-    // Tile loads without bounds checks ("sizes are multiples of 32 anyway"). When K (or M, N) is not
-    // a multiple of the tile, the last tile reaches past the matrix: As reads A[row][k0 + tx] with
-    // k0 + tx >= K, which is the start of the NEXT row of A (or past the end of the allocation), and
-    // Bs reads rows of B past K. Those values are not zero, so they are added into the dot products:
-    // the result is silently wrong for every element, not just the edges. Tutorials that only test
-    // 4096^3 never see it. Caught by: SgemmGpu.MatchesOracle on the odd shapes (17x33x9,
-    // 127x129x131, ...) for smem_tiled. The fix: 0 outside the matrices.
+    // Tile loads without bounds checks ("sizes are multiples of 32 anyway"). When K (or M, N) is
+    // not a multiple of the tile, the last tile reaches past the matrix: As reads A[row][k0 + tx]
+    // with k0 + tx >= K, which is the start of the NEXT row of A (or past the end of the
+    // allocation), and Bs reads rows of B past K. Those values are not zero, so they are added into
+    // the dot products: the result is silently wrong for every element, not just the edges.
+    // Tutorials that only test 4096^3 never see it. Caught by: SgemmGpu.MatchesOracle on the odd
+    // shapes (17x33x9, 127x129x131, ...) for smem_tiled. The fix: 0 outside the matrices.
     As[ty][tx] = (row < a.M && k0 + tx < a.K) ? a.A[at(row, k0 + tx, a.K)] : 0.0f;
     Bs[ty][tx] = (k0 + ty < a.K && col < a.N) ? a.B[at(k0 + ty, col, a.N)] : 0.0f;
     // BUG: As[ty][tx] = a.A[at(row, k0 + tx, a.K)];
@@ -56,13 +56,13 @@ __global__ void __launch_bounds__(TiledConfig::kThreads) sgemm_tiled_kernel(Sgem
     // The second __syncthreads is missing. After the inner product over the tile, a fast warp goes
     // straight on to the next K step and overwrites its row of Bs (and of As) while slower warps of
     // the same block are still reading the old tile: they multiply a mix of two tiles. A one-tile K
-    // hides it (there is no next load); it shows with many K steps and several blocks per SM, and it
-    // is intermittent: the worst kind of bug. compute-sanitizer --tool racecheck names the
+    // hides it (there is no next load); it shows with many K steps and several blocks per SM, and
+    // it is intermittent: the worst kind of bug. compute-sanitizer --tool racecheck names the
     // shared-memory hazard at once. Caught by: the GPU suite's racecheck pass on every run (RACE:
     // racecheck over this pitfall's SgemmGpu / SgemmRaceGpu tests reports the hazard); by a test
     // only intermittently: SgemmRaceGpu.RaceProneShapes/smem_tiled (512^3: 16 K tiles, 256 blocks,
-    // inputs in L2, 4 repeats) and, less reliably, the larger SgemmGpu.MatchesOracle shapes.
-    // An intermittent wrong answer from a kernel with shared memory: run racecheck.
+    // inputs in L2, 4 repeats) and, less reliably, the larger SgemmGpu.MatchesOracle shapes. An
+    // intermittent wrong answer from a kernel with shared memory: run racecheck.
     __syncthreads();  // everyone has finished reading before the next iteration overwrites them
     // BUG:
     // END PITFALL
