@@ -157,7 +157,7 @@ TEST(ScaleGpu, MatchesOracle) {{
   for (std::size_t n : {{std::size_t{{1}}, std::size_t{{31}}, std::size_t{{257}}, std::size_t{{100'003}}}}) {{
     const std::vector<float> x = rng.uniform<float>(n, -1.0f, 1.0f);
     const DeviceBuffer<float> in = to_device(x);
-    testing::GuardedOutput<float> out(n);
+    cudalab::testing::GuardedOutput<float> out(n);
     {ch}::scale(in.data(), out.data(), n, 3.0f);
     CUDALAB_CHECK(cudaDeviceSynchronize());
     EXPECT_EQ(out.result(), {ch}::scale_cpu(x, 3.0f)) << "scale, n = " << n;
