@@ -78,7 +78,8 @@ def parse(text: str, where: str = "") -> tuple[list, list[Region]]:
             if s:
                 r.starter.append(s.group(1) + s.group(2))
                 r.form.append(s.group(1) + s.group(2))
-            elif in_hint and line.strip().startswith("//"):
+            elif in_hint and line.strip().startswith("//") and not PITFALL_BEGIN.match(line):
+                # (a pitfall region inside the solution ends the hint: variants.py drops it)
                 r.hint.append(line)
                 r.form.append(line)
             else:

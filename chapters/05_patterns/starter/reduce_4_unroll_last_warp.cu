@@ -20,8 +20,8 @@ constexpr unsigned kB = kReduceBlock;
 // lane still has to read. `volatile` keeps every shared-memory access a real load or store.
 // The unrolled last warp as in the 2007 slides, minus `volatile` and without __syncwarp().
 // Nothing tells the compiler that other lanes read sdata between these statements. It sees six
-// loads from addresses other than sdata[tid] and six stores to sdata[tid], so it keeps sdata[tid]
-// in a register, issues all six loads first and stores once at the end (look at the PTX: one
+// loads from other lanes' slots and six stores to the lane's own slot, so it keeps that slot in a
+// register, issues all six loads first and stores once at the end (look at the PTX: one
 // st.shared). Lane 0 then adds the ORIGINAL sdata[32], [16], [8], [4], [2], [1]: most of the 64
 // partials are lost, every time, on every GPU. (Adding `volatile` alone restores the stores but
 // still relies on lockstep execution, which Volta's independent thread scheduling no longer
