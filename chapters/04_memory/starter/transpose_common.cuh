@@ -1,3 +1,5 @@
+// Starter track — write your code at the TODO marks; the tests of each exercise
+// fail until you do. (Generated from chapters/04_memory/reference/transpose_common.cuh by scripts/variants.py.)
 // Shared by the transpose files (private to the chapter): how a 1D grid of blocks maps onto the
 // tiles of a rows x cols matrix, and the launcher each ladder file provides.
 #pragma once
@@ -23,7 +25,7 @@ __device__ inline TileOrigin tile_origin(unsigned tiles_x) {
 // Blocks that cover a rows x cols matrix with kTile x kTile tiles; throws past 2^31 - 1 blocks.
 unsigned tile_blocks(int rows, int cols, int tile, unsigned* tiles_x);
 
-// transpose_tiled.cu: kTiled, kPadded and kPadded64 (rows, cols > 0, arguments already checked).
+// transpose_2_tiled.cu: kTiled, kPadded and kPadded64 (rows, cols > 0, arguments already checked).
 void launch_transpose_tiled(const float* in, float* out, int rows, int cols,
                             TransposeVariant variant, cudaStream_t stream);
 

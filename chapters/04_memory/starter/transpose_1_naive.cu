@@ -1,3 +1,5 @@
+// Starter track — write your code at the TODO marks; the tests of each exercise
+// fail until you do. (Generated from chapters/04_memory/reference/transpose_1_naive.cu by scripts/variants.py.)
 // Transpose ladder, steps 0 and 1: the copy it is measured against and the naive transpose.
 //
 // Launch shape (both kernels): a 1D grid of 32x32 tiles, blocks of 32 x 8 threads; each thread
@@ -6,13 +8,13 @@
 // it should run near cudaMemcpy. The naive transpose reads rows (coalesced) but writes columns:
 // the 32 lanes of a warp store to 32 different output rows, `rows` floats apart — 32 sectors per
 // store instruction for 128 useful bytes. Expect it far below the copy (typically 3-5x slower);
-// the tiled steps (transpose_tiled.cu) fix the writes through shared memory.
+// the tiled steps (transpose_2_tiled.cu) fix the writes through shared memory.
 #include <limits>
 
 #include "ch04/ch04.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"
-#include "transpose_detail.cuh"
+#include "transpose_common.cuh"
 
 namespace cudalab::ch04 {
 namespace {

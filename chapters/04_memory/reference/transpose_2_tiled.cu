@@ -1,5 +1,3 @@
-// Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/04_memory/reference/transpose_tiled.cu by scripts/variants.py.)
 // Exercise 4.2 — transpose through a shared-memory tile (ladder steps 2, 3 and 4).
 //
 // What it computes: out (cols x rows) = transpose of in (rows x cols), both row-major.
@@ -23,7 +21,7 @@
 #include "ch04/ch04.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/launch.hpp"
-#include "transpose_detail.cuh"
+#include "transpose_common.cuh"
 
 namespace cudalab::ch04 {
 namespace {
@@ -34,6 +32,7 @@ template <int kTile, int kPad>
 __global__ void __launch_bounds__(kThreadsX * kThreadsY)
 transpose_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, int rows, int cols,
                        unsigned tiles_x) {
+  // BEGIN EXERCISE 4.2
   // TODO(4.2): declare __shared__ float tile[kTile][kTile + kPad]; find the tile's first input
   //            row and column with detail::tile_origin<kTile>(tiles_x). Thread (tx, ty) handles
   //            tile rows ty + 8 i and tile columns tx + 32 j. (1) Load those elements of `in`
@@ -41,6 +40,67 @@ transpose_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, in
   //            tile[row][col]. (2) __syncthreads(). (3) Write output row col0 + ty + 8 i, output
   //            column row0 + tx + 32 j (guard: output row < cols, output column < rows) from
   //            tile[tx + 32 j][ty + 8 i]. 64-bit index arithmetic.
+  constexpr int kRowsPerThread = kTile / kThreadsY, kColsPerThread = kTile / kThreadsX;
+  __shared__ float tile[kTile][kTile + kPad];  // (kTile input rows, kTile input columns + pad)
+  const auto [row0, col0] = detail::tile_origin<kTile>(tiles_x);
+  const std::size_t n_rows = static_cast<std::size_t>(rows), n_cols = static_cast<std::size_t>(cols);
+
+  // (1) All loads first, into registers: they are independent, so the memory system has all of
+  // them in flight at once. A warp (fixed ty, i, j) reads 32 consecutive floats of one row.
+  float v[kRowsPerThread][kColsPerThread];
+#pragma unroll
+  for (int i = 0; i < kRowsPerThread; ++i)
+#pragma unroll
+    for (int j = 0; j < kColsPerThread; ++j) {
+      const std::size_t r = row0 + threadIdx.y + i * kThreadsY, c = col0 + threadIdx.x + j * kThreadsX;
+      v[i][j] = (r < n_rows && c < n_cols) ? in[r * n_cols + c] : 0.0f;
+    }
+  // Row-wise store to the tile: lane l writes word (row * (kTile + kPad) + l): banks all differ.
+#pragma unroll
+  for (int i = 0; i < kRowsPerThread; ++i)
+#pragma unroll
+    for (int j = 0; j < kColsPerThread; ++j)
+      tile[threadIdx.y + i * kThreadsY][threadIdx.x + j * kThreadsX] = v[i][j];
+
+  // (2) Each thread is about to read elements that OTHER warps stored: wait until the whole tile
+  // is in shared memory.
+  // BEGIN PITFALL transpose_missing_sync EXERCISES 4.2 RACE
+  // No __syncthreads() between writing the tile and reading it. Each thread stores its own
+  // elements into the tile, then reads elements that OTHER warps stored (a column of the tile).
+  // Without the barrier, a warp whose loads came back early reads tile words that slower warps
+  // have not written yet: leftovers of the previous tile on this SM, or garbage. Small matrices
+  // with one block often pass by luck; large ones never do, and compute-sanitizer --tool racecheck
+  // reports the hazard at once. Caught by: TransposeGpu (shapes with many tiles, e.g. 1000x1000,
+  // 2049x3001), variants tiled, padded and padded64; and, whatever the timing, by the GPU suite's
+  // racecheck pass over these tests (RACE). The fix: the barrier.
+  __syncthreads();
+  // BUG:
+  // END PITFALL
+
+  // (3) Output tile: output rows col0.., output columns row0... A warp (fixed ty, i, j) writes 32
+  // consecutive floats of one output row (coalesced) and reads one column of the tile.
+#pragma unroll
+  for (int i = 0; i < kRowsPerThread; ++i)
+#pragma unroll
+    for (int j = 0; j < kColsPerThread; ++j) {
+      const std::size_t out_r = col0 + threadIdx.y + i * kThreadsY;  // an input column
+      const std::size_t out_c = row0 + threadIdx.x + j * kThreadsX;  // an input row
+      // BEGIN PITFALL transpose_swapped_bounds EXERCISES 4.2
+      // The store guard checks the input's bounds, not the output's. The output is cols x rows: its
+      // row index runs up to cols, its column index up to rows. Copying the load guard (r < rows, c
+      // < cols) to the store swaps them. Every square matrix passes (the bounds are equal), and so
+      // does every shape that is a multiple of the tile. On a non-square edge tile it either skips
+      // elements that exist (they keep the poison) or writes elements that do not, wrapping into
+      // the next output row or past the end of the array. Caught by: TransposeGpu on non-square
+      // shapes (1x1000, 1000x1, 33x17, 2049x3001): poisoned ("never written") elements and the
+      // guard zone behind the output. The fix: guard the store with the output's bounds (r < cols,
+      // c < rows).
+      if (out_r < n_cols && out_c < n_rows)
+      // BUG: if (out_r < n_rows && out_c < n_cols)
+      // END PITFALL
+        out[out_r * n_rows + out_c] = tile[threadIdx.x + j * kThreadsX][threadIdx.y + i * kThreadsY];
+    }
+  // END EXERCISE
 }
 
 template <int kTile, int kPad>
