@@ -57,15 +57,16 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-BEGIN = re.compile(r"^(\s*)// BEGIN EXERCISE (\d+\.\d+)\s*$")
-END = re.compile(r"^\s*// END EXERCISE\s*$")
-STARTER = re.compile(r"^(\s*)// STARTER: ?(.*)$")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import regions  # noqa: E402  (the exercise-region parser, shared with scripts/grade)
+
+BEGIN, END = regions.BEGIN, regions.END
 PIT_BEGIN = re.compile(r"^\s*// BEGIN PITFALL (\S+)(.*)$")
 PIT_HEAD = re.compile(r"^\s+EXERCISES((?:\s+\d+\.\d+)+)(\s+RACE)?\s*$")
 PIT_BUG = re.compile(r"^(\s*)// BUG:(?: (.*))?$")
 PIT_END = re.compile(r"^\s*// END PITFALL\s*$")
 NAME = re.compile(r"^[a-z][a-z0-9_]*$")
-SUFFIXES = {".cu", ".cuh", ".cpp", ".hpp", ".h"}
+SUFFIXES = regions.SUFFIXES
 COMPILED = {".cu", ".cpp"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
@@ -156,47 +157,23 @@ def header(chapter_dir: Path, name: str, comment: str) -> str:
 
 
 def transform(text: str, where: str) -> tuple[str, list[str]]:
-    """The starter text of one reference file, and the exercises it holds."""
+    """The starter text of one reference file, and the exercises it holds. The exercise regions are
+    cut by scripts/regions.py (the parser scripts/grade --submission splices with), so the starter
+    and the splicer cannot disagree; a pitfall region inside a solution goes with the solution."""
     parse_pitfalls(text, "", where)  # well-formed pitfall markers, or MarkerError
+    try:
+        segments, found = regions.parse(text, where)
+    except regions.RegionError as e:
+        raise MarkerError(str(e)) from e
     out: list[str] = []
-    exercises: list[str] = []
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        m = BEGIN.match(lines[i])
-        if not m:
-            if END.match(lines[i]):
-                raise MarkerError(f"{where}:{i + 1}: END EXERCISE without BEGIN")
-            if not is_pitfall_marker(lines[i]):
-                out.append(lines[i])
-            i += 1
-            continue
-        ex = m.group(2)
-        exercises.append(ex)
-        i += 1
-        in_hint = True
-        found_todo = False
-        while True:
-            if i >= len(lines):
-                raise MarkerError(f"{where}: BEGIN EXERCISE {ex} without END EXERCISE")
-            line = lines[i]
-            if END.match(line):
-                i += 1
-                break
-            if BEGIN.match(line):
-                raise MarkerError(f"{where}:{i + 1}: nested BEGIN EXERCISE")
-            s = STARTER.match(line)
-            if s:
-                out.append(s.group(1) + s.group(2))
-            elif in_hint and line.strip().startswith("//") and not PIT_BEGIN.match(line):
-                found_todo = found_todo or f"TODO({ex})" in line
-                out.append(line)
-            else:
-                in_hint = False  # the solution (and any pitfall region in it): dropped
-            i += 1
-        if not found_todo:
-            raise MarkerError(f"{where}: exercise {ex} region has no '// TODO({ex}): ...' hint")
-    return "\n".join(out) + "\n", exercises
+    for seg in segments:
+        if isinstance(seg, regions.Region):
+            if not any(f"TODO({seg.exercise})" in line for line in seg.hint):
+                raise MarkerError(f"{where}: exercise {seg.exercise} region has no '// TODO({seg.exercise}): ...' hint")
+            out += seg.form
+        else:
+            out += [line for line in seg if not is_pitfall_marker(line)]
+    return "\n".join(out) + "\n", [r.exercise for r in found]
 
 
 def reference_files(chapter_dir: Path) -> list[Path]:
