@@ -84,8 +84,11 @@ void reduce_impl(const T* in, T* out, std::size_t n, void* workspace, std::size_
   if (variant == ReduceVariant::kOnePass) {
     // A workspace this thread has not just used is checked once (one synchronous 12-byte read):
     // that catches a workspace never zeroed. A dirty counter met later is caught by the kernel,
-    // which then writes NaN / INT_MIN and flags the workspace (reduce_check_workspace).
-    if (workspace != t_checked_workspace) {
+    // which then writes NaN / INT_MIN and flags the workspace (reduce_check_workspace). Not while
+    // the stream is being captured into a graph (a synchronization would end the capture).
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    CUDALAB_CHECK(cudaStreamIsCapturing(stream, &capture));
+    if (workspace != t_checked_workspace && capture == cudaStreamCaptureStatusNone) {
       reduce_check_workspace(workspace, workspace_bytes, stream);
       t_checked_workspace = workspace;
     }
