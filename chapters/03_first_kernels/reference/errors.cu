@@ -35,8 +35,8 @@ void fill(float* out, std::size_t n, float value, unsigned threads_per_block, cu
   // BEGIN EXERCISE 3.6
   // TODO(3.6): fill() must not return normally after a launch the driver refused.
   //   Contract: with threads_per_block = 0 or 2048 (or any other bad configuration), fill() throws
-  //     cudalab::CudaError carrying the driver's error; with a good one it returns without waiting for
-  //     the kernel (asynchronous, as before).
+  //     cudalab::CudaError carrying the driver's error; with a good one it returns without waiting
+  //     for the kernel (asynchronous, as before).
   //   Constraints: use the repository's error macros (cudalab/check.hpp); no synchronization here.
   //   Goal: correctness only (`scripts/lab check 3.6`).
   CUDALAB_CHECK_LAUNCH();
@@ -49,8 +49,8 @@ void launch_faulty_kernel(cudaStream_t stream) {
   CUDALAB_CHECK_LAUNCH();  // passes: the launch itself was fine
   // BEGIN EXERCISE 3.6
   // TODO(3.6): launch_faulty_kernel() must report the fault its kernel causes.
-  //   Contract: it throws cudalab::CudaError (cudaErrorIllegalAddress) before it returns, instead of
-  //     leaving a sticky error for whatever CUDA call comes next.
+  //   Contract: it throws cudalab::CudaError (cudaErrorIllegalAddress) before it returns, instead
+  //     of leaving a sticky error for whatever CUDA call comes next.
   //   Constraints: use the repository's error macros; wait for `stream` only, not the whole device.
   //   Goal: correctness only (`scripts/lab check 3.6`).
   CUDALAB_CHECK(cudaStreamSynchronize(stream));

@@ -26,12 +26,13 @@ add_grid_stride_kernel(const float* __restrict__ a, const float* __restrict__ b,
                        float* __restrict__ c, std::size_t n) {
   // BEGIN EXERCISE 3.4
   // TODO(3.4): the body of add_grid_stride_kernel.
-  //   Contract: c[i] = a[i] + b[i] for every i < n, whatever the grid: the launcher sizes the grid from
-  //     the device (a few resident blocks per SM, grid_for_device), not from n, so a thread may own
-  //     many elements, or none.
-  //   Constraints: a grid-stride loop; 64-bit indices; consecutive threads on consecutive elements on
-  //     every trip (coalesced).
-  //   Goal: BM_vector_add_grid_stride/0 [scalar] faster than BM_vector_add (`scripts/lab check 3.4`).
+  //   Contract: c[i] = a[i] + b[i] for every i < n, whatever the grid: the launcher sizes the grid
+  //     from the device (a few resident blocks per SM, grid_for_device), not from n, so a thread
+  //     may own many elements, or none.
+  //   Constraints: a grid-stride loop; 64-bit indices; consecutive threads on consecutive elements
+  //     on every trip (coalesced).
+  //   Goal: BM_vector_add_grid_stride/0 [scalar] faster than BM_vector_add (`scripts/lab check
+  //     3.4`).
   const std::size_t stride = std::size_t{blockDim.x} * gridDim.x;
   for (std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += stride)
     c[i] = a[i] + b[i];
@@ -45,13 +46,13 @@ add_grid_stride_float4_kernel(const float4* __restrict__ a, const float4* __rest
                               std::size_t tail) {
   // BEGIN EXERCISE 3.4
   // TODO(3.4): the body of add_grid_stride_float4_kernel.
-  //   Contract: the same sum over the n4 float4 elements of a, b, c (16-byte aligned), plus the last
-  //     `tail` (< 4) floats, which live at a_tail, b_tail, c_tail; every one of the n = 4 n4 + tail
-  //     floats is written exactly once, for any grid the launcher picks.
+  //   Contract: the same sum over the n4 float4 elements of a, b, c (16-byte aligned), plus the
+  //     last `tail` (< 4) floats, which live at a_tail, b_tail, c_tail; every one of the n = 4 n4 +
+  //     tail floats is written exactly once, for any grid the launcher picks.
   //   Constraints: one 16-byte load per operand per element (no scalar loads in the main loop);
   //     grid-stride; 64-bit indices.
-  //   Goal: BM_vector_add_grid_stride/1 [float4] >= 0.9x BM_memcpy_d2d at 2^28 floats
-  //     (`scripts/lab check 3.4`; hints: `scripts/lab hint 3.4`).
+  //   Goal: BM_vector_add_grid_stride/1 [float4] >= 0.9x BM_memcpy_d2d at 2^28 floats (`scripts/lab
+  //     check 3.4`; hints: `scripts/lab hint 3.4`).
   const std::size_t stride = std::size_t{blockDim.x} * gridDim.x;
   const std::size_t tid = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
   for (std::size_t i = tid; i < n4; i += stride) {

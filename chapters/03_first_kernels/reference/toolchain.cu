@@ -57,9 +57,9 @@ KernelInfo probe_kernel_info(Probe probe) {
   KernelInfo info;
   // BEGIN EXERCISE 3.7
   // TODO(3.7): fill `info` for the kernel `fn` points to.
-  //   Contract: every field of KernelInfo (ch03/ch03.hpp) as the CUDA runtime reports it for the code
-  //     that would run on the current device: registers per thread, the PTX and SASS architectures,
-  //     the most threads a block may have, local, static shared and constant memory.
+  //   Contract: every field of KernelInfo (ch03/ch03.hpp) as the CUDA runtime reports it for the
+  //     code that would run on the current device: registers per thread, the PTX and SASS
+  //     architectures, the most threads a block may have, local, static shared and constant memory.
   //   Constraints: ask the runtime (no numbers copied from -Xptxas -v); check the call with the
   //     repository's error macros.
   //   Goal: correctness only (`scripts/lab check 3.7`); then compare with `ch03_what_compiled`.

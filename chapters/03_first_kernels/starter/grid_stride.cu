@@ -27,12 +27,13 @@ __global__ void __launch_bounds__(kBlock)
 add_grid_stride_kernel(const float* __restrict__ a, const float* __restrict__ b,
                        float* __restrict__ c, std::size_t n) {
   // TODO(3.4): the body of add_grid_stride_kernel.
-  //   Contract: c[i] = a[i] + b[i] for every i < n, whatever the grid: the launcher sizes the grid from
-  //     the device (a few resident blocks per SM, grid_for_device), not from n, so a thread may own
-  //     many elements, or none.
-  //   Constraints: a grid-stride loop; 64-bit indices; consecutive threads on consecutive elements on
-  //     every trip (coalesced).
-  //   Goal: BM_vector_add_grid_stride/0 [scalar] faster than BM_vector_add (`scripts/lab check 3.4`).
+  //   Contract: c[i] = a[i] + b[i] for every i < n, whatever the grid: the launcher sizes the grid
+  //     from the device (a few resident blocks per SM, grid_for_device), not from n, so a thread
+  //     may own many elements, or none.
+  //   Constraints: a grid-stride loop; 64-bit indices; consecutive threads on consecutive elements
+  //     on every trip (coalesced).
+  //   Goal: BM_vector_add_grid_stride/0 [scalar] faster than BM_vector_add (`scripts/lab check
+  //     3.4`).
 }
 
 __global__ void __launch_bounds__(kBlock)
@@ -41,13 +42,13 @@ add_grid_stride_float4_kernel(const float4* __restrict__ a, const float4* __rest
                               const float* __restrict__ b_tail, float* __restrict__ c_tail,
                               std::size_t tail) {
   // TODO(3.4): the body of add_grid_stride_float4_kernel.
-  //   Contract: the same sum over the n4 float4 elements of a, b, c (16-byte aligned), plus the last
-  //     `tail` (< 4) floats, which live at a_tail, b_tail, c_tail; every one of the n = 4 n4 + tail
-  //     floats is written exactly once, for any grid the launcher picks.
+  //   Contract: the same sum over the n4 float4 elements of a, b, c (16-byte aligned), plus the
+  //     last `tail` (< 4) floats, which live at a_tail, b_tail, c_tail; every one of the n = 4 n4 +
+  //     tail floats is written exactly once, for any grid the launcher picks.
   //   Constraints: one 16-byte load per operand per element (no scalar loads in the main loop);
   //     grid-stride; 64-bit indices.
-  //   Goal: BM_vector_add_grid_stride/1 [float4] >= 0.9x BM_memcpy_d2d at 2^28 floats
-  //     (`scripts/lab check 3.4`; hints: `scripts/lab hint 3.4`).
+  //   Goal: BM_vector_add_grid_stride/1 [float4] >= 0.9x BM_memcpy_d2d at 2^28 floats (`scripts/lab
+  //     check 3.4`; hints: `scripts/lab hint 3.4`).
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }

@@ -13,8 +13,8 @@ namespace {
 __global__ void __launch_bounds__(kBlock)
 saxpy_kernel(float alpha, const float* __restrict__ x, float* __restrict__ y, std::size_t n) {
   // TODO(3.3): the body of saxpy_kernel.
-  //   Contract: y[i] = alpha * x[i] + y[i] for every i < n, in place, nothing touched past n; launched
-  //     with blocks_for(n, kBlock) blocks of kBlock threads.
+  //   Contract: y[i] = alpha * x[i] + y[i] for every i < n, in place, nothing touched past n;
+  //     launched with blocks_for(n, kBlock) blocks of kBlock threads.
   //   Constraints: one element per thread; correct for n past 2^31 (the test runs 2^31 + 1000
   //     elements, ~17 GB): think about the type of every intermediate product.
   //   Goal: BM_saxpy >= 0.75x BM_memcpy_d2d at 2^28 floats (`scripts/lab check 3.3`).
