@@ -8,8 +8,8 @@
 //   kCopyThenKernel: one cudaMemcpyAsync over PCIe (4 n bytes at the pinned H2D bandwidth), then
 //     `passes` reads from HBM (tens of times faster than the bus).
 //   kZeroCopy: pinned memory allocated as mapped has a device address too; the kernel loads
-//     straight from host RAM, each load a PCIe read. No copy and no staging buffer — worth it when the data is read ONCE (and the copy
-//     could not overlap anything anyway). Read it `passes` times and it crosses the bus `passes`
+//     straight from host RAM, each load a PCIe read. No copy and no staging buffer — worth it
+//     when the data is read ONCE (and the copy could not overlap anything anyway). Read it `passes` times and it crosses the bus `passes`
 //     times: the counter-example. The benchmark rows BM_mapped/access:*/passes:* show both.
 #include <algorithm>
 
