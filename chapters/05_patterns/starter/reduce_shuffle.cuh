@@ -2,9 +2,8 @@
 // fail until you do. (Generated from chapters/05_patterns/reference/reduce_shuffle.cuh by scripts/gen_starter.py.)
 // Reduction ladder, steps 5-7: warp shuffles, vectorized grid-stride loads, a one-pass finish.
 //
-//  5 warp shuffle (exercise 5.2): inside a warp, __shfl_down_sync moves a register from lane
-//    i + offset to lane i: five shuffles sum 32 values with no shared memory and no barrier. A
-//    block needs shared memory only for its kReduceBlock / 32 warp sums.
+//  5 warp shuffle (exercise 5.2): a warp sums its registers with shuffles, with no shared memory
+//    and no barrier. A block needs shared memory only for its kReduceBlock / 32 warp sums.
 //  6 vectorized grid-stride: a reduction is limited by how many bytes are in flight to DRAM
 //    (Little's law: ~4.8 TB/s x ~1 us latency = ~5 MB must be outstanding across the GPU). A fixed
 //    grid of a few blocks per SM, each thread issuing four independent 16-byte loads per trip,

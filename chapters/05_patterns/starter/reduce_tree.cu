@@ -12,12 +12,13 @@
 //  1 interleaved: `tid % (2s) == 0` selects the working threads: in every warp only a few lanes
 //    work (divergence) and the modulo is slow. Only the first of log2(256) = 8 steps keeps
 //    every warp busy with useful work.
-//  2 sequential (exercise 5.1): the first s threads work, reading sdata[tid + s]: whole warps are
-//    active or idle, and a warp reads 32 consecutive words (no bank conflicts).
+//  2 sequential (exercise 5.1): whole warps are active or idle at every level, and a warp's
+//    shared-memory reads are conflict-free.
 //  3 first add during load: each thread adds two elements while loading, so half the blocks do
-//    the same work and no thread idles from the first step.
+//    the same work and no thread idles from the first step. Its tree is exercise 5.1's.
 //  4 unroll the last warp: once s <= 32 only warp 0 works, and a warp needs no __syncthreads:
 //    __syncwarp() (cheaper, and required since Volta's independent thread scheduling) is enough.
+//    Its upper levels are exercise 5.1's tree.
 //
 // Files: steps 1 and 3 and the dispatch are here; step 2 (exercise 5.1) is in
 // reduce_tree_sequential.cu and step 4 in reduce_tree_last_warp.cu, each on its own so that a
@@ -57,10 +58,9 @@ __global__ void __launch_bounds__(kB) reduce_first_add(const T* __restrict__ in,
   const unsigned tid = threadIdx.x;
   sdata[tid] = load_two(in, n);
   __syncthreads();  // every partial is in shared memory before the tree reads it
-  for (unsigned s = kB / 2; s > 0; s /= 2) {
-    if (tid < s) sdata[tid] += sdata[tid + s];
-    __syncthreads();  // level s is complete before level s / 2 reads it
-  }
+  // TODO(5.1): step 3 reduces its kB partials with the same tree as step 2 (exercise 5.1,
+  //   reduce_tree_sequential.cu): the same contract, on the partials load_two produced. Step 3 is a
+  //   worked example once your 5.1 passes: its tests fail in the starter until this is written.
   if (tid == 0) block_sums[blockIdx.x] = sdata[0];
 }
 
