@@ -28,9 +28,9 @@ enum class SgemmVariant {
   kNaive,        // one thread per C element, threadIdx.x walks down a column: uncoalesced
   kCoalesced,    // threadIdx.x walks along a row of C and B: coalesced           (worked example)
   kSmemTiled,    // 32x32 tiles of A and B staged in shared memory                 (exercise 6.1)
-  kBlocktile1d,  // each thread computes 8 C elements of a column (1D register blocking) (worked)
+  kBlocktile1d,  // each thread computes 8 C elements of a column (1D register blocking) (ex. 6.1)
   kBlocktile2d,  // each thread computes an 8x8 C tile (2D register blocking)     (exercise 6.2)
-  kVectorized,   // + float4 global loads, A tile stored transposed (float4 shared reads) (worked)
+  kVectorized,   // + 16-byte global loads and 16-byte shared-memory reads      (exercise 6.2)
   kWarptile,     // + warp tiles, 4x4 sub-tiles, double-buffered shared memory (worked example)
   kWarptileAsync,  // + 3-stage cp.async pipeline, BK = 16 (worked; the best). Needs K, N % 4 == 0
                    //   and 16-byte aligned A, B, C; otherwise it runs kWarptile (any size works)
@@ -47,8 +47,7 @@ void sgemm(SgemmVariant variant, int M, int N, int K, float alpha, const float* 
 // ---------------------------------------------------------------------------------------------
 // cuBLAS from row-major code (exercise 6.3). cuBLAS is column-major: a row-major (M, N) matrix
 // with leading dimension ld is, bit for bit, a column-major (N, M) matrix with the same ld, i.e.
-// its transpose. So C = op(A) op(B) (row-major) is C^T = op(B)^T op(A)^T (column-major): call
-// cublasSgemm with B first, then A, and the sizes N, M.
+// its transpose. Exercise 6.3 turns that into the calls below: no copy, no transpose kernel.
 // ---------------------------------------------------------------------------------------------
 enum class Op { kN, kT };  // op(X) = X or X^T, as the row-major caller sees X
 
@@ -61,7 +60,7 @@ void cublas_sgemm_row_major(cublasHandle_t handle, Op opA, Op opB, int M, int N,
                             int ldc, cudaStream_t stream = nullptr);
 
 // `batch` independent products C_i = alpha A_i B_i + beta C_i, dense row-major, A_i = A + i * strideA
-// (elements), and so on: one cublasSgemmStridedBatched call.
+// (elements), and so on: one cuBLAS call for all of them (exercise 6.3).
 void cublas_sgemm_strided_batched_row_major(cublasHandle_t handle, int M, int N, int K, float alpha,
                                             const float* A, long long strideA, const float* B,
                                             long long strideB, float beta, float* C,
