@@ -25,8 +25,8 @@ unsigned blocks_for(std::size_t n, unsigned threads_per_block) {
   //     the caller to a grid-stride loop.
   //   Constraints: integer arithmetic only (a float or double quotient loses exactness long before
   //     2^64), no overflow for any std::size_t n, including the largest.
-  //   Goal: correctness only (CPU exercise): `scripts/lab check 3.1`. Stuck? `scripts/lab hint
-  //     3.1`.
+  //   Goal: correctness only (CPU exercise): `scripts/lab check 3.1`. Stuck?
+  //     `scripts/lab hint 3.1`.
   // STARTER: (void)n;
   // STARTER: throw NotImplemented("Exercise 3.1: blocks_for (chapters/03_first_kernels/starter/launch_config.cpp)");
   const std::size_t blocks = ceil_div<std::size_t>(n, threads_per_block);

@@ -26,8 +26,8 @@ unsigned blocks_for(std::size_t n, unsigned threads_per_block) {
   //     the caller to a grid-stride loop.
   //   Constraints: integer arithmetic only (a float or double quotient loses exactness long before
   //     2^64), no overflow for any std::size_t n, including the largest.
-  //   Goal: correctness only (CPU exercise): `scripts/lab check 3.1`. Stuck? `scripts/lab hint
-  //     3.1`.
+  //   Goal: correctness only (CPU exercise): `scripts/lab check 3.1`. Stuck?
+  //     `scripts/lab hint 3.1`.
   (void)n;
   throw NotImplemented("Exercise 3.1: blocks_for (chapters/03_first_kernels/starter/launch_config.cpp)");
 }
