@@ -153,7 +153,7 @@ wmma_gemm_kernel(int M, int N, int K, float alpha, const T* __restrict__ A, cons
   //   Constraints: a fragment's element-to-lane mapping is unspecified, so go through the warp's
   //     own staging tile stage[warp] (fp32, ldm kLdStage) with wmma::store_matrix_sync; coalesced
   //     stores to C; warp-level synchronization only (no __syncthreads here).
-  // STARTER: (void)stage; (void)lane; (void)alpha; (void)beta; (void)C;
+  // STARTER: (void)stage; (void)lane; (void)warp_m; (void)warp_n; (void)alpha; (void)beta; (void)C;
   float* st = &stage[warp][0][0];
 #pragma unroll
   for (int i = 0; i < WM::kFragsM; ++i) {

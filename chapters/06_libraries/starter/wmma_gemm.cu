@@ -137,7 +137,7 @@ wmma_gemm_kernel(int M, int N, int K, float alpha, const T* __restrict__ A, cons
   //   Constraints: a fragment's element-to-lane mapping is unspecified, so go through the warp's
   //     own staging tile stage[warp] (fp32, ldm kLdStage) with wmma::store_matrix_sync; coalesced
   //     stores to C; warp-level synchronization only (no __syncthreads here).
-  (void)stage; (void)lane; (void)alpha; (void)beta; (void)C;
+  (void)stage; (void)lane; (void)warp_m; (void)warp_n; (void)alpha; (void)beta; (void)C;
 }
 
 template <class T>
