@@ -34,9 +34,10 @@ transpose_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, in
   //     per tile: detail::tile_origin<kTile>(tiles_x) gives this block's first input row and
   //     column.
   //   Constraints: both the global reads and the global writes coalesced (a warp touches 32
-  //     consecutive floats of one row on each side); a __shared__ tile of kTile x (kTile + kPad)
-  //     floats; no element read or written outside its matrix; 64-bit offsets. kPad is the knob the
-  //     ladder turns (0 for kTiled, 1 for kPadded and kPadded64): your kernel must work for both.
+  //     consecutive floats of one row on each side); the tile staged in shared memory, each of its
+  //     rows padded by kPad words; no element read or written outside its matrix; 64-bit offsets.
+  //     kPad is the knob the ladder turns (0 for kTiled, 1 for kPadded and kPadded64): your kernel
+  //     must work for both.
   //   Goal: the best BM_transpose/variant:1-3 at 8192 x 8192 >= 0.8x BM_transpose_memcpy of the
   //     same bytes (reference 0.93x, padded64), the padded row well ahead of the unpadded one;
   //     `scripts/lab check 4.2`.

@@ -38,9 +38,10 @@ branchy_divergent_kernel(const float* __restrict__ in, float* __restrict__ out, 
 __global__ void __launch_bounds__(kDivergenceBlock)
 branchy_warp_uniform_kernel(const float* __restrict__ in, float* __restrict__ out, std::size_t n) {
   // TODO(5.7): branchy_warp_uniform_kernel.
-  //   Contract: exactly the outputs of branchy_divergent_kernel: out[i] = path_a(in[i]) for even i,
-  //     path_b(in[i]) for odd i, every i < n written once, for any n. Same launch as the divergent
-  //     kernel: ceil(n / kDivergenceBlock) blocks of kDivergenceBlock threads.
+  //   Contract: exactly the outputs of branchy_divergent_kernel (even elements through the first
+  //     path, odd ones through the second), every element below n written once, for any n. Same
+  //     launch as the divergent kernel: ceil(n / kDivergenceBlock) blocks of kDivergenceBlock
+  //     threads.
   //   Constraints: no lane of a warp may take a different path from the other lanes of that warp;
   //     each block still covers the same kDivergenceBlock elements; every element read once from
   //     global memory (L1 may serve the reuse).
