@@ -29,6 +29,8 @@ namespace {
 std::string exercise_of(ReduceVariant v) {
   switch (v) {
     case ReduceVariant::kSequential: return "exercise 5.1";
+    case ReduceVariant::kFirstAddDuringLoad:
+    case ReduceVariant::kUnrollLastWarp: return "exercise 5.1 (the tree of steps 3-4)";
     case ReduceVariant::kWarpShuffle:
     case ReduceVariant::kVectorized:
     case ReduceVariant::kOnePass: return "exercise 5.2 (warp_reduce_sum)";

@@ -1,5 +1,5 @@
-// Exercise 6.6 — GEMM + bias + ReLU: the fused epilogue and the library path (cuBLAS, then an
-// elementwise kernel: needs exercise 6.3) against the double CPU oracle.
+// Exercise 6.6 — GEMM + bias + ReLU: the fused epilogue and the library path (cuBLAS: exercise
+// 6.3, then the elementwise kernel of 6.6) against the double CPU oracle.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -39,7 +39,7 @@ void check_bias_relu(bool fused, const Shape& s) {
   }
   CUDALAB_CHECK(cudaDeviceSynchronize());
   EXPECT_MATCHES(compare(Y.result(), ch06_test::to_float(want.c), ch06_test::gemm_tolerance(s.k, want.abs_sum),
-                         std::string(fused ? "gemm_bias_relu_fused (exercise 6.6" : "gemm_bias_relu_cublas (exercise 6.3") +
+                         std::string(fused ? "gemm_bias_relu_fused (exercise 6.6" : "gemm_bias_relu_cublas (exercises 6.3 and 6.6") +
                              ", M x N x K = " + ch06_test::shape_name(s) + ")"));
   EXPECT_TRUE(Y.guard_intact());
 }

@@ -30,8 +30,10 @@ const std::vector<Shape> kShapes{
 
 std::string exercise_of(SgemmVariant v) {
   switch (v) {
-    case SgemmVariant::kSmemTiled: return "exercise 6.1, ";
-    case SgemmVariant::kBlocktile2d: return "exercise 6.2, ";
+    case SgemmVariant::kSmemTiled:
+    case SgemmVariant::kBlocktile1d: return "exercise 6.1, ";
+    case SgemmVariant::kBlocktile2d:
+    case SgemmVariant::kVectorized: return "exercise 6.2, ";
     default: return "worked example, ";
   }
 }

@@ -8,8 +8,7 @@
 //    faults later on the GPU, and the error surfaces at the next synchronizing call — in whatever
 //    code happens to call it. These errors are *sticky*: the context is dead, every later CUDA
 //    call in the process returns the same error, and only a new process recovers.
-// Hence: check every launch with cudaGetLastError (CUDALAB_CHECK_LAUNCH), and synchronize and
-// check where you need to know the kernel finished (debug builds: after every launch).
+// Exercise 3.6: make each of the two surface where it happens (README, section 3).
 #include "ch03/ch03.hpp"
 #include "cudalab/check.hpp"
 
@@ -34,8 +33,12 @@ void fill(float* out, std::size_t n, float value, unsigned threads_per_block, cu
   require(blocks <= 0x7FFFFFFFu, "n", "needs more than 2^31 - 1 blocks");
   fill_kernel<<<static_cast<unsigned>(blocks), threads_per_block, 0, stream>>>(out, n, value);
   // BEGIN EXERCISE 3.6
-  // TODO(3.6): a launch does not return an error: read it with the launch check, so that
-  //            threads_per_block = 2048 throws cudalab::CudaError (invalid configuration/value).
+  // TODO(3.6): fill() must not return normally after a launch the driver refused.
+  //   Contract: with threads_per_block = 0 or 2048 (or any other bad configuration), fill() throws
+  //     cudalab::CudaError carrying the driver's error; with a good one it returns without waiting
+  //     for the kernel (asynchronous, as before).
+  //   Constraints: use the repository's error macros (cudalab/check.hpp); no synchronization here.
+  //   Goal: correctness only (`scripts/lab check 3.6`).
   // BEGIN PITFALL unchecked_launch EXERCISES 3.6
   // Launches nobody checks, faults nobody waits for. fill() with 2048 threads per block is refused
   // by the driver, but a launch returns no status: without cudaGetLastError() the caller sees
@@ -55,9 +58,11 @@ void launch_faulty_kernel(cudaStream_t stream) {
   faulty_kernel<<<1, 32, 0, stream>>>(reinterpret_cast<float*>(0x10));
   CUDALAB_CHECK_LAUNCH();  // passes: the launch itself was fine
   // BEGIN EXERCISE 3.6
-  // TODO(3.6): the fault happens on the GPU after the launch returned. Wait for the stream and
-  //            check the result, so that this function throws cudalab::CudaError
-  //            (cudaErrorIllegalAddress) instead of leaving the bomb to the next caller.
+  // TODO(3.6): launch_faulty_kernel() must report the fault its kernel causes.
+  //   Contract: it throws cudalab::CudaError (cudaErrorIllegalAddress) before it returns, instead
+  //     of leaving a sticky error for whatever CUDA call comes next.
+  //   Constraints: use the repository's error macros; wait for `stream` only, not the whole device.
+  //   Goal: correctness only (`scripts/lab check 3.6`).
   // BEGIN PITFALL unchecked_launch EXERCISES 3.6
   // (see above: the fault surfaces in the caller's next CUDA call)
   CUDALAB_CHECK(cudaStreamSynchronize(stream));

@@ -4,9 +4,9 @@
 // PTX (a virtual ISA, `compute_XY`) and then by ptxas to SASS (machine code, `sm_XY`) for each
 // architecture you asked for; all of it is packed into a fatbin inside the executable. At run time
 // the driver picks the SASS for this GPU, or else JIT-compiles the newest compatible PTX; with
-// neither, the launch fails with cudaErrorNoKernelImageForDevice. cudaFuncGetAttributes tells
-// which one was loaded (binaryVersion), from which PTX (ptxVersion), and what the kernel costs:
-// registers per thread, local memory (spills, arrays indexed at run time), shared and constant memory.
+// neither, the launch fails with cudaErrorNoKernelImageForDevice. The runtime can tell which one
+// was loaded, from which PTX, and what the kernel costs: registers per thread, local memory
+// (spills, arrays indexed at run time), shared and constant memory (exercise 3.7).
 #include "ch03/ch03.hpp"
 #include "cudalab/check.hpp"
 
@@ -56,9 +56,13 @@ KernelInfo probe_kernel_info(Probe probe) {
                                            : reinterpret_cast<const void*>(&probe_local_array);
   KernelInfo info;
   // BEGIN EXERCISE 3.7
-  // TODO(3.7): call cudaFuncGetAttributes on `fn` (checked with CUDALAB_CHECK) and copy numRegs,
-  //            ptxVersion, binaryVersion, maxThreadsPerBlock, localSizeBytes, sharedSizeBytes and
-  //            constSizeBytes into `info`.
+  // TODO(3.7): fill `info` for the kernel `fn` points to.
+  //   Contract: every field of KernelInfo (ch03/ch03.hpp) as the CUDA runtime reports it for the
+  //     code that would run on the current device: registers per thread, the PTX and SASS
+  //     architectures, the most threads a block may have, local, static shared and constant memory.
+  //   Constraints: ask the runtime (no numbers copied from -Xptxas -v); check the call with the
+  //     repository's error macros.
+  //   Goal: correctness only (`scripts/lab check 3.7`); then compare with `ch03_what_compiled`.
   // STARTER: throw NotImplemented("Exercise 3.7: probe_kernel_info (chapters/03_first_kernels/starter/toolchain.cu)");
   cudaFuncAttributes a{};
   CUDALAB_CHECK(cudaFuncGetAttributes(&a, fn));

@@ -10,8 +10,7 @@
 //    faults later on the GPU, and the error surfaces at the next synchronizing call — in whatever
 //    code happens to call it. These errors are *sticky*: the context is dead, every later CUDA
 //    call in the process returns the same error, and only a new process recovers.
-// Hence: check every launch with cudaGetLastError (CUDALAB_CHECK_LAUNCH), and synchronize and
-// check where you need to know the kernel finished (debug builds: after every launch).
+// Exercise 3.6: make each of the two surface where it happens (README, section 3).
 #include "ch03/ch03.hpp"
 #include "cudalab/check.hpp"
 
@@ -35,17 +34,23 @@ void fill(float* out, std::size_t n, float value, unsigned threads_per_block, cu
   const std::size_t blocks = threads_per_block == 0 ? 1 : (n + threads_per_block - 1) / threads_per_block;
   require(blocks <= 0x7FFFFFFFu, "n", "needs more than 2^31 - 1 blocks");
   fill_kernel<<<static_cast<unsigned>(blocks), threads_per_block, 0, stream>>>(out, n, value);
-  // TODO(3.6): a launch does not return an error: read it with the launch check, so that
-  //            threads_per_block = 2048 throws cudalab::CudaError (invalid configuration/value).
+  // TODO(3.6): fill() must not return normally after a launch the driver refused.
+  //   Contract: with threads_per_block = 0 or 2048 (or any other bad configuration), fill() throws
+  //     cudalab::CudaError carrying the driver's error; with a good one it returns without waiting
+  //     for the kernel (asynchronous, as before).
+  //   Constraints: use the repository's error macros (cudalab/check.hpp); no synchronization here.
+  //   Goal: correctness only (`scripts/lab check 3.6`).
 }
 
 void launch_faulty_kernel(cudaStream_t stream) {
   // 0x10 is never a valid device address (page zero is unmapped on every GPU).
   faulty_kernel<<<1, 32, 0, stream>>>(reinterpret_cast<float*>(0x10));
   CUDALAB_CHECK_LAUNCH();  // passes: the launch itself was fine
-  // TODO(3.6): the fault happens on the GPU after the launch returned. Wait for the stream and
-  //            check the result, so that this function throws cudalab::CudaError
-  //            (cudaErrorIllegalAddress) instead of leaving the bomb to the next caller.
+  // TODO(3.6): launch_faulty_kernel() must report the fault its kernel causes.
+  //   Contract: it throws cudalab::CudaError (cudaErrorIllegalAddress) before it returns, instead
+  //     of leaving a sticky error for whatever CUDA call comes next.
+  //   Constraints: use the repository's error macros; wait for `stream` only, not the whole device.
+  //   Goal: correctness only (`scripts/lab check 3.6`).
 }
 
 }  // namespace cudalab::ch03

@@ -3,14 +3,13 @@
 // Exercise 3.4 — grid-stride loops: a grid sized for the GPU, not for the data.
 //
 // One thread per element needs n / 256 blocks (8 million for 2^31 elements), and each thread does
-// a single add. A grid-stride loop launches a fixed grid — a few resident blocks per SM — and each
-// thread walks i, i + stride, i + 2 stride, ... with stride = blockDim.x * gridDim.x. Any n works
-// with the same grid; per-thread setup is paid once; consecutive threads still touch consecutive
-// elements on every trip (coalesced).
+// a single add. Here the grid is fixed by the device instead — a few resident blocks per SM — and
+// must still cover any n: any n works with the same grid, and per-thread setup is paid once.
 //
 // kFloat4: each access moves 16 bytes (one LDG.128 instead of four LDG.32), so fewer instructions
 // keep the same bytes in flight. It needs 16-byte-aligned pointers (cudaMalloc gives 256-byte
-// alignment; a pointer offset by one float does not) and a scalar loop for the last n % 4 elements.
+// alignment; a pointer offset by one float does not: the launcher falls back to the scalar
+// kernel), and n is not always a multiple of 4.
 #include <algorithm>
 #include <cstdint>
 
@@ -27,8 +26,14 @@ constexpr unsigned kBlocksPerSm = 8;
 __global__ void __launch_bounds__(kBlock)
 add_grid_stride_kernel(const float* __restrict__ a, const float* __restrict__ b,
                        float* __restrict__ c, std::size_t n) {
-  // TODO(3.4): grid-stride loop. Start at the global index (64-bit), step by
-  //            blockDim.x * gridDim.x, stop at n; c[i] = a[i] + b[i] on every trip.
+  // TODO(3.4): the body of add_grid_stride_kernel.
+  //   Contract: c[i] = a[i] + b[i] for every i < n, whatever the grid: the launcher sizes the grid
+  //     from the device (a few resident blocks per SM, grid_for_device), not from n, so a thread
+  //     may own many elements, or none.
+  //   Constraints: a grid-stride loop; 64-bit indices; consecutive threads on consecutive elements
+  //     on every trip (coalesced).
+  //   Goal: the scalar row BM_vector_add_grid_stride/scalar faster than BM_vector_add;
+  //     `scripts/lab check 3.4`.
 }
 
 __global__ void __launch_bounds__(kBlock)
@@ -36,9 +41,14 @@ add_grid_stride_float4_kernel(const float4* __restrict__ a, const float4* __rest
                               float4* __restrict__ c, std::size_t n4, const float* __restrict__ a_tail,
                               const float* __restrict__ b_tail, float* __restrict__ c_tail,
                               std::size_t tail) {
-  // TODO(3.4): the same loop over the n4 float4 elements (c[i] = make_float4(a.x + b.x, ...)),
-  //            then let the first `tail` threads of the grid handle the last n % 4 floats
-  //            through a_tail, b_tail and c_tail.
+  // TODO(3.4): the body of add_grid_stride_float4_kernel.
+  //   Contract: the same sum over the n4 float4 elements of a, b, c (16-byte aligned), plus the
+  //     last `tail` (< 4) floats, which live at a_tail, b_tail, c_tail; every one of the n = 4 n4 +
+  //     tail floats is written exactly once, for any grid the launcher picks.
+  //   Constraints: one 16-byte load per operand per element (no scalar loads in the main loop);
+  //     grid-stride; 64-bit indices.
+  //   Goal: BM_vector_add_grid_stride/float4 >= 0.9x BM_memcpy_d2d at 2^28 floats (reference
+  //     0.98x); `scripts/lab check 3.4`.
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }

@@ -3,11 +3,9 @@
 // Exercise 3.5 — a 2D kernel on a pitched image of any shape.
 //
 // Launch shape: blocks of kBlockX x kBlockY = 32 x 8 threads, grid ceil(width / 32) x
-// ceil(height / 8); thread (x, y) converts pixel (x, y). A warp is 32 consecutive pixels of one
-// row: its reads span 96 consecutive bytes and its writes 32 (coalesced). Rows are `pitch` bytes
-// apart, not 3 * width: cudaMallocPitch pads each row to an aligned boundary, so
-// row y starts at base + y * pitch. Both dimensions need a bounds check (odd shapes).
-// Bytes moved: 4 per pixel (3 read, 1 written).
+// ceil(height / 8), one pixel per thread. Rows are `pitch` bytes apart, not 3 * width:
+// cudaMallocPitch pads each row to an aligned boundary. Bytes moved: 4 per pixel (3 read, 1
+// written).
 #include "ch03/ch03.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"
@@ -18,9 +16,16 @@ namespace {
 __global__ void __launch_bounds__(kBlockX * kBlockY)
 rgb_to_gray_kernel(const std::uint8_t* __restrict__ rgb, std::size_t rgb_pitch,
                    std::uint8_t* __restrict__ gray, std::size_t gray_pitch, int width, int height) {
-  // TODO(3.5): x from the .x components, y from the .y components; return if x >= width or
-  //            y >= height; find the row starts with the pitches (bytes!), then
-  //            gray_row[x] = gray_of(r, g, b) with r, g, b at rgb_row[3x], [3x+1], [3x+2].
+  // TODO(3.5): the body of rgb_to_gray_kernel.
+  //   Contract: for every pixel (x, y) with x < width and y < height, the gray byte of row y at
+  //     column x becomes gray_of(R, G, B) of the RGB pixel at the same place. Row y of `rgb` starts
+  //     rgb_pitch BYTES after row y - 1 (3 bytes per pixel, then padding); row y of `gray` starts
+  //     gray_pitch bytes after the previous. Nothing outside the width x height image may be
+  //     written (the padding included). Launch: a 2D grid of kBlockX x kBlockY blocks covering the
+  //     image.
+  //   Constraints: one pixel per thread; any width and height (odd ones, 1 x N, N x 1); offsets
+  //     that cannot overflow for images of several GB.
+  //   Goal: BM_rgb_to_gray >= 0.25x BM_memcpy_d2d (reference 0.32x); `scripts/lab check 3.5`.
 }
 
 }  // namespace

@@ -20,8 +20,14 @@ namespace cudalab::ch04 {
 int bank_conflict_ways(std::span<const std::uint32_t> words) {
   require(words.size() <= 32, "words", "a warp has at most 32 lanes");
   // BEGIN EXERCISE 4.3
-  // TODO(4.3): for each bank (word % kBanks), count the DIFFERENT words the lanes ask of it
-  //            (duplicates are a broadcast: one pass); return the largest count (0 when empty).
+  // TODO(4.3): bank_conflict_ways(words).
+  //   Contract: words[l] is the 4-byte word index lane l of one warp asks shared memory for (at
+  //     most 32 lanes, any values, duplicates allowed). Return how many passes the access takes
+  //     under the model at the top of this file: 0 for no lanes, 1 for any conflict-free access or
+  //     broadcast, up to 32.
+  //   Constraints: host code, standard library only; no assumption on the order or range of words.
+  //   Goal: correctness only (CPU exercise; `scripts/lab check 4.3`), then compare with the
+  //     BM_smem_column rows (counter model_conflict_ways).
   // STARTER: throw NotImplemented("Exercise 4.3: bank_conflict_ways (chapters/04_memory/starter/bank_model.cpp)");
   std::vector<std::uint32_t> distinct(words.begin(), words.end());
   std::sort(distinct.begin(), distinct.end());

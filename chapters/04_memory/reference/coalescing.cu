@@ -20,9 +20,15 @@ __global__ void __launch_bounds__(kBlock)
 strided_copy_kernel(const float* __restrict__ in, float* __restrict__ out, std::size_t n,
                     unsigned stride) {
   // BEGIN EXERCISE 4.1
-  // TODO(4.1): one element per thread: a 64-bit index i, a bounds check, then
-  //            out[i] = in[i * stride] (64-bit product: i * stride passes 2^32 for large inputs).
-  //            The write is coalesced; the read of a warp spans 32 * stride floats.
+  // TODO(4.1): the body of strided_copy_kernel.
+  //   Contract: out[i] = in[i * stride] for every i < n (a gather: the input spans
+  //     strided_input_size(n, stride) floats); nothing written at or past n. Launch: one thread per
+  //     output element, blocks of kBlock.
+  //   Constraints: one element per thread; every index and product 64-bit (i * stride passes 2^32
+  //     on large inputs); keep the access pattern as stated: the point is to measure it, not to
+  //     avoid it.
+  //   Goal: BM_strided_copy/stride:1 >= 0.55x BM_coalescing_memcpy (reference 0.64x), then explain
+  //     the curve over the strides; `scripts/lab check 4.1`.
   const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i < n) out[i] = in[i * stride];
   // END EXERCISE
@@ -32,8 +38,10 @@ __global__ void __launch_bounds__(kBlock)
 offset_copy_kernel(const float* __restrict__ in, float* __restrict__ out, std::size_t n,
                    unsigned offset) {
   // BEGIN EXERCISE 4.1
-  // TODO(4.1): out[i] = in[i + offset] for i < n (64-bit index). Consecutive lanes still read
-  //            consecutive floats: only the alignment of the warp's 128 bytes changes.
+  // TODO(4.1): the body of offset_copy_kernel.
+  //   Contract: out[i] = in[i + offset] for every i < n (the input holds n + offset floats).
+  //   Constraints: as strided_copy_kernel.
+  //   Goal: every BM_offset_copy row within 10% of offset:0; `scripts/lab check 4.1`.
   const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i < n) out[i] = in[i + offset];
   // END EXERCISE

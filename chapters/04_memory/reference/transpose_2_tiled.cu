@@ -1,23 +1,16 @@
 // Exercise 4.2 — transpose through a shared-memory tile (ladder steps 2, 3 and 4).
 //
 // What it computes: out (cols x rows) = transpose of in (rows x cols), both row-major.
-// Launch shape: a 1D grid of kTile x kTile tiles, blocks of 32 x 8 threads; each thread moves
+// Launch shape: a 1D grid of kTile x kTile tiles, blocks of 32 x 8 threads, so a thread moves
 // (kTile / 8) x (kTile / 32) elements: 4 for a 32-tile, 16 for a 64-tile.
 //
-// The naive kernel writes columns: 32 sectors per warp store. Here a block first reads its tile
-// row by row (a warp reads 32 consecutive floats: coalesced) into shared memory, waits for the
-// whole tile, then writes the transposed tile row by row (a warp writes 32 consecutive floats of
-// an output row: coalesced). The column walk now happens in shared memory, where it is cheap —
-// provided it does not hit one bank 32 times:
-//   kTiled   tile[32][32]: lane l reads tile[l][c], word 32 l + c, bank c for every lane ->
-//            a 32-way bank conflict, the read takes 32 passes.
-//   kPadded  tile[32][33]: word 33 l + c, bank (l + c) % 32 -> 32 different banks, 1 pass.
-//   kPadded64 tile[64][65], 16 elements per thread: 16 independent loads in flight per thread
-//            (Little's law: HBM needs tens of KB in flight per SM), fewer blocks and barriers
-//            per byte. The best step should reach >= 90% of cudaMemcpy device-to-device.
-// Bytes that must move: 8 rows cols. Edge tiles (odd shapes, 1 x N, N x 1) are guarded on both
-// sides: the load checks (r < rows, c < cols) of the input, the store (r < cols, c < rows) of
-// the output — the output's bounds are the input's, swapped.
+// The naive kernel writes columns: 32 sectors per warp store. The three steps here share one
+// kernel and differ only in its template arguments:
+//   kTiled    a 32 x 32 shared tile, no padding;
+//   kPadded   the same tile, each row padded by one word (README section 3: why that matters);
+//   kPadded64 a 64 x 64 tile padded by one word: more elements per thread, fewer blocks and
+//             barriers per byte. The best step should reach >= 90% of cudaMemcpy device-to-device.
+// Bytes that must move: 8 rows cols, for any shape (odd shapes, 1 x N, N x 1: partial edge tiles).
 #include "ch04/ch04.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/launch.hpp"
@@ -33,13 +26,20 @@ __global__ void __launch_bounds__(kThreadsX * kThreadsY)
 transpose_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, int rows, int cols,
                        unsigned tiles_x) {
   // BEGIN EXERCISE 4.2
-  // TODO(4.2): declare __shared__ float tile[kTile][kTile + kPad]; find the tile's first input
-  //            row and column with detail::tile_origin<kTile>(tiles_x). Thread (tx, ty) handles
-  //            tile rows ty + 8 i and tile columns tx + 32 j. (1) Load those elements of `in`
-  //            (guard r < rows && c < cols) into registers first, then store them to
-  //            tile[row][col]. (2) __syncthreads(). (3) Write output row col0 + ty + 8 i, output
-  //            column row0 + tx + 32 j (guard: output row < cols, output column < rows) from
-  //            tile[tx + 32 j][ty + 8 i]. 64-bit index arithmetic.
+  // TODO(4.2): the body of transpose_tiled_kernel<kTile, kPad>.
+  //   Contract: out (cols x rows, row-major) = the transpose of in (rows x cols, row-major) over
+  //     this block's kTile x kTile tile, for any rows and cols (odd shapes, 1 x N, N x 1: edge
+  //     tiles are partial). The block is 32 x 8 threads (TransposeShape); the grid is 1D, one block
+  //     per tile: detail::tile_origin<kTile>(tiles_x) gives this block's first input row and
+  //     column.
+  //   Constraints: both the global reads and the global writes coalesced (a warp touches 32
+  //     consecutive floats of one row on each side); the tile staged in shared memory, each of its
+  //     rows padded by kPad words; no element read or written outside its matrix; 64-bit offsets.
+  //     kPad is the knob the ladder turns (0 for kTiled, 1 for kPadded and kPadded64): your kernel
+  //     must work for both.
+  //   Goal: the best BM_transpose/variant:1-3 at 8192 x 8192 >= 0.8x BM_transpose_memcpy of the
+  //     same bytes (reference 0.93x, padded64), the padded row well ahead of the unpadded one;
+  //     `scripts/lab check 4.2`.
   constexpr int kRowsPerThread = kTile / kThreadsY, kColsPerThread = kTile / kThreadsX;
   __shared__ float tile[kTile][kTile + kPad];  // (kTile input rows, kTile input columns + pad)
   const auto [row0, col0] = detail::tile_origin<kTile>(tiles_x);

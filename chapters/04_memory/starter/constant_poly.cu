@@ -35,8 +35,9 @@ struct GlobalCoeffs {
 };
 struct ConstantCoeffs {
   __device__ float operator()(int k, int p) const {
-    // TODO(4.4): return coefficient k of polynomial p from the __constant__ array c_coeffs
-    //            (layout [k][p], like the global array).
+    // TODO(4.4): ConstantCoeffs::operator()(k, p).
+    //   Contract: coefficient k of polynomial p, as GlobalCoeffs returns it from global memory, but
+    //     read from the __constant__ array declared above (same [k][p] layout).
     (void)k; (void)p;
     return 0.0f;
   }
@@ -85,9 +86,15 @@ void eval_polynomials(const float* x, float* y, std::size_t n, const float* coef
     launch(x, y, n, GlobalCoeffs{coeffs}, terms, pattern, stream);
     return;
   }
-  // TODO(4.4): copy the terms * kPolys coefficients from `coeffs` (device memory) into c_coeffs
-  //            with cudaMemcpyToSymbolAsync on `stream` (device-to-device, checked), so the
-  //            kernel launched after it on the same stream sees them.
+  // TODO(4.4): make the kConstant path's coefficients reach constant memory.
+  //   Contract: after this point, the kernel launched below on `stream` must see the first terms *
+  //     kPolys coefficients of `coeffs` (a device array) in the __constant__ array; any error comes
+  //     back as cudalab::CudaError.
+  //   Constraints: asynchronous and ordered on `stream` (no device-wide synchronization, no host
+  //     round trip); device-to-device.
+  //   Goal: BM_poly/memory:1/pattern:0 (constant, broadcast) >= 0.7x memory:0/pattern:0 (global,
+  //     broadcast) (reference 0.84x), and constant/per_lane far slower: explain why;
+  //     `scripts/lab check 4.4`.
   if (n > 0) throw NotImplemented("Exercise 4.4: eval_polynomials, kConstant (chapters/04_memory/starter/constant_poly.cu)");
   launch(x, y, n, ConstantCoeffs{}, terms, pattern, stream);
 }

@@ -17,15 +17,22 @@
 namespace cudalab::ch05 {
 namespace {
 
-// One thread per element, grid-stride (the grid is one wave of resident blocks).
+// Global atomics, the baseline (the grid is one wave of resident blocks).
 __global__ void __launch_bounds__(kHistBlock)
 histogram_global_kernel(const std::int32_t* __restrict__ values, std::size_t n,
                         std::uint32_t* __restrict__ hist, int num_bins) {
+  // BEGIN EXERCISE 5.10
+  // TODO(5.10): histogram_global_kernel, the baseline: the same contract as the privatized kernel
+  //   below (count every in-range value of the input into hist, zeroed by the host; one wave of
+  //   resident blocks covers all n values), with one global atomic per counted value and no shared
+  //   memory. Its tests fail in the starter until this is written.
+  // STARTER: (void)values; (void)n; (void)hist; (void)num_bins;
   const std::size_t stride = std::size_t{gridDim.x} * kHistBlock;
   for (std::size_t i = std::size_t{blockIdx.x} * kHistBlock + threadIdx.x; i < n; i += stride) {
     const std::int32_t v = values[i];
     if (v >= 0 && v < num_bins) atomicAdd(&hist[v], 1u);  // out-of-range values are ignored
   }
+  // END EXERCISE
 }
 
 // Dynamic shared memory: num_bins counters (4 num_bins bytes, <= 32 KiB).
@@ -34,14 +41,16 @@ histogram_privatized_kernel(const std::int32_t* __restrict__ values, std::size_t
                             std::uint32_t* __restrict__ hist, int num_bins) {
   extern __shared__ std::uint32_t s_hist[];  // (num_bins)
   // BEGIN EXERCISE 5.10
-  // TODO(5.10): 1. zero the block's private histogram s_hist[0 .. num_bins) (threads stride by
-  //               kHistBlock), then __syncthreads() so no thread counts into an unzeroed bin;
-  //            2. grid-stride over the input (as histogram_global_kernel does) and count each
-  //               in-range value with atomicAdd(&s_hist[v], 1u) (a plain ++ loses updates: two
-  //               threads read the same old count);
-  //            3. __syncthreads() (every count is in), then merge: each thread takes bins
-  //               b = threadIdx.x, + kHistBlock, ... and, when s_hist[b] != 0, does
-  //               atomicAdd(&hist[b], s_hist[b]).
+  // TODO(5.10): histogram_privatized_kernel.
+  //   Contract: adds to hist[b] (zeroed by the host) the number of values[i] == b over the whole
+  //     input, for 0 <= b < num_bins (1..8192); values outside [0, num_bins) are ignored. The grid
+  //     is one wave of resident blocks (fewer blocks than values: each block covers many values);
+  //     num_bins 32-bit counters of dynamic shared memory are s_hist.
+  //   Constraints: privatized: each block counts into its own copy in shared memory, and the global
+  //     histogram receives at most num_bins atomic additions per block; exact counts (no lost
+  //     updates); race-free.
+  //   Goal: BM_histogram/privatized/skewed/256 >= 1.1x BM_histogram_cub/skewed/256 (reference
+  //     1.45x), and ahead of CUB on every input; `scripts/lab check 5.10`.
   // STARTER: (void)values; (void)n; (void)hist; (void)num_bins; (void)s_hist;
   for (int b = threadIdx.x; b < num_bins; b += kHistBlock) s_hist[b] = 0;
   __syncthreads();  // the private histogram is zero before any thread counts into it

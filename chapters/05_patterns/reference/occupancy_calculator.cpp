@@ -36,13 +36,20 @@ Occupancy occupancy(const ArchLimits& arch, int block_threads, int regs_per_thre
           "must be in 0..max_regs_per_thread (255)");
   Occupancy o;
   // BEGIN EXERCISE 5.8
-  // TODO(5.8): fill o.blocks_by_warps, o.blocks_by_blocks, o.blocks_by_regs, o.blocks_by_smem with
-  //            the four limits in the comment at the top of this file (use
-  //            std::numeric_limits<int>::max() for a limit that does not apply: 0 registers, or
-  //            0 bytes allocated), then o.blocks_per_sm = their minimum, o.warps_per_sm,
-  //            o.occupancy = warps / max warps, and o.limiter (ties: warps, blocks, registers,
-  //            shared memory, in that order). A block over a per-block limit (registers or shared
-  //            memory) gives 0 blocks, 0 warps, limiter kDoesNotFit.
+  // TODO(5.8): fill `o` for a block of block_threads threads using regs_per_thread registers and
+  //   smem_per_block bytes of shared memory, on the SM the ArchLimits describe.
+  //   Contract: the four per-limit block counts of Occupancy (its blocks_by_* fields): the four
+  //     limits described at the top of this file (std::numeric_limits<int>::max() where a limit
+  //     does not apply: 0 registers, or nothing allocated); the resident blocks = their minimum;
+  //     the resident warps; the occupancy = resident warps / the SM's maximum; the limiter = the
+  //     binding limit (ties: warps, blocks, registers, shared memory, in that order). A block over
+  //     a per-block limit (registers or shared memory) gives 0 blocks, 0 warps and limiter
+  //     kDoesNotFit. The arguments are checked.
+  //   Constraints: integer arithmetic; every hardware number comes from the ArchLimits argument
+  //     (no constant for a particular GPU); must agree with the toolkit's cuda_occupancy.h on every
+  //     configuration.
+  //   Goal: correctness only (CPU exercise; `scripts/lab check 5.8`), then predict the
+  //     blocks_per_sm counters of BM_occupancy before reading them.
   // STARTER: (void)smem_per_block; (void)o;
   // STARTER: throw NotImplemented("Exercise 5.8: occupancy (chapters/05_patterns/starter/occupancy_calculator.cpp)");
   constexpr int kUnlimited = std::numeric_limits<int>::max();

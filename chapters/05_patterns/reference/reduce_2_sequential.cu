@@ -14,8 +14,8 @@ namespace {
 
 constexpr unsigned kB = kReduceBlock;
 
-// Threads 0..s-1 add the upper half onto the lower: whole warps are active or idle, and a warp
-// reads 32 consecutive words (no bank conflicts).
+// Sequential addressing: whole warps are active or idle at every level, and a warp's reads are
+// conflict-free (exercise 5.1).
 template <class T>
 __global__ void __launch_bounds__(kB) reduce_sequential(const T* __restrict__ in, T* __restrict__ block_sums,
                                                         std::size_t n) {
@@ -36,9 +36,16 @@ __global__ void __launch_bounds__(kB) reduce_sequential(const T* __restrict__ in
   // END PITFALL
   __syncthreads();                    // every element is in shared memory before the tree reads it
   // BEGIN EXERCISE 5.1
-  // TODO(5.1): the tree with sequential addressing: for s = kB / 2, kB / 4, ..., 1, the first s
-  //            threads add sdata[tid + s] onto sdata[tid]; a __syncthreads() after each level.
-  //            Then sdata[0] holds the block's sum (written below).
+  // TODO(5.1): the block's tree reduction, step 2 of the ladder.
+  //   Contract: on entry sdata[0, kB) holds this block's kB partials (identity 0 past n) and every
+  //     thread has passed the barrier above; on exit sdata[0] holds their sum and every thread is
+  //     past a barrier (thread 0 stores it below). T is float or int.
+  //   Constraints: shared memory only (no warp shuffles: that is step 5); at each level the working
+  //     threads must be whole warps and a warp's shared-memory reads must be conflict-free (this is
+  //     what step 2 changes from step 1, reduce_interleaved); no thread may read a partial that
+  //     another thread is still writing.
+  //   Goal: BM_reduce_sum/sequential >= 0.18x BM_reduce_sum_cub at 2^28 floats (reference 0.21x);
+  //     steps 3 and 4 reuse your tree; `scripts/lab check 5.1`.
   for (unsigned s = kB / 2; s > 0; s /= 2) {
     if (tid < s) sdata[tid] += sdata[tid + s];
     __syncthreads();  // level s is complete before level s / 2 reads it

@@ -3,9 +3,8 @@
 // Tile kernel: one block scans one tile of kScanTile elements in shared memory and writes the
 // tile's total to tile_sums[b]. Launch: ceil(n / kScanTile) blocks of kKoggeStoneThreads (one
 // element per thread) or kBrentKungThreads (two per thread).
-//  - Kogge-Stone (exercise 5.3): log2(T) steps; at step `offset` every element adds the value
-//    `offset` places to its left. About T log2 T adds (4097 for T = 512) but every step is one add
-//    per thread: short and regular. Needs a barrier between a step's reads and its writes.
+//  - Kogge-Stone (exercise 5.3): log2(T) steps of one add per thread; about T log2 T adds (4097
+//    for T = 512), but every step is short and regular.
 //  - Brent-Kung: an up-sweep builds partial sums at the nodes of a binary tree (T - 1 adds), a
 //    down-sweep hands them down (T - log2 T - 1 adds): ~2T adds, 2 log2 T steps, and more idle
 //    threads per step. Work-efficient, but not faster on one block of a GPU.
@@ -26,10 +25,15 @@ template <class T>
 __device__ void kogge_stone_scan(T* s) {
   const unsigned tid = threadIdx.x;
   // BEGIN EXERCISE 5.3
-  // TODO(5.3): Kogge-Stone. For offset = 1, 2, 4, ..., kT / 2: every thread with tid >= offset
-  //            adds s[tid - offset] to s[tid]. All reads of a step must happen before any write
-  //            of that step (thread tid - offset may be updating s[tid - offset] meanwhile): read
-  //            into a register, __syncthreads(), write, __syncthreads().
+  // TODO(5.3): kogge_stone_scan(s), in place.
+  //   Contract: called by all kT threads of the block (one element each) after s[0, kT) is
+  //     complete; on return s[i] = s[0] + ... + s[i] (the inclusive scan) and every thread may read
+  //     any s[j].
+  //   Constraints: Kogge-Stone: log2(kT) steps, each one add per thread; in place in this one
+  //     shared array (no second buffer); race-free (compute-sanitizer --tool racecheck must be
+  //     clean).
+  //   Goal: BM_scan_int/kogge_stone >= 0.22x BM_scan_int_cub at 2^28 ints (reference 0.27x);
+  //     `scripts/lab check 5.3`.
   // STARTER: (void)s; (void)tid;
   for (unsigned offset = 1; offset < kT; offset *= 2) {
     const T left = tid >= offset ? s[tid - offset] : T{0};

@@ -7,9 +7,7 @@
 // of DRAM traffic). A warp issues one instruction for its 32 lanes. In kDivergent the even and odd
 // lanes of every warp take different paths, so each warp runs path A with the odd lanes masked,
 // then path B with the even lanes masked: 2 x 256 FMA issue slots per warp instead of 256.
-// kWarpUniform computes exactly the same outputs but hands the even elements of a 64-element
-// group to one warp and the odd ones to the next: the branch condition is the same for every lane
-// of a warp (it depends on the warp index, not the lane), so no warp runs both paths.
+// kWarpUniform (exercise 5.7) computes exactly the same outputs with no warp running both paths.
 // Expect: warp_uniform about 2x faster (the BM_divergence pair).
 #include "ch05/divergence.hpp"
 #include "cudalab/check.hpp"
@@ -39,13 +37,16 @@ branchy_divergent_kernel(const float* __restrict__ in, float* __restrict__ out, 
 // Same outputs; every warp handles elements of a single parity.
 __global__ void __launch_bounds__(kDivergenceBlock)
 branchy_warp_uniform_kernel(const float* __restrict__ in, float* __restrict__ out, std::size_t n) {
-  // TODO(5.7): remap threads to elements so that the parity of the element depends only on the
-  //            warp: with warp = threadIdx.x / 32 and lane = threadIdx.x % 32, let warp pair
-  //            p = warp / 2 cover the 64 elements block_base + 64 p .. + 63, the even warp of the
-  //            pair taking the even ones (block_base + 64 p + 2 lane) and the odd warp the odd
-  //            ones (+ 1). Then branch on warp % 2 (uniform across the warp) instead of i % 2, and
-  //            store out[i] = path_a or path_b of in[i] when i < n. Loads stay cheap: the two warps
-  //            of a pair read the same 256-byte span, the second one from L1.
+  // TODO(5.7): branchy_warp_uniform_kernel.
+  //   Contract: exactly the outputs of branchy_divergent_kernel (even elements through the first
+  //     path, odd ones through the second), every element below n written once, for any n. Same
+  //     launch as the divergent kernel: ceil(n / kDivergenceBlock) blocks of kDivergenceBlock
+  //     threads.
+  //   Constraints: no lane of a warp may take a different path from the other lanes of that warp;
+  //     each block still covers the same kDivergenceBlock elements; every element read once from
+  //     global memory (L1 may serve the reuse).
+  //   Goal: BM_divergence/warp_uniform >= 1.5x faster than BM_divergence/divergent (reference
+  //     1.83x); `scripts/lab check 5.7`.
   (void)in; (void)out; (void)n;
 }
 

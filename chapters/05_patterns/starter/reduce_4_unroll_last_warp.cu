@@ -49,10 +49,10 @@ __global__ void __launch_bounds__(kB) reduce_unroll_last_warp(const T* __restric
   const unsigned tid = threadIdx.x;
   sdata[tid] = load_two(in, n);
   __syncthreads();  // every partial is in shared memory before the tree reads it
-  for (unsigned s = kB / 2; s > 32; s /= 2) {
-    if (tid < s) sdata[tid] += sdata[tid + s];
-    __syncthreads();  // level s is complete before level s / 2 reads it
-  }
+  // TODO(5.1): the tree of exercise 5.1 (reduce_2_sequential.cu), stopped early: on exit
+  //   sdata[0, 64) holds partials whose sum is the block's sum, and every thread is past a barrier;
+  //   warp 0 finishes below without block barriers. Its tests fail in the starter until this is
+  //   written.
   if (tid < 32) warp_tail(sdata, tid);  // sdata[0..63] hold the last 64 partials
   if (tid == 0) block_sums[blockIdx.x] = sdata[0];
 }

@@ -3,8 +3,8 @@
 // Reduction ladder, step 5: warp shuffles instead of shared memory inside each warp (exercise
 // 5.2, whose warp_reduce_sum is in reduce_warp.cuh: steps 6 and 7 use it too).
 //
-// Inside a warp, __shfl_down_sync moves a register from lane i + offset to lane i: five shuffles
-// sum 32 values with no shared memory and no barrier. A block needs shared memory only for its
+// Inside a warp, the lanes sum their registers with shuffles, with no shared memory and no
+// barrier. A block needs shared memory only for its
 // kReduceBlock / 32 warp sums (block_reduce_sum). Loads as step 3: two elements per thread.
 // Launch shape: ceil(n / (2 kReduceBlock)) blocks of kReduceBlock threads; the host launches
 // again on the block sums until one value is left (reduce.cu).

@@ -69,12 +69,15 @@ static_assert(kVec4 * 4 == kUnrollItems, "a thread's items are whole float4");
 __global__ void __launch_bounds__(kUnrollBlock)
 saxpy_vectorized_kernel(float a, const float4* __restrict__ x, float4* __restrict__ y,
                         std::size_t n4) {
-  // TODO(5.6): each thread owns the kVec4 float4 elements i = blockIdx.x * kUnrollBlock * kVec4
-  //            + threadIdx.x + k * kUnrollBlock (k = 0..kVec4-1; coalesced: a warp reads 512
-  //            consecutive bytes per k). Write it loads-first: a #pragma unroll loop that loads
-  //            every in-range x[i] and y[i] into register arrays float4 xv[kVec4], yv[kVec4],
-  //            then a second unrolled loop that computes a * x + y per component and stores y[i]
-  //            (if i < n4). Check the SASS for LDG.E.128 (README).
+  // TODO(5.6): saxpy_vectorized_kernel, the float4 rung of the unrolling ladder.
+  //   Contract: y = a x + y over the n4 float4 elements (the host finishes the n % 4 scalars); each
+  //     block owns the same kUnrollBlock * kUnrollItems floats as the scalar kernels, i.e. kVec4
+  //     float4 per thread, and must touch nothing past n4. x and y are 16-byte aligned.
+  //   Constraints: 16-byte loads and stores only (LDG.E.128 / STG.E.128 in the SASS); every load of
+  //     the thread issued before its first store; coalesced (a warp reads 512 contiguous bytes per
+  //     instruction); no local memory (the test reads localSizeBytes).
+  //   Goal: BM_unroll/vectorized_float4 >= 0.9x BM_unroll_memcpy (reference 0.99x); then read the
+  //     SASS (`cmake --build build/gpu --target ch05_sass`); `scripts/lab check 5.6`.
   (void)a; (void)x; (void)y; (void)n4;
 }
 

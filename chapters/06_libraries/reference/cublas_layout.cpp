@@ -2,14 +2,8 @@
 //
 // cuBLAS follows Fortran BLAS: matrices are column-major. The bytes of a row-major (M, N) matrix
 // with leading dimension ld are exactly the bytes of a column-major (N, M) matrix with the same
-// ld: its transpose. So no copy and no transpose kernel is needed:
-//
-//   C = op(A) op(B)            (row-major, what we want)
-//   C^T = op(B)^T op(A)^T      (column-major, what cuBLAS computes when handed C's bytes)
-//
-// i.e. cublasSgemm(handle, opB, opA, N, M, K, alpha, B, ldb, A, lda, beta, C, ldc): swap the
-// operands, swap M and N, keep each op and each leading dimension. Row-major "transposed" stays
-// "transposed" (transposing both sides of the identity leaves op unchanged).
+// ld: its transpose. Exercise 6.3 derives, from that fact alone, the cuBLAS calls that compute a
+// row-major product with no copy and no transpose kernel.
 #include <algorithm>
 
 #include "ch06/cublas_layout.hpp"
@@ -48,8 +42,15 @@ void cublas_sgemm_row_major(cublasHandle_t handle, Op opA, Op opB, int M, int N,
   require_device_pointer(C, span_of(M, N, ldc), "C");
   CUDALAB_CHECK_CUBLAS(cublasSetStream(handle, stream));
   // BEGIN EXERCISE 6.3
-  // TODO(6.3): one cublasSgemm call computing the column-major C^T = op(B)^T op(A)^T: B and its
-  //            op first, then A; sizes N, M, K; leading dimensions ldb, lda, ldc unchanged.
+  // TODO(6.3): cublas_sgemm_row_major: C = alpha op(A) op(B) + beta C with cuBLAS.
+  //   Contract: everything in ch06/ch06.hpp: row-major A, B, C with the leading dimensions given
+  //     (sub-matrices of bigger matrices included), op(A) (M, K), op(B) (K, N), C (M, N); any M, N,
+  //     K >= 0; the arguments are checked above and the handle's stream is set; a cuBLAS error
+  //     comes back as cudalab::LibraryError (CUDALAB_CHECK_CUBLAS).
+  //   Constraints: exactly one cuBLAS call, no copy, no transpose kernel, no temporary buffer:
+  //     cuBLAS reads and writes these very bytes, which it sees as column-major.
+  //   Goal: correctness (`scripts/lab check 6.3`); the speed is cuBLAS's: BM_sgemm_cublas is the
+  //     yardstick of the whole SGEMM ladder.
   // STARTER: (void)to_cublas(opA); (void)alpha; (void)beta;
   // STARTER: throw NotImplemented("Exercise 6.3: row-major SGEMM through column-major cuBLAS");
   CUDALAB_CHECK_CUBLAS(cublasSgemm(handle, to_cublas(opB), to_cublas(opA), N, M, K, &alpha, B, ldb,
@@ -72,10 +73,17 @@ void cublas_sgemm_strided_batched_row_major(cublasHandle_t handle, int M, int N,
   require_device_pointer(B, static_cast<std::size_t>(strideB) * (batch - 1) + 1ULL * K * N, "B");
   require_device_pointer(C, static_cast<std::size_t>(strideC) * (batch - 1) + 1ULL * M * N, "C");
   CUDALAB_CHECK_CUBLAS(cublasSetStream(handle, stream));
-  // Same swap as above, once per batch: C_i^T = B_i^T A_i^T; dense, so ld = N, K, N.
+  // BEGIN EXERCISE 6.3
+  // TODO(6.3): cublas_sgemm_strided_batched_row_major: the `batch` dense row-major products C_i =
+  //   alpha A_i B_i + beta C_i, with X_i = X + i * strideX (elements); checked above.
+  //   Constraints: one cuBLAS call for all the batches (no loop over them), no copy.
+  //   Goal: correctness (`scripts/lab check 6.3`).
+  // STARTER: (void)alpha; (void)beta;
+  // STARTER: throw NotImplemented("Exercise 6.3: strided-batched row-major SGEMM");
   CUDALAB_CHECK_CUBLAS(cublasSgemmStridedBatched(handle, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha,
                                                  B, std::max(1, N), strideB, A, std::max(1, K), strideA,
                                                  &beta, C, std::max(1, N), strideC, batch));
+  // END EXERCISE
 }
 
 void cublas_gemm_ex_row_major(cublasHandle_t handle, int M, int N, int K, float alpha, const void* A,

@@ -1,9 +1,9 @@
 // SGEMM steps 4 and 5: register blocking — each thread computes several elements of C.
 //
-// Step 3 does 2 shared loads per FMA. Step 4 (1D, worked example): a thread computes TM = 8
-// elements of a column; the B value is loaded once and reused 8 times: (8 + 1) shared loads per
-// 8 FMAs. Step 5 (2D, exercise 6.2): a thread computes a TM x TN = 8 x 8 tile as an outer
-// product of 8 A values and 8 B values held in registers: 16 shared loads per 64 FMAs. The
+// Step 3 does 2 shared loads per FMA. Step 4 (1D, exercise 6.1's second kernel): a thread
+// computes TM = 8 elements of a column, so a value of B read from shared memory serves 8 FMAs:
+// (8 + 1) shared loads per 8 FMAs. Step 5 (2D, exercise 6.2): a thread computes a TM x TN = 8 x 8
+// tile: 16 shared loads per 64 FMAs. The
 // block tile grows to 128 x 128 so global traffic falls too: per K step of 8 a block loads
 // (128 + 128) x 8 floats for 2 x 128 x 128 x 8 FLOPs = 32 FLOP/byte. Boehm: 36.5% (1D) and
 // 68.7% (2D) of cuBLAS on an A6000. Edges: guarded loads with zero-fill, guarded stores.
@@ -27,6 +27,19 @@ static_assert(Blocktile1dConfig::kBK * Blocktile1dConfig::kBN == Blocktile1dConf
 // Launch: grid (ceil(N / 64), ceil(M / 64)), 512 threads. Thread t owns column t % 64 and rows
 // (t / 64) * 8 .. + 7 of the block's 64 x 64 tile of C.
 __global__ void __launch_bounds__(Blocktile1dConfig::kThreads) sgemm_blocktile_1d_kernel(SgemmArgs a) {
+  // BEGIN EXERCISE 6.1
+  // TODO(6.1): sgemm_blocktile_1d_kernel, step 4 of the ladder: your 6.1 tiles, plus a first
+  //   register reuse.
+  //   Contract: C = alpha A B + beta C (as sgemm_tiled_kernel) for the 64 x 64 tile of C this block
+  //     owns; thread t owns column t % 64 and rows (t / 64) * 8 .. + 7 of it. Any M, N, K,
+  //     zero-fill, guarded stores (store1, Axpby), beta == 0 never reads C. Launch (fixed): 512
+  //     threads, 64 x 64 x 8 block tile (Blocktile1dConfig): one element of A and one of B per
+  //     thread per K step.
+  //   Constraints: shared-memory tiles as in step 3; each value of B read from shared memory serves
+  //     the thread's 8 outputs from a register; no library call; race-free.
+  //   Goal: BM_sgemm/blocktile_1d/4096 >= 0.26x BM_sgemm_cublas/4096 (reference 0.31x);
+  //     `scripts/lab check 6.1`.
+  // STARTER: (void)a;
   using C = Blocktile1dConfig;
   __shared__ float As[C::kBM][C::kBK];  // (BM, BK)
   __shared__ float Bs[C::kBK][C::kBN];  // (BK, BN)
@@ -51,6 +64,7 @@ __global__ void __launch_bounds__(Blocktile1dConfig::kThreads) sgemm_blocktile_1
   const Axpby epi{a.alpha, a.beta};
   for (int i = 0; i < C::kTM; ++i)
     if (bm + t_row + i < a.M) store1(a.C + at(bm + t_row + i, 0, a.N), bn + t_col, a.N, acc[i], epi);
+  // END EXERCISE
 }
 
 struct Blocktile2dConfig {
@@ -68,17 +82,24 @@ static_assert((Blocktile2dConfig::kBK * Blocktile2dConfig::kBN) % Blocktile2dCon
 // owns the 8 x 8 tile of C at rows (t / 16) * 8, columns (t % 16) * 8 of the block tile.
 __global__ void __launch_bounds__(Blocktile2dConfig::kThreads, Blocktile2dConfig::kMinBlocksPerSm)
 sgemm_blocktile_2d_kernel(SgemmArgs a) {
+  // BEGIN EXERCISE 6.2
+  // TODO(6.2): sgemm_blocktile_2d_kernel, step 5 of the ladder.
+  //   Contract: C = alpha A B + beta C (as in 6.1) for the 128 x 128 tile of C this block owns;
+  //     thread t owns the 8 x 8 sub-tile at rows (t / 16) * 8, columns (t % 16) * 8 of it. Any M,
+  //     N, K; zero-fill outside A and B; guarded stores through store1 with Axpby; beta == 0 never
+  //     reads C. Launch (fixed): 256 threads, 128 x 128 x 8 block tile (Blocktile2dConfig), at most
+  //     128 registers a thread (__launch_bounds__ with 2 blocks per SM): no spills.
+  //   Constraints: shared-memory tiles of A and B (as 6.1), and register blocking in two
+  //     dimensions: each value read from shared memory is used for several FMAs from registers
+  //     (count the shared loads per FMA: step 4 needs 9 per 8, this step should need far fewer); no
+  //     library call.
+  //   Goal: BM_sgemm/blocktile_2d/4096 >= 0.4x BM_sgemm_cublas/4096 (reference 0.48x);
+  //     `scripts/lab check 6.2`.
+  // STARTER: (void)a;
   using C = Blocktile2dConfig;
   const int bm = blockIdx.y * C::kBM, bn = blockIdx.x * C::kBN;
   const int t = threadIdx.x;
   const int t_row = (t / (C::kBN / C::kTN)) * C::kTM, t_col = (t % (C::kBN / C::kTN)) * C::kTN;
-  // BEGIN EXERCISE 6.2
-  // TODO(6.2): for each K step of BK: load the (BM, BK) A tile and the (BK, BN) B tile, several
-  //            elements per thread (for i = t; i < BM * BK; i += kThreads; 0 outside A and B),
-  //            __syncthreads(); for each k, copy As[t_row + i][k] (i < TM) and Bs[k][t_col + j]
-  //            (j < TN) into registers and accumulate their outer product into acc[TM][TN];
-  //            __syncthreads(). Then store the 8 x 8 tile with store1 (rows below M only).
-  // STARTER: (void)a; (void)bm; (void)bn; (void)t; (void)t_row; (void)t_col;
   __shared__ float As[C::kBM][C::kBK];  // (BM, BK)
   __shared__ float Bs[C::kBK][C::kBN];  // (BK, BN)
   float acc[C::kTM][C::kTN] = {};

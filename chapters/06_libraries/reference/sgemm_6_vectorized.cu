@@ -1,14 +1,11 @@
-// SGEMM step 6 (worked example): 16-byte loads, and the A tile stored transposed.
+// SGEMM step 6 (exercise 6.2's second kernel): 16-byte loads, and 16-byte shared-memory reads.
 //
-// Same 128 x 128 x 8 block tile and 8 x 8 thread tile as step 5. Two changes:
-//  * global loads: each thread fetches one float4 of A and one float4 of B per K step (LDG.128:
-//    a quarter of the load instructions of step 5);
-//  * As is stored transposed, (BK, BM): the 8 A values a thread needs for one k are then 8
-//    consecutive floats, read with two LDS.128 instead of eight LDS.32 down a column.
-// Shared traffic per k: 4 LDS.128 for 64 FMAs. Boehm: 68.7% -> 78.4% of cuBLAS. Reads of Bs are
-// still 2-way bank-conflicted (a thread's 8 columns are contiguous, so lanes are 32 bytes
-// apart): step 7 fixes that with 4 x 4 sub-tiles. Edges: load4 falls back to guarded scalar
-// loads (zero-fill) at partial tiles or when rows are not 16-byte aligned (K or N % 4 != 0).
+// Same 128 x 128 x 8 block tile and 8 x 8 thread tile as step 5. What changes: every global load
+// and every shared-memory read of the inner loop moves 16 bytes (LDG.128, LDS.128), a quarter of
+// step 5's load instructions; the layout of the shared tiles is yours to choose for that.
+// Boehm: 68.7% -> 78.4% of cuBLAS. Step 7 then removes the bank conflicts that remain. Edges:
+// load4 falls back to guarded scalar loads (zero-fill) at partial tiles or when rows are not
+// 16-byte aligned (K or N % 4 != 0).
 #include "ch06/sgemm.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"
@@ -30,6 +27,19 @@ static_assert(VectorizedConfig::kBK * VectorizedConfig::kBN == 4 * VectorizedCon
 // rows (t / 16) * 8, columns (t % 16) * 8 of the block tile.
 __global__ void __launch_bounds__(VectorizedConfig::kThreads)
 sgemm_vectorized_kernel(SgemmArgs a, bool vec_a, bool vec_b, bool vec_c) {
+  // BEGIN EXERCISE 6.2
+  // TODO(6.2): sgemm_vectorized_kernel, step 6 of the ladder: your step 5 with 16-byte accesses.
+  //   Contract: as sgemm_blocktile_2d_kernel (same 256 threads, 128 x 128 x 8 block tile, 8 x 8 per
+  //     thread, any M, N, K, zero-fill, guarded stores, beta == 0 never reads C). vec_a, vec_b,
+  //     vec_c say whether the rows of A, B, C are 16-byte aligned (K, N % 4 == 0): only then may a
+  //     row be read or written 16 bytes at a time (load4 / store4 in sgemm_common.cuh fall back to
+  //     guarded scalars otherwise).
+  //   Constraints: one 16-byte global load of A and one of B per thread per K step; the 8 + 8
+  //     values a thread reads from shared memory per k come in 16-byte reads (choose the tiles'
+  //     shared layout for that); 16-byte stores of C where allowed; no library call; race-free.
+  //   Goal: BM_sgemm/vectorized/4096 >= 0.55x BM_sgemm_cublas/4096 (reference 0.64x);
+  //     `scripts/lab check 6.2`.
+  // STARTER: (void)a; (void)vec_a; (void)vec_b; (void)vec_c;
   using C = VectorizedConfig;
   __shared__ __align__(16) float As[C::kBK][C::kBM];  // (BK, BM): A tile transposed
   __shared__ __align__(16) float Bs[C::kBK][C::kBN];  // (BK, BN)
@@ -73,6 +83,7 @@ sgemm_vectorized_kernel(SgemmArgs a, bool vec_a, bool vec_b, bool vec_c) {
       store4(c_row, bn + t_col + j, a.N, make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]),
              vec_c, epi);
   }
+  // END EXERCISE
 }
 
 }  // namespace

@@ -116,10 +116,17 @@ wmma_gemm_kernel(int M, int N, int K, float alpha, const T* __restrict__ A, cons
     const bool has_next = tile + 1 < tiles;
     if (has_next) fetch((tile + 1) * WM::kBK);  // in flight during the MMAs below
     // BEGIN EXERCISE 6.5
-    // TODO(6.5): for each 16-wide slice kk of the tile: load_matrix_sync the warp's 4 A fragments
-    //            (rows warp_m * 64 + 16 i of As[cur], columns kk, ldm kLdA, row_major) and its 2 B
-    //            fragments (rows kk of Bs[cur], columns warp_n * 32 + 16 j, ldm kLdB), then
-    //            mma_sync(acc[i][j], a[i], b[j], acc[i][j]) for the 4 x 2 pairs.
+    // TODO(6.5): the tensor-core inner loop of wmma_gemm_kernel.
+    //   Contract: on entry As[cur] (128 x 32) and Bs[cur] (32 x 128) hold this block's current K
+    //     tile (zero-filled past A and B) and every thread is past the barrier that completed them;
+    //     on exit acc[i][j], this warp's 4 x 2 fp32 accumulator fragments of 16 x 16 (its 64 x 32
+    //     warp tile at rows warp_m * 64, columns warp_n * 32 of the block tile), have accumulated
+    //     this tile's products. Do not touch the other buffer (it is being filled).
+    //   Constraints: nvcuda::wmma only (fragments, load_matrix_sync, mma_sync), 16 x 16 x 16, T =
+    //     half or bfloat16 inputs with fp32 accumulation; the shared tiles are padded (ldm kLdA,
+    //     kLdB).
+    //   Goal: BM_tc_gemm/wmma_fp16/8192 >= 0.3x BM_tc_gemm_cublas/fp16/8192 (reference 0.37x);
+    //     `scripts/lab check 6.5`.
 #pragma unroll
     for (int kk = 0; kk < WM::kBK; kk += WM::kFrag) {
       wmma::fragment<wmma::matrix_a, WM::kFrag, WM::kFrag, WM::kFrag, T, wmma::row_major> a_frag[WM::kFragsM];
@@ -140,8 +147,13 @@ wmma_gemm_kernel(int M, int N, int K, float alpha, const T* __restrict__ A, cons
     __syncthreads();               // next buffer complete; nobody reads `cur` any more
   }
 
-  // Epilogue: fragment -> this warp's staging tile -> guarded C = alpha acc + beta C (C not read
-  // when beta == 0). 16 consecutive lanes write 16 consecutive floats of a row.
+  // BEGIN EXERCISE 6.5
+  // TODO(6.5): the epilogue. C = alpha acc + beta C for the warp's 64 x 32 tile (4 x 2 fragments),
+  //   only inside M x N (partial tiles at the edges), C not read when beta == 0 (it may hold NaN).
+  //   Constraints: a fragment's element-to-lane mapping is unspecified, so go through the warp's
+  //     own staging tile stage[warp] (fp32, ldm kLdStage) with wmma::store_matrix_sync; coalesced
+  //     stores to C; warp-level synchronization only (no __syncthreads here).
+  // STARTER: (void)stage; (void)lane; (void)warp_m; (void)warp_n; (void)alpha; (void)beta; (void)C;
   float* st = &stage[warp][0][0];
 #pragma unroll
   for (int i = 0; i < WM::kFragsM; ++i) {
@@ -161,6 +173,7 @@ wmma_gemm_kernel(int M, int N, int K, float alpha, const T* __restrict__ A, cons
       __syncwarp();  // all lanes are done reading before the next fragment overwrites the tile
     }
   }
+  // END EXERCISE
 }
 
 template <class T>

@@ -47,12 +47,17 @@ conv2d_implicit_gemm_kernel(ConvArgs a, const float* __restrict__ x, const float
   const int crs = a.c * a.r * a.s, rs = a.r * a.s;
   const int m0 = blockIdx.x * CC::kBM, n0 = blockIdx.y * CC::kBN;
   const int tm = t % (CC::kBM / CC::kTM), tn = t / (CC::kBM / CC::kTM);
-  // TODO(6.4): this thread gathers pixel m = m0 + t % kBM (decode n, p, q once) for reduction
-  //            rows kk = k0 + t / kBM + 4 l (l < 4) of each tile: decode kk into (c, r, s),
-  //            read x at (n, c, p*stride - pad + r, q*stride - pad + s), 0 outside the image,
-  //            into As[kk - k0][t % kBM]. Load Bs[kk][ch] = w[ch * C R S + kk] (0 past K or C R S),
-  //            __syncthreads(), accumulate the 4 x 4 outer products, __syncthreads(). Store y at
-  //            ((n * K + k) * P + p) * Q + q for pixels < N P Q and channels < K.
+  // TODO(6.4): conv2d_implicit_gemm_kernel, a convolution as an implicit GEMM.
+  //   Contract: y (N, K, P, Q) = the convolution of ch06/ch06.hpp (NCHW fp32, cross-correlation,
+  //     zero padding, any stride and pad that check_conv_shape accepts) for this block's 64 output
+  //     pixels (m = (n, p, q) from m0) x 64 output channels (from n0). Launch (fixed): 256 threads,
+  //     grid (ceil(N P Q / 64), ceil(K / 64)); thread (tm, tn) computed above. Partial tiles:
+  //     nothing written outside y, inputs outside x read as 0.
+  //   Constraints: no im2col buffer in global memory (the GEMM's A operand is gathered from x on
+  //     the fly, in the tiles you stage); shared-memory tiles and register blocking as in 6.1-6.2;
+  //     FP32 FMA math (no tensor cores); no library call.
+  //   Goal: BM_conv/implicit_gemm/3x3_64to64_56 >= 0.45x the speed of BM_conv_cudnn/3x3_64to64_56
+  //     (cuDNN, FMA math; reference 0.57x); `scripts/lab check 6.4`.
   (void)a; (void)x; (void)w; (void)y; (void)pixels; (void)crs; (void)rs; (void)m0; (void)n0; (void)tm; (void)tn;
 }
 

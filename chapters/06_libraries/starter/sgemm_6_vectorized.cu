@@ -1,16 +1,13 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
 // fail until you do. (Generated from chapters/06_libraries/reference/sgemm_6_vectorized.cu by scripts/variants.py.)
-// SGEMM step 6 (worked example): 16-byte loads, and the A tile stored transposed.
+// SGEMM step 6 (exercise 6.2's second kernel): 16-byte loads, and 16-byte shared-memory reads.
 //
-// Same 128 x 128 x 8 block tile and 8 x 8 thread tile as step 5. Two changes:
-//  * global loads: each thread fetches one float4 of A and one float4 of B per K step (LDG.128:
-//    a quarter of the load instructions of step 5);
-//  * As is stored transposed, (BK, BM): the 8 A values a thread needs for one k are then 8
-//    consecutive floats, read with two LDS.128 instead of eight LDS.32 down a column.
-// Shared traffic per k: 4 LDS.128 for 64 FMAs. Boehm: 68.7% -> 78.4% of cuBLAS. Reads of Bs are
-// still 2-way bank-conflicted (a thread's 8 columns are contiguous, so lanes are 32 bytes
-// apart): step 7 fixes that with 4 x 4 sub-tiles. Edges: load4 falls back to guarded scalar
-// loads (zero-fill) at partial tiles or when rows are not 16-byte aligned (K or N % 4 != 0).
+// Same 128 x 128 x 8 block tile and 8 x 8 thread tile as step 5. What changes: every global load
+// and every shared-memory read of the inner loop moves 16 bytes (LDG.128, LDS.128), a quarter of
+// step 5's load instructions; the layout of the shared tiles is yours to choose for that.
+// Boehm: 68.7% -> 78.4% of cuBLAS. Step 7 then removes the bank conflicts that remain. Edges:
+// load4 falls back to guarded scalar loads (zero-fill) at partial tiles or when rows are not
+// 16-byte aligned (K or N % 4 != 0).
 #include "ch06/sgemm.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"
@@ -32,49 +29,18 @@ static_assert(VectorizedConfig::kBK * VectorizedConfig::kBN == 4 * VectorizedCon
 // rows (t / 16) * 8, columns (t % 16) * 8 of the block tile.
 __global__ void __launch_bounds__(VectorizedConfig::kThreads)
 sgemm_vectorized_kernel(SgemmArgs a, bool vec_a, bool vec_b, bool vec_c) {
-  using C = VectorizedConfig;
-  __shared__ __align__(16) float As[C::kBK][C::kBM];  // (BK, BM): A tile transposed
-  __shared__ __align__(16) float Bs[C::kBK][C::kBN];  // (BK, BN)
-  const int bm = blockIdx.y * C::kBM, bn = blockIdx.x * C::kBN;
-  const int t = threadIdx.x;
-  const int t_row = (t / (C::kBN / C::kTN)) * C::kTM, t_col = (t % (C::kBN / C::kTN)) * C::kTN;
-  const int a_row = t / (C::kBK / 4), a_col = (t % (C::kBK / 4)) * 4;  // float4 (a_row, a_col..+3)
-  const int b_row = t / (C::kBN / 4), b_col = (t % (C::kBN / 4)) * 4;  // a warp: 512 contiguous bytes
-  const float* a_src = a.A + at(bm + a_row < a.M ? bm + a_row : 0, 0, a.K);
-  const int a_limit = bm + a_row < a.M ? a.K : 0;  // a row past M reads as zeros
-  float acc[C::kTM][C::kTN] = {};
-  for (int k0 = 0; k0 < a.K; k0 += C::kBK) {
-    const float4 av = load4(a_src, k0 + a_col, a_limit, vec_a);
-    As[a_col + 0][a_row] = av.x;  // transpose on the way into shared memory
-    As[a_col + 1][a_row] = av.y;
-    As[a_col + 2][a_row] = av.z;
-    As[a_col + 3][a_row] = av.w;
-    const bool b_in = k0 + b_row < a.K;
-    const float4 bv = load4(a.B + at(b_in ? k0 + b_row : 0, bn, a.N), b_col, b_in ? a.N - bn : 0, vec_b);
-    *reinterpret_cast<float4*>(&Bs[b_row][b_col]) = bv;
-    __syncthreads();  // tiles complete
-#pragma unroll
-    for (int k = 0; k < C::kBK; ++k) {
-      float a_reg[C::kTM], b_reg[C::kTN];
-      *reinterpret_cast<float4*>(&a_reg[0]) = *reinterpret_cast<const float4*>(&As[k][t_row]);
-      *reinterpret_cast<float4*>(&a_reg[4]) = *reinterpret_cast<const float4*>(&As[k][t_row + 4]);
-      *reinterpret_cast<float4*>(&b_reg[0]) = *reinterpret_cast<const float4*>(&Bs[k][t_col]);
-      *reinterpret_cast<float4*>(&b_reg[4]) = *reinterpret_cast<const float4*>(&Bs[k][t_col + 4]);
-#pragma unroll
-      for (int i = 0; i < C::kTM; ++i)
-#pragma unroll
-        for (int j = 0; j < C::kTN; ++j) acc[i][j] += a_reg[i] * b_reg[j];
-    }
-    __syncthreads();  // all reads done before the next tile is written
-  }
-  const Axpby epi{a.alpha, a.beta};
-  for (int i = 0; i < C::kTM; ++i) {
-    if (bm + t_row + i >= a.M) break;
-    float* c_row = a.C + at(bm + t_row + i, 0, a.N);
-    for (int j = 0; j < C::kTN; j += 4)
-      store4(c_row, bn + t_col + j, a.N, make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]),
-             vec_c, epi);
-  }
+  // TODO(6.2): sgemm_vectorized_kernel, step 6 of the ladder: your step 5 with 16-byte accesses.
+  //   Contract: as sgemm_blocktile_2d_kernel (same 256 threads, 128 x 128 x 8 block tile, 8 x 8 per
+  //     thread, any M, N, K, zero-fill, guarded stores, beta == 0 never reads C). vec_a, vec_b,
+  //     vec_c say whether the rows of A, B, C are 16-byte aligned (K, N % 4 == 0): only then may a
+  //     row be read or written 16 bytes at a time (load4 / store4 in sgemm_common.cuh fall back to
+  //     guarded scalars otherwise).
+  //   Constraints: one 16-byte global load of A and one of B per thread per K step; the 8 + 8
+  //     values a thread reads from shared memory per k come in 16-byte reads (choose the tiles'
+  //     shared layout for that); 16-byte stores of C where allowed; no library call; race-free.
+  //   Goal: BM_sgemm/vectorized/4096 >= 0.55x BM_sgemm_cublas/4096 (reference 0.64x);
+  //     `scripts/lab check 6.2`.
+  (void)a; (void)vec_a; (void)vec_b; (void)vec_c;
 }
 
 }  // namespace

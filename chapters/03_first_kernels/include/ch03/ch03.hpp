@@ -36,9 +36,9 @@ void vector_add(const float* a, const float* b, float* c, std::size_t n, cudaStr
 // n = 2^31 (a 32-bit index overflows there).
 void saxpy(float alpha, const float* x, float* y, std::size_t n, cudaStream_t stream = nullptr);
 
-// Exercise 3.4 — vector add with a grid-stride loop: a fixed grid sized from the device (a few
-// blocks per SM), each thread loops over i, i + gridsize, ... kFloat4 moves 16 bytes per thread
-// per access (when a, b and c are 16-byte aligned) and finishes the n % 4 tail with scalars.
+// Exercise 3.4 — vector add on a fixed grid sized from the device (a few blocks per SM), for any
+// n. kFloat4 moves 16 bytes per thread per access when a, b and c are 16-byte aligned (otherwise
+// the scalar kernel runs); n need not be a multiple of 4.
 enum class StrideVariant { kScalar, kFloat4 };
 void vector_add_grid_stride(const float* a, const float* b, float* c, std::size_t n,
                             StrideVariant variant = StrideVariant::kScalar,
@@ -66,7 +66,7 @@ void fill(float* out, std::size_t n, float value, unsigned threads_per_block,
 // (cudaErrorIllegalAddress) before returning. Afterwards the context is unusable (sticky error).
 void launch_faulty_kernel(cudaStream_t stream = nullptr);
 
-// Exercise 3.7 — what the compiler built, read back at run time with cudaFuncGetAttributes.
+// Exercise 3.7 — what the compiler built, read back at run time from the CUDA runtime.
 enum class Probe {
   kSimple,     // a few registers, no local memory
   kLocalArray  // a per-thread array indexed at run time: lives in local memory (slow)

@@ -13,8 +13,7 @@ namespace cudalab::ch06 {
 // ---------------------------------------------------------------------------------------------
 // cuBLAS from row-major code (exercise 6.3). cuBLAS is column-major: a row-major (M, N) matrix
 // with leading dimension ld is, bit for bit, a column-major (N, M) matrix with the same ld, i.e.
-// its transpose. So C = op(A) op(B) (row-major) is C^T = op(B)^T op(A)^T (column-major): call
-// cublasSgemm with B first, then A, and the sizes N, M.
+// its transpose. Exercise 6.3 turns that into the calls below: no copy, no transpose kernel.
 // ---------------------------------------------------------------------------------------------
 enum class Op { kN, kT };  // op(X) = X or X^T, as the row-major caller sees X
 
@@ -27,7 +26,7 @@ void cublas_sgemm_row_major(cublasHandle_t handle, Op opA, Op opB, int M, int N,
                             int ldc, cudaStream_t stream = nullptr);
 
 // `batch` independent products C_i = alpha A_i B_i + beta C_i, dense row-major, A_i = A + i * strideA
-// (elements), and so on: one cublasSgemmStridedBatched call.
+// (elements), and so on: one cuBLAS call for all of them (exercise 6.3).
 void cublas_sgemm_strided_batched_row_major(cublasHandle_t handle, int M, int N, int K, float alpha,
                                             const float* A, long long strideA, const float* B,
                                             long long strideB, float beta, float* C,
