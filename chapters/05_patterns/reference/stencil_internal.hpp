@@ -13,8 +13,9 @@ namespace cudalab::ch05::detail {
 // One config drives the block shape, the launch bounds, the shared tile and the grid.
 struct ConvConfig {
   static constexpr int kTileX = 32;      // output tile width: a warp covers one row (coalesced)
-  static constexpr int kTileY = 32;      // output tile height
+  static constexpr int kTileY = 128;     // output tile height (the naive kernel uses kThreadsY rows)
   static constexpr int kThreadsY = 8;    // 32 x 8 threads; each thread computes kTileY / 8 rows
+  // Tiled kernel: 16 consecutive rows per thread (register reuse down the column, stencil_tiled.cu).
   static constexpr int kRowsPerThread = kTileY / kThreadsY;
   static constexpr int kThreads = kTileX * kThreadsY;
   // Shared tile sized for the largest radius: (kTileY + 2 R) x (kTileX + 2 R) floats.

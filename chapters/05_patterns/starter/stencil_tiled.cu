@@ -11,7 +11,9 @@ namespace cudalab::ch05::detail {
 namespace {
 
 // Tiled: a block computes a kTileY x kTileX output tile from a shared copy of its input tile plus
-// the halo. Launch: (32, 8) threads, grid (ceil(width / 32), ceil(height / 32)).
+// the halo. Launch: (32, 8) threads, grid (ceil(width / 32), ceil(height / 128)). R == radius:
+// one instantiation per radius (launch_conv2d_tiled switches), so the taps unroll.
+template <int R>
 __global__ void __launch_bounds__(ConvConfig::kThreads)
 conv2d_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, int width, int height,
                     const float* __restrict__ filter, int radius) {
@@ -35,7 +37,14 @@ conv2d_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, int w
 void launch_conv2d_tiled(dim3 grid, const float* in, float* out, int width, int height,
                          const float* filter, int radius, cudaStream_t stream) {
   const dim3 block(ConvConfig::kTileX, ConvConfig::kThreadsY);  // (32, 8), as the naive kernel
-  conv2d_tiled_kernel<<<grid, block, 0, stream>>>(in, out, width, height, filter, radius);
+  switch (radius) {  // conv2d checked 0 <= radius <= kConvMaxRadius
+    case 0: conv2d_tiled_kernel<0><<<grid, block, 0, stream>>>(in, out, width, height, filter, radius); break;
+    case 1: conv2d_tiled_kernel<1><<<grid, block, 0, stream>>>(in, out, width, height, filter, radius); break;
+    case 2: conv2d_tiled_kernel<2><<<grid, block, 0, stream>>>(in, out, width, height, filter, radius); break;
+    case 3: conv2d_tiled_kernel<3><<<grid, block, 0, stream>>>(in, out, width, height, filter, radius); break;
+    default: conv2d_tiled_kernel<4><<<grid, block, 0, stream>>>(in, out, width, height, filter, radius); break;
+  }
+  static_assert(kConvMaxRadius == 4, "one case per radius");
   CUDALAB_CHECK_LAUNCH();
 }
 
