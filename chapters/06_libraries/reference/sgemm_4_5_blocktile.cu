@@ -6,7 +6,9 @@
 // tile: 16 shared loads per 64 FMAs. The
 // block tile grows to 128 x 128 so global traffic falls too: per K step of 8 a block loads
 // (128 + 128) x 8 floats for 2 x 128 x 128 x 8 FLOPs = 32 FLOP/byte. Boehm: 36.5% (1D) and
-// 68.7% (2D) of cuBLAS on an A6000. Edges: guarded loads with zero-fill, guarded stores.
+// 68.7% (2D) of cuBLAS on an A6000. Step 5 keeps every shared read free of bank conflicts: As
+// stored transposed and padded, each thread's 8 columns 16 apart (see the kernel). Edges:
+// guarded loads with zero-fill, guarded stores.
 #include "ch06/sgemm.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"
@@ -79,7 +81,8 @@ static_assert((Blocktile2dConfig::kBM * Blocktile2dConfig::kBK) % Blocktile2dCon
 static_assert((Blocktile2dConfig::kBK * Blocktile2dConfig::kBN) % Blocktile2dConfig::kThreads == 0);
 
 // Launch: grid (ceil(N / 128), ceil(M / 128)), 256 threads as 16 x 16; thread (t / 16, t % 16)
-// owns the 8 x 8 tile of C at rows (t / 16) * 8, columns (t % 16) * 8 of the block tile.
+// owns 8 x 8 elements of C: rows (t / 16) * 8 .. + 7, columns t % 16 + 16 j (j < 8) of the block
+// tile (strided columns: the 16 threads of a half-warp read 16 consecutive words of Bs).
 __global__ void __launch_bounds__(Blocktile2dConfig::kThreads, Blocktile2dConfig::kMinBlocksPerSm)
 sgemm_blocktile_2d_kernel(SgemmArgs a) {
   // BEGIN EXERCISE 6.2
@@ -99,17 +102,29 @@ sgemm_blocktile_2d_kernel(SgemmArgs a) {
   using C = Blocktile2dConfig;
   const int bm = blockIdx.y * C::kBM, bn = blockIdx.x * C::kBN;
   const int t = threadIdx.x;
-  const int t_row = (t / (C::kBN / C::kTN)) * C::kTM, t_col = (t % (C::kBN / C::kTN)) * C::kTN;
-  __shared__ float As[C::kBM][C::kBK];  // (BM, BK)
-  __shared__ float Bs[C::kBK][C::kBN];  // (BK, BN)
+  // Rows t_row .. t_row + 7, columns t_col + 16 j (j < 8) of the block tile.
+  const int t_row = (t / (C::kBN / C::kTN)) * C::kTM, t_col = t % (C::kBN / C::kTN);
+  // Shared-memory reads bound this kernel (16 per 64 FMAs): keep every one free of bank
+  // conflicts. As transposed: a thread's 8 A values for one k are 8 consecutive floats, 16-byte
+  // aligned (the compiler reads them with two LDS.128), and a warp needs 2 rows 32 bytes apart.
+  // Bs read at columns t % 16 + 16 j: a half-warp reads 16 consecutive words, the other half-warp
+  // the same ones (a broadcast). With columns (t % 16) * 8 + j instead, the 16 threads of a
+  // half-warp sit 32 bytes apart and every B read is bank-conflicted.
+  // As padded by 4 floats a row: the transposing stores (a warp writes 8 k-rows of 4 consecutive
+  // m) land in 32 different banks, and rows stay 16-byte aligned.
+  constexpr int kPad = 4;
+  __shared__ float As[C::kBK][C::kBM + kPad];  // (BK, BM + pad): A tile transposed
+  __shared__ float Bs[C::kBK][C::kBN];         // (BK, BN)
   float acc[C::kTM][C::kTN] = {};
   for (int k0 = 0; k0 < a.K; k0 += C::kBK) {
-    for (int i = t; i < C::kBM * C::kBK; i += C::kThreads) {
-      const int r = i / C::kBK, c = i % C::kBK;
-      As[r][c] = (bm + r < a.M && k0 + c < a.K) ? a.A[at(bm + r, k0 + c, a.K)] : 0.0f;
+#pragma unroll
+    for (int l = 0; l < C::kBM * C::kBK / C::kThreads; ++l) {
+      const int i = t + l * C::kThreads, r = i / C::kBK, c = i % C::kBK;  // 8 threads: 32 B of a row
+      As[c][r] = (bm + r < a.M && k0 + c < a.K) ? a.A[at(bm + r, k0 + c, a.K)] : 0.0f;  // transposed
     }
-    for (int i = t; i < C::kBK * C::kBN; i += C::kThreads) {
-      const int r = i / C::kBN, c = i % C::kBN;
+#pragma unroll
+    for (int l = 0; l < C::kBK * C::kBN / C::kThreads; ++l) {
+      const int i = t + l * C::kThreads, r = i / C::kBN, c = i % C::kBN;
       Bs[r][c] = (k0 + r < a.K && bn + c < a.N) ? a.B[at(k0 + r, bn + c, a.N)] : 0.0f;
     }
     __syncthreads();  // tiles complete
@@ -117,9 +132,9 @@ sgemm_blocktile_2d_kernel(SgemmArgs a) {
     for (int k = 0; k < C::kBK; ++k) {
       float a_reg[C::kTM], b_reg[C::kTN];
 #pragma unroll
-      for (int i = 0; i < C::kTM; ++i) a_reg[i] = As[t_row + i][k];
+      for (int i = 0; i < C::kTM; ++i) a_reg[i] = As[k][t_row + i];
 #pragma unroll
-      for (int j = 0; j < C::kTN; ++j) b_reg[j] = Bs[k][t_col + j];
+      for (int j = 0; j < C::kTN; ++j) b_reg[j] = Bs[k][t_col + 16 * j];
 #pragma unroll
       for (int i = 0; i < C::kTM; ++i)
 #pragma unroll
@@ -131,7 +146,8 @@ sgemm_blocktile_2d_kernel(SgemmArgs a) {
   for (int i = 0; i < C::kTM; ++i) {
     if (bm + t_row + i >= a.M) break;
     float* c_row = a.C + at(bm + t_row + i, 0, a.N);
-    for (int j = 0; j < C::kTN; ++j) store1(c_row, bn + t_col + j, a.N, acc[i][j], epi);
+#pragma unroll
+    for (int j = 0; j < C::kTN; ++j) store1(c_row, bn + t_col + 16 * j, a.N, acc[i][j], epi);  // 16 threads: 64 B
   }
   // END EXERCISE
 }
