@@ -50,7 +50,7 @@ conv2d_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, int w
     // into shared memory and the border of r pixels around it is left at 0, as if every tile edge
     // were the image edge. Outputs in the interior of a tile are right; every output within r
     // pixels of a tile edge (but not of the image edge) misses the neighbour tile's pixels. With a
-    // 32 x 32 tile and r = 2, a quarter of the pixels are wrong, and nothing crashes. The halo is
+    // 32 x 128 tile and r = 2, about one pixel in seven is wrong, and nothing crashes. The halo is
     // the whole difficulty of tiling a stencil: the input tile is larger than the output tile.
     // Caught by: Conv2dGpu.MatchesOracle (every shape larger than one tile, radius >= 1). The fix:
     // load the whole (kTileY + 2r) x (kTileX + 2r) input tile.
