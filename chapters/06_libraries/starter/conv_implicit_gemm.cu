@@ -65,9 +65,11 @@ conv2d_implicit_gemm_kernel(ConvArgs a, const float* __restrict__ x, const float
   const int tm = t % (CC::kBM / CC::kTM), tn = t / (CC::kBM / CC::kTM);
   // TODO(6.4): conv2d_implicit_gemm_kernel, a convolution as an implicit GEMM.
   //   Contract: y (N, K, P, Q) = the convolution of ch06/ch06.hpp (NCHW fp32, cross-correlation,
-  //     zero padding, any stride and pad that check_conv_shape accepts) for this block's 64 output
-  //     pixels (m = (n, p, q) from m0) x 64 output channels (from n0). Launch (fixed): 256 threads,
-  //     grid (ceil(N P Q / 64), ceil(K / 64)); thread (tm, tn) computed above. Partial tiles:
+  //     zero padding, any stride and pad that check_conv_shape accepts) for this block's 128 output
+  //     pixels (m = (n, p, q) from m0) x 64 output channels (from n0), summed over reduction slice
+  //     blockIdx.z of gridDim.z (split-K: when gridDim.z > 1 the launcher has zeroed y and every
+  //     slice adds its partial sums into it). Launch (fixed): 128 threads, grid (ceil(N P Q / 128),
+  //     ceil(K / 64), slices); thread (tm, tn) computed above. Partial tiles:
   //     nothing written outside y, inputs outside x read as 0.
   //   Constraints: no im2col buffer in global memory (the GEMM's A operand is gathered from x on
   //     the fly, in the tiles you stage); shared-memory tiles and register blocking as in 6.1-6.2;
