@@ -1,0 +1,53 @@
+// Helpers shared by the chapter 7 tests: streams as a vector of raw handles, the debug-build skip
+// (a gate test cannot run where every launch is followed by a device-wide synchronize), and a
+// bounded poll of a stream.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "cudalab/stream.hpp"
+
+#if defined(CUDALAB_SYNC_LAUNCHES)
+#define CH07_SKIP_IN_SYNC_BUILD()                                                                  \
+  GTEST_SKIP() << "skipped: this build synchronizes after every launch (CUDALAB_SYNC_LAUNCHES), " \
+                  "so a stream held by a Gate would block the test itself"
+#else
+#define CH07_SKIP_IN_SYNC_BUILD() (void)0
+#endif
+
+namespace ch07_test {
+
+struct Streams {
+  std::vector<cudalab::Stream> owned;
+  std::vector<cudaStream_t> raw;
+  explicit Streams(int count) {
+    for (int i = 0; i < count; ++i) {
+      owned.emplace_back(cudaStreamNonBlocking);
+      raw.push_back(owned.back().get());
+    }
+  }
+  void synchronize() {
+    for (auto& s : owned) s.synchronize();
+  }
+};
+
+// True when `stream` has finished everything enqueued in it within `budget` (polled). Used only
+// to fail fast when something ran that should still be waiting; a correct program is never
+// judged by how long it takes.
+inline bool becomes_idle(cudaStream_t stream, std::chrono::milliseconds budget) {
+  const auto end = std::chrono::steady_clock::now() + budget;
+  while (std::chrono::steady_clock::now() < end) {
+    const cudaError_t e = cudaStreamQuery(stream);
+    if (e == cudaSuccess) return true;
+    if (e != cudaErrorNotReady) cudalab::check(e, "cudaStreamQuery(stream)", __FILE__, __LINE__);
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  (void)cudaGetLastError();
+  return false;
+}
+
+}  // namespace ch07_test
