@@ -1,0 +1,91 @@
+// Chapter 1 benchmark: one transformer FFN block (d 512, hidden 2048, FP32) per forward, four ways,
+// batch 1 to 64. Each row's time is the host's wall clock of one forward plus a final stream sync
+// (what a client waits for); its counters split it:
+//   kernel_us   the GPU time of its kernels, each measured alone (events)
+//   other_us    total - kernel: launch gaps, host syncs, allocations
+//   kernels, host_syncs per forward; forwards/s = 1e6 / median_us
+// Rows: BM_block/mode:M/batch:B with M = 0 eager+alloc, 1 eager, 2 fused, 3 graph.
+// scripts/ch01_torch.py prints the same table for PyTorch (eager, CUDA graphs, torch.compile) beside
+// these rows when torch is installed.
+//   ./build/gpu/bench/bench_ch01 --benchmark_out=ch01.json --benchmark_out_format=json
+#include <chrono>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "ch01/ch01.hpp"
+#include "cudalab/bench.hpp"
+#include "cudalab/check.hpp"
+#include "cudalab/stream.hpp"
+#include "cudalab/timer.hpp"
+
+using namespace cudalab;
+
+namespace {
+
+const ch01::BlockWeights& weights() {
+  static const ch01::BlockWeights w = ch01::block_weights();
+  return w;
+}
+
+void BM_block(benchmark::State& state) {
+  const auto mode = static_cast<ch01::Mode>(state.range(0));
+  const int batch = static_cast<int>(state.range(1));
+  state.SetLabel(ch01::mode_name(mode));
+  try {
+    const auto& w = weights();
+    ch01::Block block(w, 64);
+    Stream s;
+    const auto x = ch01::make_input(w.shape, batch, 7);
+    auto dx = to_device(x);
+    DeviceBuffer<float> y(x.size());
+    {  // checked once against the CPU oracle
+      block.forward(mode, dx.data(), y.data(), batch, s);
+      s.synchronize();
+      const auto got = y.to_host();
+      const auto want = ch01::block_forward_cpu(w, x, batch);
+      for (std::size_t i = 0; i < got.size(); ++i)
+        if (!(std::abs(got[i] - want[i]) <= 2e-3f * (1.0f + std::abs(want[i])))) {
+          state.SkipWithError(("wrong result at " + std::to_string(i) + ": " + std::to_string(got[i]) +
+                               " != " + std::to_string(want[i])).c_str());
+          return;
+        }
+    }
+    for (int i = 0; i < 5; ++i) block.forward(mode, dx.data(), y.data(), batch, s);
+    s.synchronize();
+    std::vector<float> ms;
+    for (auto _ : state) {
+      const auto t0 = std::chrono::steady_clock::now();
+      block.forward(mode, dx.data(), y.data(), batch, s);
+      s.synchronize();
+      const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      state.SetIterationTime(t);
+      ms.push_back(static_cast<float>(t * 1e3));
+    }
+    const double total_us = summarize(std::move(ms)).median_ms * 1e3;
+    double kernel_us = 0;
+    for (int k = 0; k < block.steps(mode); ++k)
+      kernel_us += time_gpu([&](cudaStream_t st) { block.run_step(mode, k, dx.data(), y.data(), batch, st); }, s,
+                            {.warmup = 2, .repetitions = 20})
+                       .median_ms * 1e3;
+    state.counters["median_us"] = total_us;
+    state.counters["kernel_us"] = kernel_us;
+    state.counters["other_us"] = total_us - kernel_us;
+    state.counters["kernels"] = block.steps(mode);
+    state.counters["host_syncs"] = block.host_syncs(mode);
+    state.counters["forwards/s"] = total_us > 0 ? 1e6 / total_us : 0;
+    state.counters["samples/s"] = total_us > 0 ? 1e6 * batch / total_us : 0;
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+}
+
+}  // namespace
+
+BENCHMARK(BM_block)
+    ->ArgNames({"mode", "batch"})
+    ->ArgsProduct({{0, 1, 2, 3}, {1, 4, 16, 64}})
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+
+CUDALAB_BENCH_MAIN();
