@@ -42,11 +42,11 @@ inline bool becomes_idle(cudaStream_t stream, std::chrono::milliseconds budget) 
   const auto end = std::chrono::steady_clock::now() + budget;
   while (std::chrono::steady_clock::now() < end) {
     const cudaError_t e = cudaStreamQuery(stream);
+    if (e == cudaErrorNotReady) (void)cudaGetLastError();  // "not ready" is an answer, not an error
     if (e == cudaSuccess) return true;
     if (e != cudaErrorNotReady) cudalab::check(e, "cudaStreamQuery(stream)", __FILE__, __LINE__);
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
-  (void)cudaGetLastError();
   return false;
 }
 

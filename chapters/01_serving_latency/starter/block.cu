@@ -19,6 +19,19 @@ constexpr int kEw = 256;          // elementwise kernels
 // Launch check without the debug build's synchronize (these launches may be captured).
 void check_launch() { CUDALAB_CHECK(cudaGetLastError()); }
 
+// Pointer checks: cudaPointerGetAttributes is a driver query we keep out of stream captures (a
+// call the driver refuses while capturing would invalidate the capture), so a capturing stream
+// gets the null check only; the pointers were checked when the graph's first forward was validated.
+void require_pointer(const void* p, std::size_t n, const char* name, cudaStream_t s) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (s != nullptr) CUDALAB_CHECK(cudaStreamIsCapturing(s, &status));
+  if (status == cudaStreamCaptureStatusNone) {
+    require_device_pointer(p, n, name);
+  } else {
+    require(n == 0 || p != nullptr, name, "null pointer with elements to process");
+  }
+}
+
 __device__ float block_sum(float v, float* shared) {
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -134,8 +147,8 @@ void Block::run_step(Mode mode, int step, const float* x, float* y, int batch, c
   require(step >= 0 && step < steps(mode), "step", "must be in [0, steps(mode))");
   require(batch >= 1 && batch <= max_batch_, "batch", "must be in [1, max_batch]");
   const int d = shape_.d, hid = shape_.hidden;
-  require_device_pointer(x, static_cast<std::size_t>(batch) * d, "x");
-  require_device_pointer(y, static_cast<std::size_t>(batch) * d, "y");
+  require_pointer(x, static_cast<std::size_t>(batch) * d, "x", s);
+  require_pointer(y, static_cast<std::size_t>(batch) * d, "y", s);
   const std::size_t nd = static_cast<std::size_t>(batch) * d, nh = static_cast<std::size_t>(batch) * hid;
   if (mode == Mode::kEager || mode == Mode::kEagerAlloc) {
     switch (step) {

@@ -102,8 +102,17 @@ Mlp::Mlp(const MlpWeights& w, int max_batch) : shape_(w.shape), max_batch_(max_b
 
 void Mlp::forward(const float* x, float* logits, int batch, cudaStream_t stream) const {
   require(batch >= 1 && batch <= max_batch_, "batch", "must be in [1, max_batch]");
-  require_device_pointer(x, static_cast<std::size_t>(batch) * shape_.in, "x");
-  require_device_pointer(logits, static_cast<std::size_t>(batch) * shape_.classes, "logits");
+  // cudaPointerGetAttributes stays out of stream captures (serve() captures this forward): a
+  // capturing stream gets the null checks only.
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (stream != nullptr) CUDALAB_CHECK(cudaStreamIsCapturing(stream, &status));
+  if (status == cudaStreamCaptureStatusNone) {
+    require_device_pointer(x, static_cast<std::size_t>(batch) * shape_.in, "x");
+    require_device_pointer(logits, static_cast<std::size_t>(batch) * shape_.classes, "logits");
+  } else {
+    require(x != nullptr, "x", "null pointer");
+    require(logits != nullptr, "logits", "null pointer");
+  }
   const MlpShape& s = shape_;
   linear(x, w1_.data(), b1_.data(), h1_.data(), batch, s.in, s.hidden, true, stream);
   linear(h1_.data(), w2_.data(), b2_.data(), h2_.data(), batch, s.hidden, s.hidden, true, stream);
