@@ -9,8 +9,27 @@
 #include "ch01/ch01.hpp"
 #include "cudalab/check.hpp"
 
+#if __has_include(<nvtx3/nvToolsExt.h>)
+#include <nvtx3/nvToolsExt.h>
+#define CUDALAB_HAVE_NVTX 1
+#endif
+
 namespace cudalab::ch01 {
 namespace {
+
+// A named range on the host thread's NVTX timeline (Nsight Systems shows each forward and, in the
+// eager modes, each op with its launch and its host sync; nothing without nvtx3 or a profiler).
+struct NvtxRange {
+#if defined(CUDALAB_HAVE_NVTX)
+  explicit NvtxRange(const char* name) { nvtxRangePushA(name); }
+  ~NvtxRange() { nvtxRangePop(); }
+#else
+  explicit NvtxRange(const char*) {}
+#endif
+  NvtxRange(const NvtxRange&) = delete;
+  NvtxRange& operator=(const NvtxRange&) = delete;
+};
+constexpr const char* kEagerOps[7] = {"LayerNorm", "GEMM 1", "bias 1", "GELU", "GEMM 2", "bias 2", "residual"};
 
 constexpr int kTile = 16;
 constexpr int kRowThreads = 256;  // LayerNorm: one block per row
@@ -176,6 +195,7 @@ void Block::forward(Mode mode, const float* x, float* y, int batch, cudaStream_t
   require(batch >= 1 && batch <= max_batch_, "batch", "must be in [1, max_batch]");
   require_device_pointer(x, static_cast<std::size_t>(batch) * shape_.d, "x");
   require_device_pointer(y, static_cast<std::size_t>(batch) * shape_.d, "y");
+  NvtxRange range(mode_name(mode));
   if (mode == Mode::kGraph) {
     require(stream != nullptr, "stream", "the legacy default stream cannot be captured: use a created stream");
     forward_graph(x, y, batch, stream);
@@ -187,6 +207,7 @@ void Block::forward(Mode mode, const float* x, float* y, int batch, cudaStream_t
   }
   if (mode == Mode::kEager) {
     for (int k = 0; k < 7; ++k) {
+      NvtxRange op(kEagerOps[k]);
       run_step(mode, k, x, y, batch, stream);
       CUDALAB_CHECK(cudaStreamSynchronize(stream));  // the framework looks at the result
     }
