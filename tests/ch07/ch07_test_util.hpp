@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <thread>
 #include <vector>
 
@@ -20,6 +21,16 @@
 #endif
 
 namespace ch07_test {
+
+// Streams reach the GPU through a few hardware queues (Hyper-Q "connections",
+// CUDA_DEVICE_MAX_CONNECTIONS, 8 by default); streams that share one are ordered with each other (a
+// false dependency), so a stream held by a Gate could hold a queue-mate too. Before CUDA starts in
+// this test program, ask for the maximum (32) unless the environment already chose: the few streams
+// a test creates then have queues of their own.
+inline const bool kMaxConnections = [] {
+  setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
+  return true;
+}();
 
 struct Streams {
   std::vector<cudalab::Stream> owned;
