@@ -9,7 +9,6 @@
 // these rows when torch is installed.
 //   ./build/gpu/bench/bench_ch01 --benchmark_out=ch01.json --benchmark_out_format=json
 #include <chrono>
-#include <cmath>
 #include <string>
 #include <vector>
 
@@ -39,18 +38,14 @@ void BM_block(benchmark::State& state) {
     const auto x = ch01::make_input(w.shape, batch, 7);
     auto dx = to_device(x);
     DeviceBuffer<float> y(x.size());
-    {  // checked once against the CPU oracle
-      block.forward(mode, dx.data(), y.data(), batch, s);
-      s.synchronize();
-      const auto got = y.to_host();
-      const auto want = ch01::block_forward_cpu(w, x, batch);
-      for (std::size_t i = 0; i < got.size(); ++i)
-        if (!(std::abs(got[i] - want[i]) <= 2e-3f * (1.0f + std::abs(want[i])))) {
-          state.SkipWithError(("wrong result at " + std::to_string(i) + ": " + std::to_string(got[i]) +
-                               " != " + std::to_string(want[i])).c_str());
-          return;
-        }
-    }
+    const std::string key = "block/" + std::to_string(state.range(0)) + "/" + std::to_string(batch);
+    if (!bench::verify(state, key, [&] {
+          block.forward(mode, dx.data(), y.data(), batch, s);
+          s.synchronize();
+          return bench::mismatch(y.to_host(), ch01::block_forward_cpu(w, x, batch), {.abs = 2e-3, .rel = 2e-3},
+                                 std::string("FFN block, ") + ch01::mode_name(mode));
+        }))
+      return;
     for (int i = 0; i < 5; ++i) block.forward(mode, dx.data(), y.data(), batch, s);
     s.synchronize();
     std::vector<float> ms;

@@ -10,7 +10,9 @@
 //   BM_overlap_pageable/...  the same chunked pipeline from pageable host memory
 //   BM_chain/mode/length     a chain of tiny kernels: plain launches against one CUDA graph (7.3)
 //   BM_inference/batch/graph the serving pipeline: samples/s, p50 and p99 latency per batch
-// Every row checks its result once before timing; a wrong result is an error row.
+// Every row with an output checks it once before timing (bench::verify): a wrong result is an
+// error row. The overlap rows are timed beside the serial pipeline (bench::run_vs: vs_base is the
+// measured speedup).
 //   ./build/gpu/bench/bench_ch07 --benchmark_out=ch07.json --benchmark_out_format=json
 #include <algorithm>
 #include <chrono>
@@ -233,19 +235,22 @@ void overlap_row(benchmark::State& state, ch07::HostMemory memory) {
     const Stages st = stages_for(shared_pinned(), ratio_pct);  // stages are measured from pinned memory
     StreamSet set(kOverlapStreams, cudaStreamNonBlocking);
     Stream s;
-    // Serial baseline (same buffers), then the chunked run once, checked.
-    const double serial_ms = median_ms([&](cudaStream_t t) { ch07::run_serial(b, st.iters, t); }, s);
-    std::fill(b.host_out.data(), b.host_out.data() + b.n, -1.0f);
-    on_streams(s, set.raw, [&] { ch07::run_chunked(b, st.iters, chunks, set.raw); });
-    s.synchronize();
-    if (const std::string bad = check_overlap(b, st.iters); !bad.empty()) {
-      state.SkipWithError(("run_chunked: " + bad).c_str());
-      return;
-    }
-    bench::run(state, [&](cudaStream_t t) {
+    auto chunked = [&](cudaStream_t t) {
       on_streams(t, set.raw, [&] { ch07::run_chunked(b, st.iters, chunks, set.raw); });
-    }, {}, 1);
-    const double chunked_ms = state.counters["median_us"] / 1e3;
+    };
+    const std::string key = std::string(memory == ch07::HostMemory::kPageable ? "overlap_pageable/" : "overlap/") +
+                            std::to_string(ratio_pct) + "/" + std::to_string(chunks);
+    if (!bench::verify(state, key, [&] {
+          std::fill(b.host_out.data(), b.host_out.data() + b.n, -1.0f);
+          chunked(s);
+          s.synchronize();
+          return check_overlap(b, st.iters);
+        }))
+      return;
+    // The chunked pipeline timed beside the serial one (same buffers, interleaved): vs_base is the
+    // measured speedup.
+    bench::run_vs(state, chunked, [&](cudaStream_t t) { ch07::run_serial(b, st.iters, t); }, {}, 1);
+    const double chunked_ms = state.counters["median_us"] / 1e3, serial_ms = state.counters["base_us"] / 1e3;
     // Bytes over the bus (in + out) per second: the copy engines' share of the work.
     state.counters["bus_GB/s"] = chunked_ms > 0 ? 2.0 * kOverlapN * sizeof(float) / (chunked_ms * 1e-3) / 1e9 : 0;
     state.counters["kernel_iters"] = st.iters;
@@ -291,17 +296,15 @@ void BM_chain(benchmark::State& state) {
     for (std::size_t i = 0; i < n; ++i) x0[i] = static_cast<float>(i % 17) / 8.0f - 1.0f;
     auto x = to_device(x0);
     ch07::KernelChain chain(x.data(), n, length);
-    {  // checked once: one run of the chain
-      Stream s;
-      graph ? chain.launch_graph(s) : chain.launch_plain(s);
-      s.synchronize();
-      const auto got = x.to_host();
-      for (std::size_t i = 0; i < n; ++i)
-        if (got[i] != ch07::chain_oracle(x0[i], length)) {
-          state.SkipWithError(("KernelChain: wrong result at " + std::to_string(i)).c_str());
-          return;
-        }
-    }
+    if (!bench::verify(state, "chain/" + std::to_string(graph) + "/" + std::to_string(length), [&] {
+          Stream s;
+          graph ? chain.launch_graph(s) : chain.launch_plain(s);
+          s.synchronize();
+          std::vector<float> want(n);
+          for (std::size_t i = 0; i < n; ++i) want[i] = ch07::chain_oracle(x0[i], length);
+          return bench::mismatch(x.to_host(), want, {}, "KernelChain, one run");
+        }))
+      return;
     bench::run(state, [&](cudaStream_t s) { graph ? chain.launch_graph(s) : chain.launch_plain(s); }, {});
     const double us = state.counters["median_us"];
     state.counters["us_per_kernel"] = us / length;
@@ -317,18 +320,19 @@ void BM_inference(benchmark::State& state) {
   state.SetLabel(graph ? "graph per slot, 3 slots" : "stream launches, 3 slots");
   guarded(state, [&] {
     const auto w = ch07::mlp_weights();
-    {  // checked once
-      const auto r = ch07::serve(w, {.batch = batch, .batches = ch07::kDistinctBatches, .slots = 3, .graph = graph});
-      const std::size_t per = static_cast<std::size_t>(batch) * w.shape.classes;
-      for (int i = 0; i < ch07::kDistinctBatches; ++i) {
-        const auto want = ch07::mlp_forward_cpu(w, ch07::make_batch(w.shape, batch, static_cast<std::uint64_t>(i)), batch);
-        for (std::size_t j = 0; j < per; ++j)
-          if (std::abs(r.logits[per * i + j] - want[j]) > 1e-3f * (1.0f + std::abs(want[j]))) {
-            state.SkipWithError(("serve: wrong logit in batch " + std::to_string(i)).c_str());
-            return;
+    if (!bench::verify(state, "inference/" + std::to_string(batch) + "/" + std::to_string(graph), [&] {
+          const auto r = ch07::serve(w, {.batch = batch, .batches = ch07::kDistinctBatches, .slots = 3, .graph = graph});
+          const std::size_t per = static_cast<std::size_t>(batch) * w.shape.classes;
+          for (int i = 0; i < ch07::kDistinctBatches; ++i) {
+            const auto want = ch07::mlp_forward_cpu(w, ch07::make_batch(w.shape, batch, static_cast<std::uint64_t>(i)), batch);
+            const std::vector<float> got(r.logits.begin() + static_cast<std::ptrdiff_t>(per * i),
+                                         r.logits.begin() + static_cast<std::ptrdiff_t>(per * (i + 1)));
+            if (auto bad = bench::mismatch(got, want, {.abs = 1e-3, .rel = 1e-3}, "serve: logits of batch " + std::to_string(i)); !bad.empty())
+              return bad;
           }
-      }
-    }
+          return std::string();
+        }))
+      return;
     std::vector<double> latency;
     double samples = 0, seconds = 0;
     for (auto _ : state) {
@@ -352,10 +356,10 @@ BENCHMARK(BM_default_stream)->ArgName("mode")->DenseRange(0, 2)->UseManualTime()
 BENCHMARK(BM_priority)->ArgName("high")->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_host_func)->ArgName("with")->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_alloc)->ArgNames({"mode", "bytes"})->ArgsProduct({{0, 1}, {1 << 16, 1 << 24}})->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_overlap_model)->ArgNames({"ratio_pct", "chunks"})->ArgsProduct({{25, 100, 400}, {2, 4, 8, 16, 32}})->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_overlap)->ArgNames({"ratio_pct", "chunks"})->ArgsProduct({{25, 100, 400}, {2, 4, 8, 16, 32}})->UseManualTime()->Iterations(10)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_overlap_pageable)->ArgNames({"ratio_pct", "chunks"})->ArgsProduct({{100}, {8}})->UseManualTime()->Iterations(5)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_overlap_model)->ArgNames({"ratio_pct", "chunks"})->ArgsProduct({{25, 100, 400}, {2, 4, 8, 16, 32}})->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_overlap)->ArgNames({"ratio_pct", "chunks"})->ArgsProduct({{25, 100, 400}, {2, 4, 8, 16, 32}})->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_overlap_pageable)->ArgNames({"ratio_pct", "chunks"})->ArgsProduct({{100}, {8}})->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_chain)->ArgNames({"graph", "length"})->ArgsProduct({{0, 1}, {1, 10, 100, 1000}})->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_inference)->ArgNames({"batch", "graph"})->ArgsProduct({{1, 4, 16, 64}, {0, 1}})->UseManualTime()->Iterations(5)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_inference)->ArgNames({"batch", "graph"})->ArgsProduct({{1, 4, 16, 64}, {0, 1}})->UseManualTime()->Unit(benchmark::kMillisecond);
 
 CUDALAB_BENCH_MAIN();
