@@ -13,10 +13,11 @@ namespace cudalab::ch01 {
 
 void Block::forward_graph(const float* x, float* y, int batch, cudaStream_t stream) {
   // TODO(1.2): contract — the result of forward(kFused, x, y, batch, stream), submitted as one
-  //            cudaGraphLaunch on `stream`. The first call for a given (batch, x, y) builds the
-  //            graph (stream capture of the kFused steps, via run_step) and instantiates it; later
-  //            calls with the same key replay it. graphs_ holds one instantiated graph per key;
-  //            instantiations_ counts instantiations. If capture fails, end it before rethrowing.
+  //            cudaGraphLaunch on `stream`. The first call for a given (batch, x, y) builds that
+  //            graph (stream capture of the kFused steps, via run_step) and instantiates once;
+  //            later calls for the same (batch, x, y) replay the stored one. The cache graphs_
+  //            maps each (batch, x, y) seen to its executable graph; instantiations_ counts
+  //            instantiations. If a step throws during the capture, end the capture first.
   //            Constraints: no capture or instantiation on a hit (the tests count them); no host
   //            wait. Goal (bench_ch01 BM_block): graph forward latency below the fused one at
   //            batch 1. Hints: scripts/lab hint 1.2

@@ -126,9 +126,10 @@ void run_chunked(OverlapBuffers& b, int iters, int chunks, std::span<const cudaS
   // BEGIN EXERCISE 7.1
   // TODO(7.1): contract — the result of run_serial (host_out = process(host_in, iters)), computed
   //            in `chunks` nearly equal chunks (the first n % chunks chunks one element longer;
-  //            more chunks than elements: the extra chunks are empty), chunk c entirely on
-  //            streams[c % streams.size()]: its host-to-device copy, its kernel (process()), its
-  //            device-to-host copy. Chunks use disjoint ranges of the four buffers.
+  //            more chunks than elements: the extra chunks are empty), chunk c entirely on the
+  //            stream whose index is c modulo the number of streams: its host-to-device copy, its
+  //            kernel (process()), its device-to-host copy. Chunks use disjoint ranges of the four
+  //            buffers.
   //            Constraints: no host wait of any kind (no synchronize, no blocking copy): the
   //            function returns once everything is enqueued, and the tests hold streams[0] while
   //            the other streams must finish their chunks. No other stream than the given ones.
