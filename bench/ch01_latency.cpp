@@ -4,7 +4,7 @@
 //   kernel_us   the GPU time of its kernels, each measured alone (events)
 //   other_us    total - kernel: launch gaps, host syncs, allocations
 //   kernels, host_syncs per forward; forwards/s = 1e6 / median_us
-// Rows: BM_block/mode:M/batch:B with M = 0 eager+alloc, 1 eager, 2 fused, 3 graph.
+// Rows: BM_block/<mode>/batch:B with mode = eager_alloc, eager, fused, graph.
 // scripts/ch01_torch.py prints the same table for PyTorch (eager, CUDA graphs, torch.compile) beside
 // these rows when torch is installed.
 //   ./build/gpu/bench/bench_ch01 --benchmark_out=ch01.json --benchmark_out_format=json
@@ -27,10 +27,7 @@ const ch01::BlockWeights& weights() {
   return w;
 }
 
-void BM_block(benchmark::State& state) {
-  const auto mode = static_cast<ch01::Mode>(state.range(0));
-  const int batch = static_cast<int>(state.range(1));
-  state.SetLabel(ch01::mode_name(mode));
+void BM_block(benchmark::State& state, ch01::Mode mode, int batch) {
   try {
     const auto& w = weights();
     ch01::Block block(w, 64);
@@ -38,7 +35,7 @@ void BM_block(benchmark::State& state) {
     const auto x = ch01::make_input(w.shape, batch, 7);
     auto dx = to_device(x);
     DeviceBuffer<float> y(x.size());
-    const std::string key = "block/" + std::to_string(state.range(0)) + "/" + std::to_string(batch);
+    const std::string key = std::string("block/") + ch01::mode_name(mode) + "/" + std::to_string(batch);
     if (!bench::verify(state, key, [&] {
           block.forward(mode, dx.data(), y.data(), batch, s);
           s.synchronize();
@@ -77,10 +74,19 @@ void BM_block(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(BM_block)
-    ->ArgNames({"mode", "batch"})
-    ->ArgsProduct({{0, 1, 2, 3}, {1, 4, 16, 64}})
-    ->UseManualTime()
-    ->Unit(benchmark::kMicrosecond);
+// BM_block/<mode>/batch:B, mode = eager_alloc, eager, fused, graph (the row names of bench/ch01.toml).
+const bool block_rows = [] {
+  const std::pair<ch01::Mode, const char*> modes[] = {{ch01::Mode::kEagerAlloc, "eager_alloc"},
+                                                      {ch01::Mode::kEager, "eager"},
+                                                      {ch01::Mode::kFused, "fused"},
+                                                      {ch01::Mode::kGraph, "graph"}};
+  for (const auto& [mode, name] : modes)
+    for (int batch : {1, 4, 16, 64})
+      benchmark::RegisterBenchmark(("BM_block/" + std::string(name) + "/batch:" + std::to_string(batch)).c_str(),
+                                   [mode, batch](benchmark::State& st) { BM_block(st, mode, batch); })
+          ->UseManualTime()
+          ->Unit(benchmark::kMicrosecond);
+  return true;
+}();
 
 CUDALAB_BENCH_MAIN();

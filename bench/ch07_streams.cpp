@@ -8,7 +8,7 @@
 //   BM_overlap/...           the overlap lab: chunked pipeline speedup over the serial one (exercise 7.1)
 //   BM_overlap_model/...     the model's speedup for the same stages measured alone (the "vendor" row)
 //   BM_overlap_pageable/...  the same chunked pipeline from pageable host memory
-//   BM_chain/mode/length     a chain of tiny kernels: plain launches against one CUDA graph (7.3)
+//   BM_chain/plain|graph/length:L  a chain of L tiny kernels: plain launches against one CUDA graph (7.3)
 //   BM_inference/batch/graph the serving pipeline: samples/s, p50 and p99 latency per batch
 // Every row with an output checks it once before timing (bench::verify): a wrong result is an
 // error row. The overlap rows are timed beside the serial pipeline (bench::run_vs: vs_base is the
@@ -286,10 +286,7 @@ void BM_overlap_model(benchmark::State& state) {
 
 // ---- graphs against plain launches
 
-void BM_chain(benchmark::State& state) {
-  const bool graph = state.range(0) != 0;
-  const int length = static_cast<int>(state.range(1));
-  state.SetLabel(graph ? "one CUDA graph" : "plain launches");
+void BM_chain(benchmark::State& state, bool graph, int length) {
   guarded(state, [&] {
     constexpr std::size_t n = 1024;  // tiny kernels: the launch is the cost
     std::vector<float> x0(n);
@@ -359,7 +356,16 @@ BENCHMARK(BM_alloc)->ArgNames({"mode", "bytes"})->ArgsProduct({{0, 1}, {1 << 16,
 BENCHMARK(BM_overlap_model)->ArgNames({"ratio_pct", "chunks"})->ArgsProduct({{25, 100, 400}, {2, 4, 8, 16, 32}})->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_overlap)->ArgNames({"ratio_pct", "chunks"})->ArgsProduct({{25, 100, 400}, {2, 4, 8, 16, 32}})->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_overlap_pageable)->ArgNames({"ratio_pct", "chunks"})->ArgsProduct({{100}, {8}})->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_chain)->ArgNames({"graph", "length"})->ArgsProduct({{0, 1}, {1, 10, 100, 1000}})->UseManualTime()->Unit(benchmark::kMicrosecond);
+// BM_chain/plain/length:L and BM_chain/graph/length:L, L = 1, 10, 100, 1000.
+const bool chain_rows = [] {
+  for (bool graph : {false, true})
+    for (int length : {1, 10, 100, 1000})
+      benchmark::RegisterBenchmark(("BM_chain/" + std::string(graph ? "graph" : "plain") + "/length:" + std::to_string(length)).c_str(),
+                                   [graph, length](benchmark::State& st) { BM_chain(st, graph, length); })
+          ->UseManualTime()
+          ->Unit(benchmark::kMicrosecond);
+  return true;
+}();
 BENCHMARK(BM_inference)->ArgNames({"batch", "graph"})->ArgsProduct({{1, 4, 16, 64}, {0, 1}})->UseManualTime()->Unit(benchmark::kMillisecond);
 
 CUDALAB_BENCH_MAIN();

@@ -56,8 +56,8 @@ def gpus_needed(target_rps: float, rps_per_gpu: float, utilization: float = 1.0)
     return math.ceil(target / (per * util) - 1e-9)
 
 
-ROW = re.compile(r"^BM_block/mode:(\d)/batch:(\d+)")
-MODES = {0: "eager+alloc", 1: "eager", 2: "fused", 3: "graph"}
+ROW = re.compile(r"^BM_block/(\w+)/batch:(\d+)")
+MODES = ("eager_alloc", "eager", "fused", "graph")
 
 
 def rows_from_json(data: dict) -> list[dict]:
@@ -69,9 +69,9 @@ def rows_from_json(data: dict) -> list[dict]:
         m = ROW.match(b.get("name", ""))
         if not m or "samples/s" not in b:
             continue
-        out.append({"mode": MODES.get(int(m.group(1)), m.group(1)), "batch": int(m.group(2)),
+        out.append({"mode": m.group(1), "batch": int(m.group(2)),
                     "median_us": float(b.get("median_us", 0.0)), "samples_per_s": float(b["samples/s"])})
-    return sorted(out, key=lambda r: (r["batch"], list(MODES.values()).index(r["mode"]) if r["mode"] in MODES.values() else 9))
+    return sorted(out, key=lambda r: (r["batch"], MODES.index(r["mode"]) if r["mode"] in MODES else len(MODES)))
 
 
 def table(rows: list[dict], price: float, utilization: float, target_rps: float | None) -> str:

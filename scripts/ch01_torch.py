@@ -24,8 +24,8 @@ import sys
 import time
 from pathlib import Path
 
-ROW = re.compile(r"^BM_block/mode:(\d)/batch:(\d+)")
-CPP_MODES = {0: "C++ eager+alloc", 1: "C++ eager", 2: "C++ fused", 3: "C++ graph"}
+ROW = re.compile(r"^BM_block/(\w+)/batch:(\d+)")
+CPP_MODES = {"eager_alloc": "C++ eager+alloc", "eager": "C++ eager", "fused": "C++ fused", "graph": "C++ graph"}
 
 
 def cpp_rows(path: Path | None) -> dict[tuple[str, int], float]:
@@ -38,7 +38,7 @@ def cpp_rows(path: Path | None) -> dict[tuple[str, int], float]:
             continue
         m = ROW.match(b.get("name", ""))
         if m and "median_us" in b:
-            out[(CPP_MODES.get(int(m.group(1)), m.group(1)), int(m.group(2)))] = float(b["median_us"])
+            out[(CPP_MODES.get(m.group(1), m.group(1)), int(m.group(2)))] = float(b["median_us"])
     return out
 
 

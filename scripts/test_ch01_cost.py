@@ -45,10 +45,10 @@ class Formulas(unittest.TestCase):
 
 class FromBenchJson(unittest.TestCase):
     DATA = {"benchmarks": [
-        {"name": "BM_block/mode:3/batch:1/manual_time", "label": "graph", "median_us": 50.0, "samples/s": 20000.0},
-        {"name": "BM_block/mode:1/batch:1/manual_time", "label": "eager", "median_us": 200.0, "samples/s": 5000.0},
-        {"name": "BM_block/mode:2/batch:1/manual_time", "error_occurred": True, "error_message": "wrong result"},
-        {"name": "BM_block/mode:1/batch:1/manual_time_mean", "run_type": "aggregate", "samples/s": 1.0},
+        {"name": "BM_block/graph/batch:1/manual_time", "label": "graph", "median_us": 50.0, "samples/s": 20000.0},
+        {"name": "BM_block/eager/batch:1/manual_time", "label": "eager", "median_us": 200.0, "samples/s": 5000.0},
+        {"name": "BM_block/fused/batch:1/manual_time", "error_occurred": True, "error_message": "wrong result"},
+        {"name": "BM_block/eager/batch:1/manual_time_mean", "run_type": "aggregate", "samples/s": 1.0},
         {"name": "BM_other/1", "samples/s": 3.0},
     ]}
 

@@ -17,9 +17,9 @@ import ch01_torch as t  # noqa: E402
 class CppRows(unittest.TestCase):
     def test_reads_medians_and_skips_errors(self):
         data = {"benchmarks": [
-            {"name": "BM_block/mode:1/batch:4/manual_time", "median_us": 120.5},
-            {"name": "BM_block/mode:3/batch:4/manual_time", "median_us": 30.0},
-            {"name": "BM_block/mode:2/batch:4/manual_time", "error_occurred": True},
+            {"name": "BM_block/eager/batch:4/manual_time", "median_us": 120.5},
+            {"name": "BM_block/graph/batch:4/manual_time", "median_us": 30.0},
+            {"name": "BM_block/fused/batch:4/manual_time", "error_occurred": True},
         ]}
         with tempfile.TemporaryDirectory() as d:
             f = Path(d) / "b.json"
