@@ -111,8 +111,12 @@ void KernelChain::set_data(float* x) {
   for (cudaGraphNode_t node : kernel_nodes(graph_)) {
     cudaKernelNodeParams p{};
     CUDALAB_CHECK(cudaGraphKernelNodeGetParams(node, &p));
-    // kernelParams[i] points at the value of argument i (stored in the node): keep 1..3.
-    void* args[4] = {&x_, p.kernelParams[1], p.kernelParams[2], p.kernelParams[3]};
+    // kernelParams[i] points at the value of argument i, stored in the node until its parameters
+    // change: copy the values to keep (n, scale, shift) before setting new ones.
+    std::size_t n = *static_cast<const std::size_t*>(p.kernelParams[1]);
+    float scale = *static_cast<const float*>(p.kernelParams[2]);
+    float shift = *static_cast<const float*>(p.kernelParams[3]);
+    void* args[4] = {&x_, &n, &scale, &shift};
     p.kernelParams = args;
     p.extra = nullptr;
     CUDALAB_CHECK(cudaGraphExecKernelNodeSetParams(exec_, node, &p));  // the executable graph
