@@ -9,6 +9,9 @@
 //   BM_overlap_model/...     the model's speedup for the same stages measured alone (the "vendor" row)
 //   BM_overlap_pageable/...  the same chunked pipeline from pageable host memory
 //   BM_chain/plain|graph/length:L  a chain of L tiny kernels: plain launches against one CUDA graph (7.3)
+//   BM_fork_join/...         fork / join over 3 streams (7.2) timed beside the same kernels in one
+//                            stream (and that baseline alone: one_stream)
+//   BM_graph_retarget/...    set_data() on the instantiated graph (7.4) against capture + instantiate
 //   BM_inference/batch/graph the serving pipeline: samples/s, p50 and p99 latency per batch
 // Every row with an output checks it once before timing (bench::verify): a wrong result is an
 // error row. The overlap rows are timed beside the serial pipeline (bench::run_vs: vs_base is the
@@ -309,6 +312,93 @@ void BM_chain(benchmark::State& state, bool graph, int length) {
   });
 }
 
+// ---- events: fork / join against one stream
+
+void BM_fork_join(benchmark::State& state, bool forked_rows, std::size_t n) {
+  guarded(state, [&] {
+    std::vector<float> xh(n);
+    for (std::size_t i = 0; i < n; ++i) xh[i] = static_cast<float>(i % 251) / 64.0f - 2.0f;
+    auto x = to_device(xh);
+    DeviceBuffer<float> a(n), b(n), out(n);
+    StreamSet sides(2, cudaStreamNonBlocking);
+    auto forked = [&](cudaStream_t t) {
+      ch07::fork_join(x.data(), a.data(), b.data(), out.data(), n, t, sides.raw[0], sides.raw[1]);
+    };
+    auto serial = [&](cudaStream_t t) { ch07::fork_join_serial(x.data(), a.data(), b.data(), out.data(), n, t); };
+    if (!bench::verify(state, std::string(forked_rows ? "fork_join/" : "fork_join_serial/") + std::to_string(n), [&] {
+          Stream s;
+          forked_rows ? forked(s) : serial(s);
+          s.synchronize();
+          std::vector<float> want(n);
+          for (std::size_t i = 0; i < n; ++i) want[i] = xh[i] * xh[i] + std::fma(2.0f, xh[i], 1.0f);
+          return bench::mismatch(out.to_host(), want, {}, "fork_join out");
+        }))
+      return;
+    // The forked rows are timed beside the same three kernels in one stream: vs_base > 1 when the
+    // side kernels overlap.
+    if (forked_rows) {
+      bench::run_vs(state, forked, serial, {.bytes = 6.0 * n * sizeof(float)});
+    } else {
+      bench::run(state, serial, {.bytes = 6.0 * n * sizeof(float)});
+    }
+  });
+}
+
+// ---- graph update against a rebuild
+
+void BM_graph_retarget(benchmark::State& state, bool update, int length) {
+  guarded(state, [&] {
+    constexpr std::size_t n = 1024;
+    std::vector<float> x0(n), y0(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      x0[i] = static_cast<float>(i % 13) / 8.0f - 0.75f;
+      y0[i] = static_cast<float>(i % 7) / 4.0f - 0.5f;
+    }
+    auto x = to_device(x0), y = to_device(y0);
+    Stream s;
+    ch07::KernelChain chain(x.data(), n, length);
+    chain.launch_graph(s);  // captured and instantiated once
+    s.synchronize();
+    if (!bench::verify(state, std::string(update ? "graph_update/" : "graph_rebuild/") + std::to_string(length), [&] {
+          std::unique_ptr<ch07::KernelChain> fresh;
+          if (update) {
+            chain.set_data(y.data());
+            chain.launch_graph(s);
+          } else {
+            fresh = std::make_unique<ch07::KernelChain>(y.data(), n, length);
+            fresh->launch_graph(s);
+          }
+          s.synchronize();
+          std::vector<float> want(n);
+          for (std::size_t i = 0; i < n; ++i) want[i] = ch07::chain_oracle(y0[i], length);
+          return bench::mismatch(y.to_host(), want, {}, "the chain after set_data(y)");
+        }))
+      return;
+    // Each iteration points the chain at the other array and runs it once: set_data() on the
+    // instantiated graph, or a new KernelChain (capture + instantiate) — host clock, to the end.
+    bool flip = false;
+    std::vector<float> ms;
+    for (auto _ : state) {
+      float* target = flip ? x.data() : y.data();
+      flip = !flip;
+      std::unique_ptr<ch07::KernelChain> fresh;
+      const auto t0 = std::chrono::steady_clock::now();
+      if (update) {
+        chain.set_data(target);
+        chain.launch_graph(s);
+      } else {
+        fresh = std::make_unique<ch07::KernelChain>(target, n, length);
+        fresh->launch_graph(s);
+      }
+      s.synchronize();
+      const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      state.SetIterationTime(t);
+      ms.push_back(static_cast<float>(t * 1e3));
+    }
+    state.counters["median_us"] = summarize(std::move(ms)).median_ms * 1e3;
+  });
+}
+
 // ---- the serving pipeline
 
 void BM_inference(benchmark::State& state) {
@@ -356,6 +446,31 @@ BENCHMARK(BM_alloc)->ArgNames({"mode", "bytes"})->ArgsProduct({{0, 1}, {1 << 16,
 BENCHMARK(BM_overlap_model)->ArgNames({"ratio_pct", "chunks"})->ArgsProduct({{25, 100, 400}, {2, 4, 8, 16, 32}})->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_overlap)->ArgNames({"ratio_pct", "chunks"})->ArgsProduct({{25, 100, 400}, {2, 4, 8, 16, 32}})->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_overlap_pageable)->ArgNames({"ratio_pct", "chunks"})->ArgsProduct({{100}, {8}})->UseManualTime()->Unit(benchmark::kMillisecond);
+// BM_fork_join/streams|one_stream/n:N: fork / join over three streams (7.2), and its baseline.
+const bool fork_join_rows = [] {
+  for (bool forked : {true, false})
+    for (std::size_t n : {std::size_t{4096}, std::size_t{1} << 20})
+      benchmark::RegisterBenchmark(("BM_fork_join/" + std::string(forked ? "streams" : "one_stream") + "/n:" +
+                                    std::to_string(n)).c_str(),
+                                   [forked, n](benchmark::State& st) { BM_fork_join(st, forked, n); })
+          ->UseManualTime()
+          ->Unit(benchmark::kMicrosecond);
+  return true;
+}();
+
+// BM_graph_retarget/update|rebuild/length:L: set_data() on the instantiated graph (7.4) against a
+// new capture and instantiation, then one replay.
+const bool retarget_rows = [] {
+  for (bool update : {true, false})
+    for (int length : {10, 100, 1000})
+      benchmark::RegisterBenchmark(("BM_graph_retarget/" + std::string(update ? "update" : "rebuild") + "/length:" +
+                                    std::to_string(length)).c_str(),
+                                   [update, length](benchmark::State& st) { BM_graph_retarget(st, update, length); })
+          ->UseManualTime()
+          ->Unit(benchmark::kMicrosecond);
+  return true;
+}();
+
 // BM_chain/plain/length:L and BM_chain/graph/length:L, L = 1, 10, 100, 1000.
 const bool chain_rows = [] {
   for (bool graph : {false, true})

@@ -96,6 +96,8 @@ void run_chunked(OverlapBuffers& b, int iters, int chunks, std::span<const cudaS
 // sees `out`. Throws std::invalid_argument for null streams or pointers.
 void fork_join(const float* x, float* a, float* b, float* out, std::size_t n, cudaStream_t main,
                cudaStream_t side0, cudaStream_t side1);
+// The same three kernels one after another in `stream` (the baseline bench_ch07 compares with).
+void fork_join_serial(const float* x, float* a, float* b, float* out, std::size_t n, cudaStream_t stream);
 
 // ---------------------------------------------------------------------------------------------
 // A chain of `length` tiny kernels on x[0, n): kernel k computes x = fmaf(x, scale[k], shift[k])
