@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/01_serving_latency/reference/block.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/01_serving_latency/reference/block.cu by scripts/variants.py.)
 // The FFN block three ways. Eager: one kernel per op, as a framework dispatches it — LayerNorm,
 // GEMM, bias add, GELU, GEMM, bias add, residual add — with a host round trip after each op (the
 // Python interpreter waiting on a result, a .item(), a shape check) and, in kEagerAlloc, a

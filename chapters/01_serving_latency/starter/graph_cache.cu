@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/01_serving_latency/reference/graph_cache.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/01_serving_latency/reference/graph_cache.cu by scripts/variants.py.)
 // Exercise 1.2 — the fused forward as a CUDA graph, one per shape.
 //
 // A graph freezes its kernels' arguments: the batch size (the grid), and the x and y pointers.

@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/01_serving_latency/reference/timing.cpp by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/01_serving_latency/reference/timing.cpp by scripts/variants.py.)
 // Where the time of one forward goes (worked): the host's wall clock for the whole forward against
 // the GPU time of its kernels measured one by one. The difference is what an eager framework adds:
 // launch gaps, host round trips, allocations.

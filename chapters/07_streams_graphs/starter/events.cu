@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/07_streams_graphs/reference/events.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/07_streams_graphs/reference/events.cu by scripts/variants.py.)
 // Exercise 7.2 — events as dependencies between streams: fork one input to two streams, join.
 //
 // A stream is a queue; two streams are two queues with no order between them. An event recorded in

@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/07_streams_graphs/reference/graph.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/07_streams_graphs/reference/graph.cu by scripts/variants.py.)
 // Exercises 7.3 and 7.4 — CUDA graphs: capture a chain of tiny kernels once, replay it with one call,
 // and change its parameters without building it again.
 //

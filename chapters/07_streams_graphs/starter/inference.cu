@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/07_streams_graphs/reference/inference.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/07_streams_graphs/reference/inference.cu by scripts/variants.py.)
 // The batch-inference pipeline (worked example): a small MLP classifier served from a producer
 // thread through pinned slots, each slot its own stream, transfers overlapped with compute, and the
 // steady state replayed as one CUDA graph per slot.

@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/07_streams_graphs/reference/overlap.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/07_streams_graphs/reference/overlap.cu by scripts/variants.py.)
 // Exercise 7.1 — the overlap lab: H2D, kernel, D2H of a batch, cut into chunks over several streams
 // so that the copy engines and the SMs work at the same time.
 //
@@ -89,7 +89,6 @@ void HostArray::reset() noexcept {
 }
 
 OverlapBuffers::OverlapBuffers(std::size_t n_elements, HostMemory memory) : n(n_elements) {
-  // BEGIN PITFALL pageable_staging EXERCISES 7.1
   // The host side of an asynchronous copy must be pinned. With pageable memory (malloc,
   // std::vector) the program still computes the right answer, but cudaMemcpyAsync is not
   // asynchronous any more: the driver copies through its own pinned bounce buffer, a pageable H2D
@@ -99,8 +98,6 @@ OverlapBuffers::OverlapBuffers(std::size_t n_elements, HostMemory memory) : n(n_
   // with a Gate (run_chunked must return while the first stream is held) and by the check that the
   // buffers are page-locked (cudaPointerGetAttributes: cudaMemoryTypeHost).
   const HostMemory host = memory;
-  // BUG: const HostMemory host = HostMemory::kPageable; (void)memory;  // "a std::vector will do"
-  // END PITFALL
   host_in = HostArray(n, host);
   host_out = HostArray(n, host);
   dev_in = DeviceBuffer<float>(n);

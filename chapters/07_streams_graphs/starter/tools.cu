@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/07_streams_graphs/reference/tools.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/07_streams_graphs/reference/tools.cu by scripts/variants.py.)
 // Tools of the lesson: a gate that holds a stream, a kernel of known duration, stream priorities
 // and stream-ordered allocation (worked; the benchmarks measure them).
 #include <cmath>
