@@ -108,6 +108,15 @@ TEST(ServeArgs, RejectsBadOptionsByName) {
   EXPECT_TRUE(ch07::serve(w, {.batches = 0}).latency_us.empty());
 }
 
+TEST(MlpArgs, RejectsImpossibleBatchesByName) {
+  const auto w = ch07::mlp_weights({.in = 8, .hidden = 4, .classes = 3});
+  cudalab::testing::expect_throws_naming([&] { ch07::Mlp m(w, 0); }, "max_batch");
+  cudalab::testing::expect_throws_naming([&] { ch07::Mlp m(w, 65535 * 16 + 1); }, "max_batch");
+  auto bad = w;
+  bad.b1.pop_back();
+  cudalab::testing::expect_throws_naming([&] { ch07::Mlp m(bad, 4); }, "w");
+}
+
 TEST(AllocLoopArgs, RejectsNegativeIterations) {
   cudalab::testing::expect_throws_naming([] { ch07::alloc_loop(ch07::AllocMode::kMalloc, 16, -1, nullptr); }, "iterations");
 }

@@ -84,7 +84,8 @@ using Clock = std::chrono::steady_clock;
 }  // namespace
 
 Mlp::Mlp(const MlpWeights& w, int max_batch) : shape_(w.shape), max_batch_(max_batch) {
-  require(max_batch >= 1, "max_batch", "must be >= 1");
+  require(max_batch >= 1 && max_batch <= 65535 * kTile, "max_batch",
+          "must be in [1, 1048560] (a grid has at most 65535 rows of 16-row tiles)");
   const MlpShape& s = shape_;
   require(s.in >= 1 && s.hidden >= 1 && s.classes >= 1, "w", "every layer size must be >= 1");
   require(w.w1.size() == static_cast<std::size_t>(s.hidden) * s.in && w.b1.size() == static_cast<std::size_t>(s.hidden) &&
