@@ -5,8 +5,8 @@
 //   other_us    total - kernel: launch gaps, host syncs, allocations
 //   kernels, host_syncs per forward; forwards/s = 1e6 / median_us
 // Rows: BM_block/<mode>/batch:B with mode = eager_alloc, eager, fused, graph.
-// scripts/ch01_torch.py prints the same table for PyTorch (eager, CUDA graphs, torch.compile) beside
-// these rows when torch is installed.
+// scripts/ch01_torch.py prints the same table for PyTorch (eager, CUDA graphs, torch.compile)
+// beside these rows when torch is installed.
 //   ./build/gpu/bench/bench_ch01 --benchmark_out=ch01.json --benchmark_out_format=json
 #include <chrono>
 #include <string>
@@ -35,11 +35,13 @@ void BM_block(benchmark::State& state, ch01::Mode mode, int batch) {
     const auto x = ch01::make_input(w.shape, batch, 7);
     auto dx = to_device(x);
     DeviceBuffer<float> y(x.size());
-    const std::string key = std::string("block/") + ch01::mode_name(mode) + "/" + std::to_string(batch);
+    const std::string key =
+        std::string("block/") + ch01::mode_name(mode) + "/" + std::to_string(batch);
     if (!bench::verify(state, key, [&] {
           block.forward(mode, dx.data(), y.data(), batch, s);
           s.synchronize();
-          return bench::mismatch(y.to_host(), ch01::block_forward_cpu(w, x, batch), {.abs = 2e-3, .rel = 2e-3},
+          return bench::mismatch(y.to_host(), ch01::block_forward_cpu(w, x, batch),
+                                 {.abs = 2e-3, .rel = 2e-3},
                                  std::string("FFN block, ") + ch01::mode_name(mode));
         }))
       return;
@@ -57,9 +59,12 @@ void BM_block(benchmark::State& state, ch01::Mode mode, int batch) {
     const double total_us = summarize(std::move(ms)).median_ms * 1e3;
     double kernel_us = 0;
     for (int k = 0; k < block.steps(mode); ++k)
-      kernel_us += time_gpu([&](cudaStream_t st) { block.run_step(mode, k, dx.data(), y.data(), batch, st); }, s,
-                            {.warmup = 2, .repetitions = 20})
-                       .median_ms * 1e3;
+      kernel_us +=
+          time_gpu(
+              [&](cudaStream_t st) { block.run_step(mode, k, dx.data(), y.data(), batch, st); }, s,
+              {.warmup = 2, .repetitions = 20})
+              .median_ms *
+          1e3;
     state.counters["median_us"] = total_us;
     state.counters["kernel_us"] = kernel_us;
     state.counters["other_us"] = total_us - kernel_us;
@@ -74,7 +79,8 @@ void BM_block(benchmark::State& state, ch01::Mode mode, int batch) {
 
 }  // namespace
 
-// BM_block/<mode>/batch:B, mode = eager_alloc, eager, fused, graph (the row names of bench/ch01.toml).
+// BM_block/<mode>/batch:B, mode = eager_alloc, eager, fused, graph (the row names of
+// bench/ch01.toml).
 const bool block_rows = [] {
   const std::pair<ch01::Mode, const char*> modes[] = {{ch01::Mode::kEagerAlloc, "eager_alloc"},
                                                       {ch01::Mode::kEager, "eager"},
@@ -82,8 +88,9 @@ const bool block_rows = [] {
                                                       {ch01::Mode::kGraph, "graph"}};
   for (const auto& [mode, name] : modes)
     for (int batch : {1, 4, 16, 64})
-      benchmark::RegisterBenchmark(("BM_block/" + std::string(name) + "/batch:" + std::to_string(batch)).c_str(),
-                                   [mode, batch](benchmark::State& st) { BM_block(st, mode, batch); })
+      benchmark::RegisterBenchmark(
+          ("BM_block/" + std::string(name) + "/batch:" + std::to_string(batch)).c_str(),
+          [mode, batch](benchmark::State& st) { BM_block(st, mode, batch); })
           ->UseManualTime()
           ->Unit(benchmark::kMicrosecond);
   return true;

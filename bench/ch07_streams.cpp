@@ -1,18 +1,21 @@
-// Chapter 7 benchmarks: what streams, events and graphs buy, each beside its baseline in the same run.
+// Chapter 7 benchmarks: what streams, events and graphs buy, each beside its baseline in the same
+// run.
 //   BM_default_stream/mode   4 streams x one 100 µs kernel each: non-blocking streams run them at
 //                            once; a legacy-default-stream launch between them serializes all
 //   BM_priority/high         latency of a 5 µs kernel submitted while a 4-wave kernel runs, from a
 //                            high-priority stream (1) or an equal-priority one (0)
-//   BM_host_func/with        a kernel, cudaLaunchHostFunc, a kernel: the host round trip inside a stream
-//   BM_alloc/mode/bytes      100 x (allocate, kernel, free): cudaMalloc/cudaFree against cudaMallocAsync
-//   BM_overlap/...           the overlap lab: chunked pipeline speedup over the serial one (exercise 7.1)
-//   BM_overlap_model/...     the model's speedup for the same stages measured alone (the "vendor" row)
-//   BM_overlap_pageable/...  the same chunked pipeline from pageable host memory
-//   BM_chain/plain|graph/length:L  a chain of L tiny kernels: plain launches against one CUDA graph (7.3)
-//   BM_fork_join/...         fork / join over 3 streams (7.2) timed beside the same kernels in one
+//   BM_host_func/with        a kernel, cudaLaunchHostFunc, a kernel: the host round trip inside a
+//   stream BM_alloc/mode/bytes      100 x (allocate, kernel, free): cudaMalloc/cudaFree against
+//   cudaMallocAsync BM_overlap/...           the overlap lab: chunked pipeline speedup over the
+//   serial one (exercise 7.1) BM_overlap_model/...     the model's speedup for the same stages
+//   measured alone (the "vendor" row) BM_overlap_pageable/...  the same chunked pipeline from
+//   pageable host memory BM_chain/plain|graph/length:L  a chain of L tiny kernels: plain launches
+//   against one CUDA graph (7.3) BM_fork_join/...         fork / join over 3 streams (7.2) timed
+//   beside the same kernels in one
 //                            stream (and that baseline alone: one_stream)
-//   BM_graph_retarget/...    set_data() on the instantiated graph (7.4) against capture + instantiate
-//   BM_inference/batch/graph the serving pipeline: samples/s, p50 and p99 latency per batch
+//   BM_graph_retarget/...    set_data() on the instantiated graph (7.4) against capture +
+//   instantiate BM_inference/batch/graph the serving pipeline: samples/s, p50 and p99 latency per
+//   batch
 // Every row with an output checks it once before timing (bench::verify): a wrong result is an
 // error row. The overlap rows are timed beside the serial pipeline (bench::run_vs: vs_base is the
 // measured speedup).
@@ -21,8 +24,8 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
-#include <memory>
 #include <map>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -79,21 +82,26 @@ struct StreamSet {
 constexpr std::uint64_t kSpinNs = 100000;  // long beside the ~3 µs it takes the host to launch each
 
 void BM_default_stream(benchmark::State& state) {
-  const int mode = static_cast<int>(state.range(0));  // 0 non-blocking, 1 legacy default, 2 per-thread default
-  state.SetLabel(mode == 0 ? "non-blocking streams" : mode == 1 ? "legacy default stream between" : "per-thread default stream between");
+  const int mode =
+      static_cast<int>(state.range(0));  // 0 non-blocking, 1 legacy default, 2 per-thread default
+  state.SetLabel(mode == 0   ? "non-blocking streams"
+                 : mode == 1 ? "legacy default stream between"
+                             : "per-thread default stream between");
   guarded(state, [&] {
     constexpr int kStreams = 4;
     // Blocking streams (cudaStreamDefault): the kind the legacy default stream synchronizes with.
     StreamSet set(kStreams, mode == 0 ? cudaStreamNonBlocking : cudaStreamDefault);
-    bench::run(state, [&](cudaStream_t s) {
-      on_streams(s, set.raw, [&] {
-        for (cudaStream_t t : set.raw) {
-          ch07::spin(kSpinNs, 1, t);
-          if (mode == 1) ch07::spin(0, 1, cudaStreamLegacy);
-          if (mode == 2) ch07::spin(0, 1, cudaStreamPerThread);
-        }
-      });
-    }, {});
+    bench::run(state,
+               [&](cudaStream_t s) {
+                 on_streams(s, set.raw, [&] {
+                   for (cudaStream_t t : set.raw) {
+                     ch07::spin(kSpinNs, 1, t);
+                     if (mode == 1) ch07::spin(0, 1, cudaStreamLegacy);
+                     if (mode == 2) ch07::spin(0, 1, cudaStreamPerThread);
+                   }
+                 });
+               },
+               {});
     const double median_us = state.counters["median_us"];
     if (median_us > 0) state.counters["concurrency"] = kStreams * (kSpinNs / 1000.0) / median_us;
   });
@@ -109,9 +117,11 @@ void BM_priority(benchmark::State& state) {
     CUDALAB_CHECK(cudaGetDevice(&dev));
     CUDALAB_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     const auto range = ch07::priority_range();
-    Stream low(cudaStreamNonBlocking, range.least), small(cudaStreamNonBlocking, high ? range.greatest : range.least);
+    Stream low(cudaStreamNonBlocking, range.least),
+        small(cudaStreamNonBlocking, high ? range.greatest : range.least);
     Event start, stop;
-    const unsigned big_blocks = static_cast<unsigned>(sms) * 32 * 4;  // 4 waves of 32 one-warp blocks per SM
+    const unsigned big_blocks =
+        static_cast<unsigned>(sms) * 32 * 4;  // 4 waves of 32 one-warp blocks per SM
     std::vector<float> ms;
     for (auto _ : state) {
       ch07::spin(50000, big_blocks, low);  // ~4 x 50 µs
@@ -139,11 +149,13 @@ void BM_host_func(benchmark::State& state) {
   const bool with = state.range(0) != 0;
   state.SetLabel(with ? "kernel, cudaLaunchHostFunc, kernel" : "kernel, kernel");
   guarded(state, [&] {
-    bench::run(state, [&](cudaStream_t s) {
-      ch07::spin(0, 1, s);
-      if (with) CUDALAB_CHECK(cudaLaunchHostFunc(s, noop_host_func, nullptr));
-      ch07::spin(0, 1, s);
-    }, {});
+    bench::run(state,
+               [&](cudaStream_t s) {
+                 ch07::spin(0, 1, s);
+                 if (with) CUDALAB_CHECK(cudaLaunchHostFunc(s, noop_host_func, nullptr));
+                 ch07::spin(0, 1, s);
+               },
+               {});
   });
 }
 
@@ -153,7 +165,8 @@ void BM_alloc(benchmark::State& state) {
   const auto mode = static_cast<ch07::AllocMode>(state.range(0));
   const auto bytes = static_cast<std::size_t>(state.range(1));
   constexpr int kLoop = 100;
-  state.SetLabel(mode == ch07::AllocMode::kMalloc ? "cudaMalloc/cudaFree" : "cudaMallocAsync/cudaFreeAsync (pool)");
+  state.SetLabel(mode == ch07::AllocMode::kMalloc ? "cudaMalloc/cudaFree"
+                                                  : "cudaMallocAsync/cudaFreeAsync (pool)");
   guarded(state, [&] {
     bench::run(state, [&](cudaStream_t s) { ch07::alloc_loop(mode, bytes, kLoop, s); }, {});
     state.counters["us_per_alloc"] = state.counters["median_us"] / kLoop;
@@ -183,14 +196,22 @@ Stages stages_for(ch07::OverlapBuffers& b, int ratio_pct) {
   Stream s;
   const std::size_t bytes = b.n * sizeof(float);
   Stages st;
-  st.h2d_ms = median_ms([&](cudaStream_t t) {
-    CUDALAB_CHECK(cudaMemcpyAsync(b.dev_in.data(), b.host_in.data(), bytes, cudaMemcpyHostToDevice, t));
-  }, s);
-  st.d2h_ms = median_ms([&](cudaStream_t t) {
-    CUDALAB_CHECK(cudaMemcpyAsync(b.host_out.data(), b.dev_out.data(), bytes, cudaMemcpyDeviceToHost, t));
-  }, s);
+  st.h2d_ms = median_ms(
+      [&](cudaStream_t t) {
+        CUDALAB_CHECK(
+            cudaMemcpyAsync(b.dev_in.data(), b.host_in.data(), bytes, cudaMemcpyHostToDevice, t));
+      },
+      s);
+  st.d2h_ms = median_ms(
+      [&](cudaStream_t t) {
+        CUDALAB_CHECK(
+            cudaMemcpyAsync(b.host_out.data(), b.dev_out.data(), bytes, cudaMemcpyDeviceToHost, t));
+      },
+      s);
   auto kernel_ms = [&](int iters) {
-    return median_ms([&](cudaStream_t t) { ch07::process(b.dev_in.data(), b.dev_out.data(), b.n, iters, t); }, s);
+    return median_ms(
+        [&](cudaStream_t t) { ch07::process(b.dev_in.data(), b.dev_out.data(), b.n, iters, t); },
+        s);
   };
   const double k0 = kernel_ms(0), k1 = kernel_ms(512);
   const double per_iter = std::max((k1 - k0) / 512, 1e-9);
@@ -208,12 +229,14 @@ std::string check_overlap(const ch07::OverlapBuffers& b, int iters) {
   };
   for (std::size_t i = 0; i < b.n; i += 4099)
     if (wrong(i)) return "wrong result at " + std::to_string(i);
-  if (b.n > 0 && wrong(b.n - 1)) return "wrong result at " + std::to_string(b.n - 1) + " (the tail)";
+  if (b.n > 0 && wrong(b.n - 1))
+    return "wrong result at " + std::to_string(b.n - 1) + " (the tail)";
   return {};
 }
 
 void fill_host(ch07::OverlapBuffers& b) {
-  for (std::size_t i = 0; i < b.n; ++i) b.host_in.data()[i] = static_cast<float>(i % 1000) / 250.0f - 2.0f;
+  for (std::size_t i = 0; i < b.n; ++i)
+    b.host_in.data()[i] = static_cast<float>(i % 1000) / 250.0f - 2.0f;
 }
 
 // One pinned set for every row (allocating 1 GiB of pinned memory per row would dominate the run).
@@ -235,14 +258,16 @@ void overlap_row(benchmark::State& state, ch07::HostMemory memory) {
       fill_host(*pageable);
     }
     ch07::OverlapBuffers& b = pageable ? *pageable : shared_pinned();
-    const Stages st = stages_for(shared_pinned(), ratio_pct);  // stages are measured from pinned memory
+    const Stages st =
+        stages_for(shared_pinned(), ratio_pct);  // stages are measured from pinned memory
     StreamSet set(kOverlapStreams, cudaStreamNonBlocking);
     Stream s;
     auto chunked = [&](cudaStream_t t) {
       on_streams(t, set.raw, [&] { ch07::run_chunked(b, st.iters, chunks, set.raw); });
     };
-    const std::string key = std::string(memory == ch07::HostMemory::kPageable ? "overlap_pageable/" : "overlap/") +
-                            std::to_string(ratio_pct) + "/" + std::to_string(chunks);
+    const std::string key =
+        std::string(memory == ch07::HostMemory::kPageable ? "overlap_pageable/" : "overlap/") +
+        std::to_string(ratio_pct) + "/" + std::to_string(chunks);
     if (!bench::verify(state, key, [&] {
           std::fill(b.host_out.data(), b.host_out.data() + b.n, -1.0f);
           chunked(s);
@@ -252,10 +277,13 @@ void overlap_row(benchmark::State& state, ch07::HostMemory memory) {
       return;
     // The chunked pipeline timed beside the serial one (same buffers, interleaved): vs_base is the
     // measured speedup.
-    bench::run_vs(state, chunked, [&](cudaStream_t t) { ch07::run_serial(b, st.iters, t); }, {}, 1);
-    const double chunked_ms = state.counters["median_us"] / 1e3, serial_ms = state.counters["base_us"] / 1e3;
+    bench::run_vs(
+        state, chunked, [&](cudaStream_t t) { ch07::run_serial(b, st.iters, t); }, {}, 1);
+    const double chunked_ms = state.counters["median_us"] / 1e3,
+                 serial_ms = state.counters["base_us"] / 1e3;
     // Bytes over the bus (in + out) per second: the copy engines' share of the work.
-    state.counters["bus_GB/s"] = chunked_ms > 0 ? 2.0 * kOverlapN * sizeof(float) / (chunked_ms * 1e-3) / 1e9 : 0;
+    state.counters["bus_GB/s"] =
+        chunked_ms > 0 ? 2.0 * kOverlapN * sizeof(float) / (chunked_ms * 1e-3) / 1e9 : 0;
     state.counters["kernel_iters"] = st.iters;
     state.counters["h2d_ms"] = st.h2d_ms;
     state.counters["kernel_ms"] = st.kernel_ms;
@@ -268,8 +296,12 @@ void overlap_row(benchmark::State& state, ch07::HostMemory memory) {
   });
 }
 
-void BM_overlap(benchmark::State& state) { overlap_row(state, ch07::HostMemory::kPinned); }
-void BM_overlap_pageable(benchmark::State& state) { overlap_row(state, ch07::HostMemory::kPageable); }
+void BM_overlap(benchmark::State& state) {
+  overlap_row(state, ch07::HostMemory::kPinned);
+}
+void BM_overlap_pageable(benchmark::State& state) {
+  overlap_row(state, ch07::HostMemory::kPageable);
+}
 
 // The model's row: the stages measured alone, the model's pipelined time as the row's time and its
 // speedup over their sum as "speedup" (the ratio's denominator in bench/ch07.toml).
@@ -305,7 +337,8 @@ void BM_chain(benchmark::State& state, bool graph, int length) {
           return bench::mismatch(x.to_host(), want, {}, "KernelChain, one run");
         }))
       return;
-    bench::run(state, [&](cudaStream_t s) { graph ? chain.launch_graph(s) : chain.launch_plain(s); }, {});
+    bench::run(state,
+               [&](cudaStream_t s) { graph ? chain.launch_graph(s) : chain.launch_plain(s); }, {});
     const double us = state.counters["median_us"];
     state.counters["us_per_kernel"] = us / length;
     state.counters["Mkernels/s"] = us > 0 ? length / us : 0;
@@ -324,15 +357,20 @@ void BM_fork_join(benchmark::State& state, bool forked_rows, std::size_t n) {
     auto forked = [&](cudaStream_t t) {
       ch07::fork_join(x.data(), a.data(), b.data(), out.data(), n, t, sides.raw[0], sides.raw[1]);
     };
-    auto serial = [&](cudaStream_t t) { ch07::fork_join_serial(x.data(), a.data(), b.data(), out.data(), n, t); };
-    if (!bench::verify(state, std::string(forked_rows ? "fork_join/" : "fork_join_serial/") + std::to_string(n), [&] {
-          Stream s;
-          forked_rows ? forked(s) : serial(s);
-          s.synchronize();
-          std::vector<float> want(n);
-          for (std::size_t i = 0; i < n; ++i) want[i] = xh[i] * xh[i] + std::fma(2.0f, xh[i], 1.0f);
-          return bench::mismatch(out.to_host(), want, {}, "fork_join out");
-        }))
+    auto serial = [&](cudaStream_t t) {
+      ch07::fork_join_serial(x.data(), a.data(), b.data(), out.data(), n, t);
+    };
+    if (!bench::verify(
+            state,
+            std::string(forked_rows ? "fork_join/" : "fork_join_serial/") + std::to_string(n), [&] {
+              Stream s;
+              forked_rows ? forked(s) : serial(s);
+              s.synchronize();
+              std::vector<float> want(n);
+              for (std::size_t i = 0; i < n; ++i)
+                want[i] = xh[i] * xh[i] + std::fma(2.0f, xh[i], 1.0f);
+              return bench::mismatch(out.to_host(), want, {}, "fork_join out");
+            }))
       return;
     // The forked rows are timed beside the same three kernels in one stream: vs_base > 1 when the
     // side kernels overlap.
@@ -359,20 +397,22 @@ void BM_graph_retarget(benchmark::State& state, bool update, int length) {
     ch07::KernelChain chain(x.data(), n, length);
     chain.launch_graph(s);  // captured and instantiated once
     s.synchronize();
-    if (!bench::verify(state, std::string(update ? "graph_update/" : "graph_rebuild/") + std::to_string(length), [&] {
-          std::unique_ptr<ch07::KernelChain> fresh;
-          if (update) {
-            chain.set_data(y.data());
-            chain.launch_graph(s);
-          } else {
-            fresh = std::make_unique<ch07::KernelChain>(y.data(), n, length);
-            fresh->launch_graph(s);
-          }
-          s.synchronize();
-          std::vector<float> want(n);
-          for (std::size_t i = 0; i < n; ++i) want[i] = ch07::chain_oracle(y0[i], length);
-          return bench::mismatch(y.to_host(), want, {}, "the chain after set_data(y)");
-        }))
+    if (!bench::verify(
+            state,
+            std::string(update ? "graph_update/" : "graph_rebuild/") + std::to_string(length), [&] {
+              std::unique_ptr<ch07::KernelChain> fresh;
+              if (update) {
+                chain.set_data(y.data());
+                chain.launch_graph(s);
+              } else {
+                fresh = std::make_unique<ch07::KernelChain>(y.data(), n, length);
+                fresh->launch_graph(s);
+              }
+              s.synchronize();
+              std::vector<float> want(n);
+              for (std::size_t i = 0; i < n; ++i) want[i] = ch07::chain_oracle(y0[i], length);
+              return bench::mismatch(y.to_host(), want, {}, "the chain after set_data(y)");
+            }))
       return;
     // Each iteration points the chain at the other array and runs it once: set_data() on the
     // instantiated graph, or a new KernelChain (capture + instantiate) — host clock, to the end.
@@ -407,23 +447,31 @@ void BM_inference(benchmark::State& state) {
   state.SetLabel(graph ? "graph per slot, 3 slots" : "stream launches, 3 slots");
   guarded(state, [&] {
     const auto w = ch07::mlp_weights();
-    if (!bench::verify(state, "inference/" + std::to_string(batch) + "/" + std::to_string(graph), [&] {
-          const auto r = ch07::serve(w, {.batch = batch, .batches = ch07::kDistinctBatches, .slots = 3, .graph = graph});
-          const std::size_t per = static_cast<std::size_t>(batch) * w.shape.classes;
-          for (int i = 0; i < ch07::kDistinctBatches; ++i) {
-            const auto want = ch07::mlp_forward_cpu(w, ch07::make_batch(w.shape, batch, static_cast<std::uint64_t>(i)), batch);
-            const std::vector<float> got(r.logits.begin() + static_cast<std::ptrdiff_t>(per * i),
-                                         r.logits.begin() + static_cast<std::ptrdiff_t>(per * (i + 1)));
-            if (auto bad = bench::mismatch(got, want, {.abs = 1e-3, .rel = 1e-3}, "serve: logits of batch " + std::to_string(i)); !bad.empty())
-              return bad;
-          }
-          return std::string();
-        }))
+    if (!bench::verify(
+            state, "inference/" + std::to_string(batch) + "/" + std::to_string(graph), [&] {
+              const auto r = ch07::serve(
+                  w,
+                  {.batch = batch, .batches = ch07::kDistinctBatches, .slots = 3, .graph = graph});
+              const std::size_t per = static_cast<std::size_t>(batch) * w.shape.classes;
+              for (int i = 0; i < ch07::kDistinctBatches; ++i) {
+                const auto want = ch07::mlp_forward_cpu(
+                    w, ch07::make_batch(w.shape, batch, static_cast<std::uint64_t>(i)), batch);
+                const std::vector<float> got(
+                    r.logits.begin() + static_cast<std::ptrdiff_t>(per * i),
+                    r.logits.begin() + static_cast<std::ptrdiff_t>(per * (i + 1)));
+                if (auto bad = bench::mismatch(got, want, {.abs = 1e-3, .rel = 1e-3},
+                                               "serve: logits of batch " + std::to_string(i));
+                    !bad.empty())
+                  return bad;
+              }
+              return std::string();
+            }))
       return;
     std::vector<double> latency;
     double samples = 0, seconds = 0;
     for (auto _ : state) {
-      const auto r = ch07::serve(w, {.batch = batch, .batches = 400, .slots = 3, .graph = graph, .keep_logits = false});
+      const auto r = ch07::serve(
+          w, {.batch = batch, .batches = 400, .slots = 3, .graph = graph, .keep_logits = false});
       state.SetIterationTime(r.seconds);
       latency.insert(latency.end(), r.latency_us.begin(), r.latency_us.end());
       samples += static_cast<double>(r.latency_us.size()) * batch;
@@ -439,20 +487,52 @@ void BM_inference(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(BM_default_stream)->ArgName("mode")->DenseRange(0, 2)->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_priority)->ArgName("high")->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_host_func)->ArgName("with")->Arg(0)->Arg(1)->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_alloc)->ArgNames({"mode", "bytes"})->ArgsProduct({{0, 1}, {1 << 16, 1 << 24}})->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_overlap_model)->ArgNames({"ratio_pct", "chunks"})->ArgsProduct({{25, 100, 400}, {2, 4, 8, 16, 32}})->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_overlap)->ArgNames({"ratio_pct", "chunks"})->ArgsProduct({{25, 100, 400}, {2, 4, 8, 16, 32}})->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_overlap_pageable)->ArgNames({"ratio_pct", "chunks"})->ArgsProduct({{100}, {8}})->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_default_stream)
+    ->ArgName("mode")
+    ->DenseRange(0, 2)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_priority)
+    ->ArgName("high")
+    ->Arg(0)
+    ->Arg(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_host_func)
+    ->ArgName("with")
+    ->Arg(0)
+    ->Arg(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_alloc)
+    ->ArgNames({"mode", "bytes"})
+    ->ArgsProduct({{0, 1}, {1 << 16, 1 << 24}})
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_overlap_model)
+    ->ArgNames({"ratio_pct", "chunks"})
+    ->ArgsProduct({{25, 100, 400}, {2, 4, 8, 16, 32}})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_overlap)
+    ->ArgNames({"ratio_pct", "chunks"})
+    ->ArgsProduct({{25, 100, 400}, {2, 4, 8, 16, 32}})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_overlap_pageable)
+    ->ArgNames({"ratio_pct", "chunks"})
+    ->ArgsProduct({{100}, {8}})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 // BM_fork_join/streams|one_stream/n:N: fork / join over three streams (7.2), and its baseline.
 const bool fork_join_rows = [] {
   for (bool forked : {true, false})
     for (std::size_t n : {std::size_t{4096}, std::size_t{1} << 20})
-      benchmark::RegisterBenchmark(("BM_fork_join/" + std::string(forked ? "streams" : "one_stream") + "/n:" +
-                                    std::to_string(n)).c_str(),
-                                   [forked, n](benchmark::State& st) { BM_fork_join(st, forked, n); })
+      benchmark::RegisterBenchmark(
+          ("BM_fork_join/" + std::string(forked ? "streams" : "one_stream") +
+           "/n:" + std::to_string(n))
+              .c_str(),
+          [forked, n](benchmark::State& st) { BM_fork_join(st, forked, n); })
           ->UseManualTime()
           ->Unit(benchmark::kMicrosecond);
   return true;
@@ -463,9 +543,11 @@ const bool fork_join_rows = [] {
 const bool retarget_rows = [] {
   for (bool update : {true, false})
     for (int length : {10, 100, 1000})
-      benchmark::RegisterBenchmark(("BM_graph_retarget/" + std::string(update ? "update" : "rebuild") + "/length:" +
-                                    std::to_string(length)).c_str(),
-                                   [update, length](benchmark::State& st) { BM_graph_retarget(st, update, length); })
+      benchmark::RegisterBenchmark(
+          ("BM_graph_retarget/" + std::string(update ? "update" : "rebuild") +
+           "/length:" + std::to_string(length))
+              .c_str(),
+          [update, length](benchmark::State& st) { BM_graph_retarget(st, update, length); })
           ->UseManualTime()
           ->Unit(benchmark::kMicrosecond);
   return true;
@@ -475,12 +557,19 @@ const bool retarget_rows = [] {
 const bool chain_rows = [] {
   for (bool graph : {false, true})
     for (int length : {1, 10, 100, 1000})
-      benchmark::RegisterBenchmark(("BM_chain/" + std::string(graph ? "graph" : "plain") + "/length:" + std::to_string(length)).c_str(),
-                                   [graph, length](benchmark::State& st) { BM_chain(st, graph, length); })
+      benchmark::RegisterBenchmark(
+          ("BM_chain/" + std::string(graph ? "graph" : "plain") +
+           "/length:" + std::to_string(length))
+              .c_str(),
+          [graph, length](benchmark::State& st) { BM_chain(st, graph, length); })
           ->UseManualTime()
           ->Unit(benchmark::kMicrosecond);
   return true;
 }();
-BENCHMARK(BM_inference)->ArgNames({"batch", "graph"})->ArgsProduct({{1, 4, 16, 64}, {0, 1}})->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_inference)
+    ->ArgNames({"batch", "graph"})
+    ->ArgsProduct({{1, 4, 16, 64}, {0, 1}})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 
 CUDALAB_BENCH_MAIN();

@@ -15,7 +15,8 @@ TEST_P(FusedForwardGpu, MatchesTheOracle) {
   for (ch01::BlockShape shape : {ch01::BlockShape{}, ch01::BlockShape{.d = 37, .hidden = 100}}) {
     const auto w = ch01::block_weights(shape);
     ch01::Block block(w, 70);
-    EXPECT_TRUE(ch01_test::forward_matches(block, w, ch01::Mode::kFused, batch, s, "exercise 1.1, d = " + std::to_string(shape.d)));
+    EXPECT_TRUE(ch01_test::forward_matches(block, w, ch01::Mode::kFused, batch, s,
+                                           "exercise 1.1, d = " + std::to_string(shape.d)));
   }
 }
 

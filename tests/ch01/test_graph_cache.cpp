@@ -13,7 +13,8 @@ TEST_F(GraphForwardGpu, MatchesTheOracleAndCachesOneGraphPerShape) {
   const auto w = ch01::block_weights();
   ch01::Block block(w, 64);
   Stream s;
-  EXPECT_TRUE(ch01_test::forward_matches(block, w, ch01::Mode::kGraph, 1, s, "exercise 1.2, first call"));
+  EXPECT_TRUE(
+      ch01_test::forward_matches(block, w, ch01::Mode::kGraph, 1, s, "exercise 1.2, first call"));
   EXPECT_EQ(block.instantiations(), 1);
 
   // Same key twice: one graph, replayed; the replay recomputes (y poisoned in between).
@@ -27,7 +28,8 @@ TEST_F(GraphForwardGpu, MatchesTheOracleAndCachesOneGraphPerShape) {
     CUDALAB_CHECK(cudaDeviceSynchronize());
     block.forward(ch01::Mode::kGraph, dx.data(), y.data(), batch, s);
     s.synchronize();
-    EXPECT_MATCHES(compare(y.to_host(), want, ch01_test::kTol, "graph replay " + std::to_string(round) + " (exercise 1.2)"));
+    EXPECT_MATCHES(compare(y.to_host(), want, ch01_test::kTol,
+                           "graph replay " + std::to_string(round) + " (exercise 1.2)"));
   }
   EXPECT_EQ(block.graphs_cached(), 2u) << "one graph per (batch, x, y): batch 1 and batch 17";
   EXPECT_EQ(block.instantiations(), 2) << "a hit must replay, not capture and instantiate again";
@@ -36,8 +38,10 @@ TEST_F(GraphForwardGpu, MatchesTheOracleAndCachesOneGraphPerShape) {
   block.forward(ch01::Mode::kGraph, dx.data(), y.data(), 16, s);
   s.synchronize();
   EXPECT_EQ(block.graphs_cached(), 3u);
-  EXPECT_MATCHES(compare(y.to_host(), ch01::block_forward_cpu(w, std::vector<float>(x.begin(), x.begin() + 16 * w.shape.d), 16),
-                         ch01_test::kTol, "graph at batch 16 (exercise 1.2)"));
+  EXPECT_MATCHES(compare(
+      y.to_host(),
+      ch01::block_forward_cpu(w, std::vector<float>(x.begin(), x.begin() + 16 * w.shape.d), 16),
+      ch01_test::kTol, "graph at batch 16 (exercise 1.2)"));
   cudaStreamCaptureStatus status{};
   ASSERT_EQ(cudaStreamIsCapturing(s, &status), cudaSuccess);
   EXPECT_EQ(status, cudaStreamCaptureStatusNone) << "the stream must not be left capturing";
@@ -50,5 +54,6 @@ TEST_F(GraphForwardArgsGpu, LegacyStreamIsRefused) {
   const auto w = ch01::block_weights({.d = 8, .hidden = 16});
   ch01::Block block(w, 4);
   DeviceBuffer<float> x(8), y(8);
-  cudalab::testing::expect_throws_naming([&] { block.forward(ch01::Mode::kGraph, x.data(), y.data(), 1, nullptr); }, "stream");
+  cudalab::testing::expect_throws_naming(
+      [&] { block.forward(ch01::Mode::kGraph, x.data(), y.data(), 1, nullptr); }, "stream");
 }

@@ -38,7 +38,8 @@ TEST(BlockCpu, GeluIsTheTanhApproximation) {
 TEST(BlockCpu, RejectsBadArgumentsByName) {
   const auto w = ch01::block_weights({.d = 4, .hidden = 8});
   cudalab::testing::expect_throws_naming([] { ch01::block_weights({.d = 0}); }, "shape.d");
-  cudalab::testing::expect_throws_naming([&] { ch01::block_forward_cpu(w, std::vector<float>(5), 1); }, "x");
+  cudalab::testing::expect_throws_naming(
+      [&] { ch01::block_forward_cpu(w, std::vector<float>(5), 1); }, "x");
   cudalab::testing::expect_throws_naming([&] { ch01::make_input(w.shape, -1, 0); }, "batch");
   EXPECT_STREQ(ch01::mode_name(ch01::Mode::kGraph), "graph");
 }
@@ -54,8 +55,12 @@ TEST_P(LessonGpu, EagerModesMatchTheOracle) {
     EXPECT_TRUE(ch01_test::forward_matches(block, w, GetParam(), batch, s, "eager path"));
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, LessonGpu, ::testing::Values(ch01::Mode::kEager, ch01::Mode::kEagerAlloc),
-                         [](const auto& p) { return p.param == ch01::Mode::kEager ? std::string("eager") : std::string("eager_alloc"); });
+INSTANTIATE_TEST_SUITE_P(Modes, LessonGpu,
+                         ::testing::Values(ch01::Mode::kEager, ch01::Mode::kEagerAlloc),
+                         [](const auto& p) {
+                           return p.param == ch01::Mode::kEager ? std::string("eager")
+                                                                : std::string("eager_alloc");
+                         });
 
 class TimingGpu : public ::testing::Test {};
 
@@ -72,6 +77,8 @@ TEST_F(TimingGpu, SplitCountsKernelsAndSyncs) {
     EXPECT_GT(t.kernel_us, 0.0);
     EXPECT_DOUBLE_EQ(t.other_us, t.total_us - t.kernel_us);
   }
-  cudalab::testing::expect_throws_naming([&] { ch01::time_forward(block, ch01::Mode::kFused, 9, 3, s); }, "batch");
-  cudalab::testing::expect_throws_naming([&] { ch01::time_forward(block, ch01::Mode::kFused, 1, 0, s); }, "reps");
+  cudalab::testing::expect_throws_naming(
+      [&] { ch01::time_forward(block, ch01::Mode::kFused, 9, 3, s); }, "batch");
+  cudalab::testing::expect_throws_naming(
+      [&] { ch01::time_forward(block, ch01::Mode::kFused, 1, 0, s); }, "reps");
 }

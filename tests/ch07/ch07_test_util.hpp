@@ -13,7 +13,7 @@
 #include "cudalab/stream.hpp"
 
 #if defined(CUDALAB_SYNC_LAUNCHES)
-#define CH07_SKIP_IN_SYNC_BUILD()                                                                  \
+#define CH07_SKIP_IN_SYNC_BUILD()                                                                 \
   GTEST_SKIP() << "skipped: this build synchronizes after every launch (CUDALAB_SYNC_LAUNCHES), " \
                   "so a stream held by a Gate would block the test itself"
 #else

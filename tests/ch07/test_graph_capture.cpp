@@ -33,23 +33,26 @@ TEST_P(KernelChainGraphGpu, ReplaysMatchTheOracle) {
   auto x = to_device(x0);
   Stream stream;
   ch07::KernelChain chain(x.data(), n, length);
-  const std::string where = "(exercise 7.3, n = " + std::to_string(n) + ", length = " + std::to_string(length) + ")";
+  const std::string where =
+      "(exercise 7.3, n = " + std::to_string(n) + ", length = " + std::to_string(length) + ")";
   chain.launch_graph(stream);
   stream.synchronize();
-  ASSERT_MATCHES(compare(x.to_host(), oracle(x0, length, 1), {},
-                         "after the first launch_graph, which must run the chain exactly once " + where));
+  ASSERT_MATCHES(
+      compare(x.to_host(), oracle(x0, length, 1), {},
+              "after the first launch_graph, which must run the chain exactly once " + where));
   chain.launch_graph(stream);
   chain.launch_graph(stream);
   stream.synchronize();
-  EXPECT_MATCHES(compare(x.to_host(), oracle(x0, length, 3), {}, "after three launch_graph calls " + where));
+  EXPECT_MATCHES(
+      compare(x.to_host(), oracle(x0, length, 3), {}, "after three launch_graph calls " + where));
   EXPECT_EQ(chain.graph_kernel_nodes(), static_cast<std::size_t>(length))
       << "the captured graph must hold one kernel node per link of the chain " << where;
   EXPECT_EQ(chain.instantiations(), 1) << "capture and instantiate once, then replay " << where;
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, KernelChainGraphGpu,
-                         ::testing::Values(Case{1, 1}, Case{1000, 1}, Case{1000, 10}, Case{257, 100},
-                                           Case{70001, 37}, Case{4096, 1000}),
+                         ::testing::Values(Case{1, 1}, Case{1000, 1}, Case{1000, 10},
+                                           Case{257, 100}, Case{70001, 37}, Case{4096, 1000}),
                          [](const auto& p) {
                            return "n_" + std::to_string(std::get<0>(p.param)) + "_length_" +
                                   std::to_string(std::get<1>(p.param));
@@ -70,8 +73,9 @@ TEST_F(KernelChainMixGpu, GraphAndPlainLaunchesInterleaveInStreamOrder) {
   chain.launch_plain(stream);
   chain.launch_graph(stream);
   stream.synchronize();
-  EXPECT_MATCHES(compare(x.to_host(), oracle(x0, 12, 4), {},
-                         "plain, graph, plain, graph (exercise 7.3: capturing must not run or skip anything)"));
+  EXPECT_MATCHES(compare(
+      x.to_host(), oracle(x0, 12, 4), {},
+      "plain, graph, plain, graph (exercise 7.3: capturing must not run or skip anything)"));
   // The stream is usable after the capture (a capture left open refuses ordinary work).
   cudaStreamCaptureStatus status{};
   ASSERT_EQ(cudaStreamIsCapturing(stream, &status), cudaSuccess);

@@ -39,16 +39,20 @@ TEST_P(KernelChainUpdateGpu, SetDataRetargetsTheInstantiatedGraph) {
   chain.set_data(y.data());
   chain.launch_graph(stream);
   stream.synchronize();
-  EXPECT_MATCHES(compare(y.to_host(), oracle(y0, length, 1), {}, "y after set_data(y) and one replay" + where));
-  EXPECT_MATCHES(compare(x.to_host(), oracle(x0, length, 1), {}, "x, which the replay on y must not touch" + where));
+  EXPECT_MATCHES(compare(y.to_host(), oracle(y0, length, 1), {},
+                         "y after set_data(y) and one replay" + where));
+  EXPECT_MATCHES(compare(x.to_host(), oracle(x0, length, 1), {},
+                         "x, which the replay on y must not touch" + where));
 
   chain.set_data(x.data());
   chain.launch_graph(stream);
   chain.launch_plain(stream);  // plain launches follow set_data too
   stream.synchronize();
-  EXPECT_MATCHES(compare(x.to_host(), oracle(x0, length, 3), {}, "x after set_data(x), a replay and a plain run" + where));
+  EXPECT_MATCHES(compare(x.to_host(), oracle(x0, length, 3), {},
+                         "x after set_data(x), a replay and a plain run" + where));
   EXPECT_MATCHES(compare(y.to_host(), oracle(y0, length, 1), {}, "y, untouched since" + where));
-  EXPECT_EQ(chain.instantiations(), 1) << "set_data must update the executable graph, not build a new one" << where;
+  EXPECT_EQ(chain.instantiations(), 1)
+      << "set_data must update the executable graph, not build a new one" << where;
   EXPECT_EQ(chain.graph_kernel_nodes(), static_cast<std::size_t>(length)) << where;
 }
 

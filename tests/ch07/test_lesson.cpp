@@ -21,10 +21,10 @@ using namespace std::chrono_literals;
 TEST(OverlapModel, BalancedStagesTendToTheNumberOfStages) {
   const std::vector<double> s{1.0, 1.0, 1.0};
   EXPECT_DOUBLE_EQ(ch07::overlap_speedup_model(s, 1), 1.0);
-  EXPECT_DOUBLE_EQ(ch07::overlap_speedup_model(s, 2), 1.5);   // 3 / (1.5 + 0.5)
-  EXPECT_DOUBLE_EQ(ch07::overlap_speedup_model(s, 8), 2.4);   // 24 / 10
+  EXPECT_DOUBLE_EQ(ch07::overlap_speedup_model(s, 2), 1.5);  // 3 / (1.5 + 0.5)
+  EXPECT_DOUBLE_EQ(ch07::overlap_speedup_model(s, 8), 2.4);  // 24 / 10
   EXPECT_NEAR(ch07::overlap_speedup_model(s, 1000000), 3.0, 1e-5);
-  EXPECT_DOUBLE_EQ(ch07::pipelined_time_model(s, 4), 1.5);    // (3 + 3) / 4
+  EXPECT_DOUBLE_EQ(ch07::pipelined_time_model(s, 4), 1.5);  // (3 + 3) / 4
 }
 
 TEST(OverlapModel, TheLargestStageBoundsTheSpeedup) {
@@ -45,8 +45,10 @@ TEST(OverlapModel, RejectsBadArgumentsByName) {
       nan{1.0, std::numeric_limits<double>::quiet_NaN()};
   cudalab::testing::expect_throws_naming([&] { ch07::overlap_speedup_model(ok, 0); }, "chunks");
   cudalab::testing::expect_throws_naming([&] { ch07::overlap_speedup_model(none, 2); }, "stage_ms");
-  cudalab::testing::expect_throws_naming([&] { ch07::overlap_speedup_model(negative, 2); }, "stage_ms");
-  cudalab::testing::expect_throws_naming([&] { ch07::overlap_speedup_model(zeros, 2); }, "stage_ms");
+  cudalab::testing::expect_throws_naming([&] { ch07::overlap_speedup_model(negative, 2); },
+                                         "stage_ms");
+  cudalab::testing::expect_throws_naming([&] { ch07::overlap_speedup_model(zeros, 2); },
+                                         "stage_ms");
   cudalab::testing::expect_throws_naming([&] { ch07::pipelined_time_model(nan, 2); }, "stage_ms");
 }
 
@@ -54,7 +56,8 @@ TEST(OverlapModel, RejectsBadArgumentsByName) {
 
 TEST(Oracles, ProcessAndChainAreFusedMultiplyAdds) {
   EXPECT_EQ(ch07::process_oracle(1.5f, 0), 1.5f);
-  EXPECT_EQ(ch07::process_oracle(1.5f, 2), std::fma(std::fma(1.5f, ch07::kScale, ch07::kShift), ch07::kScale, ch07::kShift));
+  EXPECT_EQ(ch07::process_oracle(1.5f, 2),
+            std::fma(std::fma(1.5f, ch07::kScale, ch07::kShift), ch07::kScale, ch07::kShift));
   EXPECT_EQ(ch07::chain_oracle(0.25f, 3, 2), ch07::chain_oracle(ch07::chain_oracle(0.25f, 3), 3));
   EXPECT_EQ(ch07::chain_scale(3), 1.0f);
   EXPECT_EQ(ch07::chain_shift(0), -2.0f / 256.0f);
@@ -76,13 +79,15 @@ TEST(MlpCpu, WeightsAndInputsAreDeterministicAndScaled) {
   ASSERT_EQ(logits.size(), 40u);
   double spread = 0;
   for (float v : logits) spread += std::abs(v);
-  EXPECT_GT(spread, 0.1) << "the logits should not all be (near) zero: the weights are scaled 1/sqrt(fan_in)";
+  EXPECT_GT(spread, 0.1)
+      << "the logits should not all be (near) zero: the weights are scaled 1/sqrt(fan_in)";
 }
 
 TEST(MlpCpu, RejectsBadArgumentsByName) {
   const auto w = ch07::mlp_weights({.in = 8, .hidden = 4, .classes = 3});
   cudalab::testing::expect_throws_naming([&] { ch07::mlp_weights({.in = 0}); }, "shape.in");
-  cudalab::testing::expect_throws_naming([&] { ch07::mlp_forward_cpu(w, std::vector<float>(7), 1); }, "x");
+  cudalab::testing::expect_throws_naming(
+      [&] { ch07::mlp_forward_cpu(w, std::vector<float>(7), 1); }, "x");
   cudalab::testing::expect_throws_naming([&] { ch07::make_batch(w.shape, -1, 0); }, "batch");
 }
 
@@ -97,13 +102,15 @@ TEST(ServeResult, PercentilesAreNearestRank) {
   EXPECT_EQ(r.percentile_us(0), 1);
   EXPECT_DOUBLE_EQ(r.samples_per_second(), 800.0);
   cudalab::testing::expect_throws_naming([&] { r.percentile_us(101); }, "p");
-  cudalab::testing::expect_throws_naming([&] { ch07::ServeResult{}.percentile_us(50); }, "latency_us");
+  cudalab::testing::expect_throws_naming([&] { ch07::ServeResult{}.percentile_us(50); },
+                                         "latency_us");
 }
 
 TEST(ServeArgs, RejectsBadOptionsByName) {
   const auto w = ch07::mlp_weights({.in = 8, .hidden = 4, .classes = 3});
   cudalab::testing::expect_throws_naming([&] { ch07::serve(w, {.batch = 0}); }, "options.batch");
-  cudalab::testing::expect_throws_naming([&] { ch07::serve(w, {.batches = -1}); }, "options.batches");
+  cudalab::testing::expect_throws_naming([&] { ch07::serve(w, {.batches = -1}); },
+                                         "options.batches");
   cudalab::testing::expect_throws_naming([&] { ch07::serve(w, {.slots = 0}); }, "options.slots");
   EXPECT_TRUE(ch07::serve(w, {.batches = 0}).latency_us.empty());
 }
@@ -118,7 +125,8 @@ TEST(MlpArgs, RejectsImpossibleBatchesByName) {
 }
 
 TEST(AllocLoopArgs, RejectsNegativeIterations) {
-  cudalab::testing::expect_throws_naming([] { ch07::alloc_loop(ch07::AllocMode::kMalloc, 16, -1, nullptr); }, "iterations");
+  cudalab::testing::expect_throws_naming(
+      [] { ch07::alloc_loop(ch07::AllocMode::kMalloc, 16, -1, nullptr); }, "iterations");
 }
 
 // ---- on the GPU
@@ -135,7 +143,8 @@ TEST_F(LessonGpu, ProcessAndSerialPipelineMatchTheOracle) {
     ch07::run_serial(b, 9, s);
     s.synchronize();
     for (std::size_t i = 0; i < n; ++i)
-      ASSERT_EQ(b.host_out.data()[i], ch07::process_oracle(b.host_in.data()[i], 9)) << "i = " << i << ", n = " << n;
+      ASSERT_EQ(b.host_out.data()[i], ch07::process_oracle(b.host_in.data()[i], 9))
+          << "i = " << i << ", n = " << n;
   }
 }
 
@@ -194,7 +203,8 @@ TEST_F(LessonGpu, PlainChainMatchesTheOracle) {
 
 TEST_F(LessonGpu, MlpForwardMatchesTheCpu) {
   CUDALAB_REQUIRE_GPU();
-  for (ch07::MlpShape shape : {ch07::MlpShape{}, ch07::MlpShape{.in = 33, .hidden = 17, .classes = 5}}) {
+  for (ch07::MlpShape shape :
+       {ch07::MlpShape{}, ch07::MlpShape{.in = 33, .hidden = 17, .classes = 5}}) {
     const auto w = ch07::mlp_weights(shape);
     ch07::Mlp mlp(w, 70);
     for (int batch : {1, 3, 16, 17, 70}) {
@@ -204,10 +214,12 @@ TEST_F(LessonGpu, MlpForwardMatchesTheCpu) {
       Stream s;
       mlp.forward(dx.data(), logits.data(), batch, s);
       s.synchronize();
-      EXPECT_MATCHES(compare(logits.to_host(), ch07::mlp_forward_cpu(w, x, batch), {.abs = 1e-4, .rel = 1e-4},
-                             "Mlp::forward, batch " + std::to_string(batch) + ", in " + std::to_string(shape.in)));
+      EXPECT_MATCHES(compare(
+          logits.to_host(), ch07::mlp_forward_cpu(w, x, batch), {.abs = 1e-4, .rel = 1e-4},
+          "Mlp::forward, batch " + std::to_string(batch) + ", in " + std::to_string(shape.in)));
     }
-    cudalab::testing::expect_throws_naming([&] { mlp.forward(nullptr, nullptr, 71, nullptr); }, "batch");
+    cudalab::testing::expect_throws_naming([&] { mlp.forward(nullptr, nullptr, 71, nullptr); },
+                                           "batch");
   }
 }
 
@@ -216,7 +228,8 @@ class ServeGpu : public ::testing::TestWithParam<bool> {};
 TEST_P(ServeGpu, EveryBatchIsServedCorrectly) {
   CUDALAB_REQUIRE_GPU();
   const auto w = ch07::mlp_weights();
-  ch07::ServeOptions o{.batch = 5, .batches = 23, .slots = 3, .graph = GetParam(), .keep_logits = true};
+  ch07::ServeOptions o{
+      .batch = 5, .batches = 23, .slots = 3, .graph = GetParam(), .keep_logits = true};
   const auto r = ch07::serve(w, o);
   ASSERT_EQ(r.latency_us.size(), 23u);
   EXPECT_EQ(r.streams_used, 3);
@@ -224,12 +237,15 @@ TEST_P(ServeGpu, EveryBatchIsServedCorrectly) {
   EXPECT_GT(r.samples_per_second(), 0.0);
   const std::size_t per = 5 * 10;
   for (int i = 0; i < o.batches; ++i) {
-    const auto want = ch07::mlp_forward_cpu(w, ch07::make_batch(w.shape, 5, static_cast<std::uint64_t>(i % ch07::kDistinctBatches)), 5);
+    const auto want = ch07::mlp_forward_cpu(
+        w, ch07::make_batch(w.shape, 5, static_cast<std::uint64_t>(i % ch07::kDistinctBatches)), 5);
     const std::vector<float> got(r.logits.begin() + static_cast<std::ptrdiff_t>(per * i),
                                  r.logits.begin() + static_cast<std::ptrdiff_t>(per * (i + 1)));
-    EXPECT_MATCHES(compare(got, want, {.abs = 1e-4, .rel = 1e-4}, "serve: logits of batch " + std::to_string(i)));
+    EXPECT_MATCHES(compare(got, want, {.abs = 1e-4, .rel = 1e-4},
+                           "serve: logits of batch " + std::to_string(i)));
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, ServeGpu, ::testing::Values(false, true),
-                         [](const auto& p) { return p.param ? std::string("graph") : std::string("streams"); });
+INSTANTIATE_TEST_SUITE_P(Modes, ServeGpu, ::testing::Values(false, true), [](const auto& p) {
+  return p.param ? std::string("graph") : std::string("streams");
+});

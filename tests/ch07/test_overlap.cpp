@@ -1,6 +1,7 @@
 // Exercise 7.1 — run_chunked: the chunked pipeline over several streams. Correct on every size and
-// chunk count, and structurally asynchronous: it returns while streams[0] is held by a Gate, and the
-// chunks of the other streams finish meanwhile (no timing is asserted; bench_ch07 measures speed).
+// chunk count, and structurally asynchronous: it returns while streams[0] is held by a Gate, and
+// the chunks of the other streams finish meanwhile (no timing is asserted; bench_ch07 measures
+// speed).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -44,8 +45,8 @@ std::size_t first_wrong(const ch07::OverlapBuffers& b, std::size_t begin, std::s
 
 using Case = std::tuple<std::size_t, int, int>;  // n, chunks, streams
 std::string case_name(const ::testing::TestParamInfo<Case>& p) {
-  return "n_" + std::to_string(std::get<0>(p.param)) + "_chunks_" + std::to_string(std::get<1>(p.param)) +
-         "_streams_" + std::to_string(std::get<2>(p.param));
+  return "n_" + std::to_string(std::get<0>(p.param)) + "_chunks_" +
+         std::to_string(std::get<1>(p.param)) + "_streams_" + std::to_string(std::get<2>(p.param));
 }
 
 }  // namespace
@@ -62,18 +63,21 @@ TEST_P(RunChunkedGpu, MatchesTheSerialPipeline) {
   ch07::run_chunked(b, kIters, chunks, streams.raw);
   streams.synchronize();
   const std::size_t bad = first_wrong(b, 0, n);
-  EXPECT_EQ(bad, n) << "run_chunked (exercise 7.1, n = " << n << ", chunks = " << chunks << ", streams = "
-                    << nstreams << "): element " << bad << " is " << (bad < n ? b.host_out.data()[bad] : 0.0f)
-                    << ", expected " << (bad < n ? ch07::process_oracle(b.host_in.data()[bad], kIters) : 0.0f)
-                    << (bad < n && b.host_out.data()[bad] == kPoison ? " (never written: a chunk or the tail is missing)" : "");
+  EXPECT_EQ(bad, n) << "run_chunked (exercise 7.1, n = " << n << ", chunks = " << chunks
+                    << ", streams = " << nstreams << "): element " << bad << " is "
+                    << (bad < n ? b.host_out.data()[bad] : 0.0f) << ", expected "
+                    << (bad < n ? ch07::process_oracle(b.host_in.data()[bad], kIters) : 0.0f)
+                    << (bad < n && b.host_out.data()[bad] == kPoison
+                            ? " (never written: a chunk or the tail is missing)"
+                            : "");
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Sizes, RunChunkedGpu,
-    ::testing::Values(Case{1, 1, 1}, Case{1, 4, 2}, Case{5, 8, 3}, Case{1000, 1, 1}, Case{1000, 3, 2},
-                      Case{4097, 8, 4}, Case{4097, 7, 3}, Case{(1u << 20) + 3, 16, 4}, Case{(1u << 20) + 3, 5, 1},
-                      Case{300000, 64, 8}),
-    case_name);
+INSTANTIATE_TEST_SUITE_P(Sizes, RunChunkedGpu,
+                         ::testing::Values(Case{1, 1, 1}, Case{1, 4, 2}, Case{5, 8, 3},
+                                           Case{1000, 1, 1}, Case{1000, 3, 2}, Case{4097, 8, 4},
+                                           Case{4097, 7, 3}, Case{(1u << 20) + 3, 16, 4},
+                                           Case{(1u << 20) + 3, 5, 1}, Case{300000, 64, 8}),
+                         case_name);
 
 class OverlapBuffersGpu : public ::testing::Test {};
 
@@ -84,7 +88,8 @@ TEST_F(OverlapBuffersGpu, HostBuffersArePageLocked) {
     cudaPointerAttributes attr{};
     ASSERT_EQ(cudaPointerGetAttributes(&attr, p), cudaSuccess);
     EXPECT_EQ(attr.type, cudaMemoryTypeHost)
-        << "OverlapBuffers' host arrays must be pinned (cudaMallocHost): with pageable memory every "
+        << "OverlapBuffers' host arrays must be pinned (cudaMallocHost): with pageable memory "
+           "every "
            "cudaMemcpyAsync waits on the host and the chunks cannot overlap";
   }
 }
@@ -114,12 +119,14 @@ TEST_F(RunChunkedStructureGpu, ReturnsAndOtherStreamsFinishWhileTheFirstIsHeld) 
     if (c % kStreams != 0) {
       const std::size_t bad = first_wrong(b, begin, end);
       if (bad != end)
-        problems.push_back("chunk " + std::to_string(c) + " (streams[" + std::to_string(c % kStreams) +
-                           "]) was not finished when its stream was: element " + std::to_string(bad));
+        problems.push_back(
+            "chunk " + std::to_string(c) + " (streams[" + std::to_string(c % kStreams) +
+            "]) was not finished when its stream was: element " + std::to_string(bad));
     } else if (others_done_while_held) {
       for (std::size_t i = begin; i < end; ++i)
         if (b.host_out.data()[i] != kPoison) {
-          problems.push_back("chunk " + std::to_string(c) + " was written while streams[0], its stream, was held: "
+          problems.push_back("chunk " + std::to_string(c) +
+                             " was written while streams[0], its stream, was held: "
                              "chunk c must run on streams[c % streams.size()]");
           break;
         }
@@ -128,7 +135,8 @@ TEST_F(RunChunkedStructureGpu, ReturnsAndOtherStreamsFinishWhileTheFirstIsHeld) 
   gate.open();
   streams.synchronize();
   EXPECT_TRUE(returned_while_held)
-      << "run_chunked did not return while streams[0] was held: it waited on the host (a synchronize, a "
+      << "run_chunked did not return while streams[0] was held: it waited on the host (a "
+         "synchronize, a "
          "blocking cudaMemcpy, or pageable host memory, which makes cudaMemcpyAsync wait)";
   EXPECT_TRUE(others_done_while_held)
       << "streams[1..] could not finish while streams[0] was held: the chunks depend on each other "

@@ -16,7 +16,8 @@ std::uint64_t mix(std::uint64_t z) {  // splitmix64
 }
 float unit(std::uint64_t stream, std::uint64_t i) {  // [-1, 1), 24 random bits
   const std::uint64_t r = mix(mix(stream) ^ (i * 0xD1B54A32D192ED03ull));
-  return static_cast<float>(static_cast<std::int64_t>(r >> 40) - (1 << 23)) / static_cast<float>(1 << 23);
+  return static_cast<float>(static_cast<std::int64_t>(r >> 40) - (1 << 23)) /
+         static_cast<float>(1 << 23);
 }
 std::vector<float> fill(std::size_t n, std::uint64_t stream, float scale, float offset = 0.0f) {
   std::vector<float> v(n);
@@ -27,7 +28,9 @@ void check_shape(const BlockShape& s) {
   require(s.d >= 1, "shape.d", "must be >= 1");
   require(s.hidden >= 1, "shape.hidden", "must be >= 1");
 }
-double gelu_d(double v) { return 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v))); }
+double gelu_d(double v) {
+  return 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+}
 
 }  // namespace
 
@@ -55,7 +58,8 @@ std::vector<float> block_forward_cpu(const BlockWeights& w, std::span<const floa
   const BlockShape& s = w.shape;
   check_shape(s);
   require(batch >= 0, "batch", "must be >= 0");
-  require(x.size() == static_cast<std::size_t>(batch) * s.d, "x", "must hold batch * shape.d floats");
+  require(x.size() == static_cast<std::size_t>(batch) * s.d, "x",
+          "must hold batch * shape.d floats");
   const auto d = static_cast<std::size_t>(s.d), hid = static_cast<std::size_t>(s.hidden);
   std::vector<float> y(x.size());
   std::vector<double> ln(d), h(hid);
@@ -84,10 +88,14 @@ std::vector<float> block_forward_cpu(const BlockWeights& w, std::span<const floa
 
 const char* mode_name(Mode mode) {
   switch (mode) {
-    case Mode::kEagerAlloc: return "eager+alloc";
-    case Mode::kEager: return "eager";
-    case Mode::kFused: return "fused";
-    case Mode::kGraph: return "graph";
+    case Mode::kEagerAlloc:
+      return "eager+alloc";
+    case Mode::kEager:
+      return "eager";
+    case Mode::kFused:
+      return "fused";
+    case Mode::kGraph:
+      return "graph";
   }
   return "?";
 }

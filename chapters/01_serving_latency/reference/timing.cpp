@@ -24,7 +24,8 @@ ForwardTiming time_forward(Block& block, Mode mode, int batch, int reps, cudaStr
     const auto t0 = std::chrono::steady_clock::now();
     block.forward(mode, x.data(), y.data(), batch, stream);
     CUDALAB_CHECK(cudaStreamSynchronize(stream));
-    total_ms.push_back(std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    total_ms.push_back(
+        std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   ForwardTiming t;
   t.mode = mode;
@@ -33,8 +34,9 @@ ForwardTiming time_forward(Block& block, Mode mode, int batch, int reps, cudaStr
   t.host_syncs = block.host_syncs(mode);
   t.total_us = summarize(std::move(total_ms)).median_ms * 1e3;
   for (int k = 0; k < block.steps(mode); ++k) {
-    const TimingStats st = time_gpu([&](cudaStream_t s) { block.run_step(mode, k, x.data(), y.data(), batch, s); },
-                                    stream, {.warmup = 2, .repetitions = std::max(reps, 5)});
+    const TimingStats st =
+        time_gpu([&](cudaStream_t s) { block.run_step(mode, k, x.data(), y.data(), batch, s); },
+                 stream, {.warmup = 2, .repetitions = std::max(reps, 5)});
     t.kernel_us += st.median_ms * 1e3;
   }
   t.other_us = t.total_us - t.kernel_us;

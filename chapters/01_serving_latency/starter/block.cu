@@ -21,22 +21,29 @@ namespace {
 // eager modes, each op with its launch and its host sync; nothing without nvtx3 or a profiler).
 struct NvtxRange {
 #if defined(CUDALAB_HAVE_NVTX)
-  explicit NvtxRange(const char* name) { nvtxRangePushA(name); }
-  ~NvtxRange() { nvtxRangePop(); }
+  explicit NvtxRange(const char* name) {
+    nvtxRangePushA(name);
+  }
+  ~NvtxRange() {
+    nvtxRangePop();
+  }
 #else
   explicit NvtxRange(const char*) {}
 #endif
   NvtxRange(const NvtxRange&) = delete;
   NvtxRange& operator=(const NvtxRange&) = delete;
 };
-constexpr const char* kEagerOps[7] = {"LayerNorm", "GEMM 1", "bias 1", "GELU", "GEMM 2", "bias 2", "residual"};
+constexpr const char* kEagerOps[7] = {"LayerNorm", "GEMM 1", "bias 1",  "GELU",
+                                      "GEMM 2",    "bias 2", "residual"};
 
 constexpr int kTile = 16;
 constexpr int kRowThreads = 256;  // LayerNorm: one block per row
 constexpr int kEw = 256;          // elementwise kernels
 
 // Launch check without the debug build's synchronize (these launches may be captured).
-void check_launch() { CUDALAB_CHECK(cudaGetLastError()); }
+void check_launch() {
+  CUDALAB_CHECK(cudaGetLastError());
+}
 
 // Pointer checks: cudaPointerGetAttributes is a driver query we keep out of stream captures (a
 // call the driver refuses while capturing would invalidate the capture), so a capturing stream
@@ -63,8 +70,8 @@ __device__ float block_sum(float v, float* shared) {
 }
 
 __global__ void __launch_bounds__(kRowThreads)
-layernorm_kernel(const float* __restrict__ x, const float* __restrict__ gamma, const float* __restrict__ beta,
-                 float* __restrict__ y, int d) {
+    layernorm_kernel(const float* __restrict__ x, const float* __restrict__ gamma,
+                     const float* __restrict__ beta, float* __restrict__ y, int d) {
   __shared__ float shared[kRowThreads / 32];
   const float* xr = x + static_cast<std::size_t>(blockIdx.x) * d;
   float* yr = y + static_cast<std::size_t>(blockIdx.x) * d;
@@ -74,7 +81,8 @@ layernorm_kernel(const float* __restrict__ x, const float* __restrict__ gamma, c
   float v = 0.0f;
   for (int i = threadIdx.x; i < d; i += blockDim.x) v += (xr[i] - mean) * (xr[i] - mean);
   const float inv = rsqrtf(block_sum(v, shared) / static_cast<float>(d) + kLayerNormEps);
-  for (int i = threadIdx.x; i < d; i += blockDim.x) yr[i] = (xr[i] - mean) * inv * gamma[i] + beta[i];
+  for (int i = threadIdx.x; i < d; i += blockDim.x)
+    yr[i] = (xr[i] - mean) * inv * gamma[i] + beta[i];
 }
 
 enum class Epilogue { kNone, kBiasGelu, kBiasResidual };
@@ -83,17 +91,20 @@ enum class Epilogue { kNone, kBiasGelu, kBiasResidual };
 // operands staged through shared memory. The epilogue folds the ops that follow a GEMM into its
 // store (exercise 1.1): bias and GELU after the first GEMM, bias and residual after the second.
 template <Epilogue E>
-__global__ void __launch_bounds__(kTile * kTile)
-gemm_kernel(const float* __restrict__ A, const float* __restrict__ W, const float* __restrict__ bias,
-            const float* __restrict__ res, float* __restrict__ C, int batch, int in, int out) {
+__global__ void __launch_bounds__(kTile* kTile)
+    gemm_kernel(const float* __restrict__ A, const float* __restrict__ W,
+                const float* __restrict__ bias, const float* __restrict__ res,
+                float* __restrict__ C, int batch, int in, int out) {
   __shared__ float as[kTile][kTile + 1];
   __shared__ float ws[kTile][kTile + 1];
   const int tx = threadIdx.x, ty = threadIdx.y;
-  const int b = blockIdx.y * kTile + ty, o = blockIdx.x * kTile + tx, o_load = blockIdx.x * kTile + ty;
+  const int b = blockIdx.y * kTile + ty, o = blockIdx.x * kTile + tx,
+            o_load = blockIdx.x * kTile + ty;
   float acc = 0.0f;
   for (int k0 = 0; k0 < in; k0 += kTile) {
     as[ty][tx] = (b < batch && k0 + tx < in) ? A[static_cast<std::size_t>(b) * in + k0 + tx] : 0.0f;
-    ws[ty][tx] = (o_load < out && k0 + tx < in) ? W[static_cast<std::size_t>(o_load) * in + k0 + tx] : 0.0f;
+    ws[ty][tx] =
+        (o_load < out && k0 + tx < in) ? W[static_cast<std::size_t>(o_load) * in + k0 + tx] : 0.0f;
     __syncthreads();
 #pragma unroll
     for (int k = 0; k < kTile; ++k) acc = fmaf(as[ty][k], ws[tx][k], acc);
@@ -107,13 +118,15 @@ gemm_kernel(const float* __restrict__ A, const float* __restrict__ W, const floa
   //            the residual element of the same (row, column). The epilogue is resolved at compile
   //            time: the kNone instantiation reads neither pointer (the eager path passes null).
   //            Constraints: one store per output element, no extra pass over C (that extra pass is
-  //            exactly what the eager path pays three times). Goal (bench_ch01): the fused forward's
-  //            kernel time below the eager forward's at every batch. Hints: scripts/lab hint 1.1
+  //            exactly what the eager path pays three times). Goal (bench_ch01): the fused
+  //            forward's kernel time below the eager forward's at every batch. Hints: scripts/lab
+  //            hint 1.1
   (void)bias; (void)res;
   C[at] = acc;
 }
 
-__global__ void bias_add_kernel(float* __restrict__ y, const float* __restrict__ bias, std::size_t n, int out) {
+__global__ void bias_add_kernel(float* __restrict__ y, const float* __restrict__ bias,
+                                std::size_t n, int out) {
   const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i < n) y[i] += bias[i % static_cast<std::size_t>(out)];
 }
@@ -127,13 +140,16 @@ __global__ void residual_add_kernel(const float* __restrict__ x, const float* __
   if (i < n) y[i] = x[i] + t[i];
 }
 
-unsigned ew_blocks(std::size_t n) { return static_cast<unsigned>((n + kEw - 1) / kEw); }
+unsigned ew_blocks(std::size_t n) {
+  return static_cast<unsigned>((n + kEw - 1) / kEw);
+}
 
 template <Epilogue E>
-void gemm(const float* A, const float* W, const float* bias, const float* res, float* C, int batch, int in,
-          int out, cudaStream_t s) {
+void gemm(const float* A, const float* W, const float* bias, const float* res, float* C, int batch,
+          int in, int out, cudaStream_t s) {
   const dim3 block(kTile, kTile);
-  const dim3 grid(static_cast<unsigned>((out + kTile - 1) / kTile), static_cast<unsigned>((batch + kTile - 1) / kTile));
+  const dim3 grid(static_cast<unsigned>((out + kTile - 1) / kTile),
+                  static_cast<unsigned>((batch + kTile - 1) / kTile));
   gemm_kernel<E><<<grid, block, 0, s>>>(A, W, bias, res, C, batch, in, out);
   check_launch();
 }
@@ -147,9 +163,12 @@ Block::Block(const BlockWeights& w, int max_batch) : shape_(w.shape), max_batch_
   require(w.gamma.size() == d && w.beta.size() == d && w.w1.size() == h * d && w.b1.size() == h &&
               w.w2.size() == d * h && w.b2.size() == d,
           "w", "weight sizes do not match w.shape (make them with block_weights)");
-  gamma_ = to_device(w.gamma); beta_ = to_device(w.beta);
-  w1_ = to_device(w.w1); b1_ = to_device(w.b1);
-  w2_ = to_device(w.w2); b2_ = to_device(w.b2);
+  gamma_ = to_device(w.gamma);
+  beta_ = to_device(w.beta);
+  w1_ = to_device(w.w1);
+  b1_ = to_device(w.b1);
+  w2_ = to_device(w.w2);
+  b2_ = to_device(w.b2);
   const auto m = static_cast<std::size_t>(max_batch);
   ln_ = DeviceBuffer<float>(m * d);
   h_ = DeviceBuffer<float>(m * h);
@@ -160,8 +179,12 @@ Block::~Block() {
   for (auto& [key, exec] : graphs_) cudaGraphExecDestroy(exec);
 }
 
-int Block::steps(Mode mode) const { return mode == Mode::kEager || mode == Mode::kEagerAlloc ? 7 : 3; }
-int Block::host_syncs(Mode mode) const { return mode == Mode::kEager || mode == Mode::kEagerAlloc ? 7 : 0; }
+int Block::steps(Mode mode) const {
+  return mode == Mode::kEager || mode == Mode::kEagerAlloc ? 7 : 3;
+}
+int Block::host_syncs(Mode mode) const {
+  return mode == Mode::kEager || mode == Mode::kEagerAlloc ? 7 : 0;
+}
 
 void Block::run_step(Mode mode, int step, const float* x, float* y, int batch, cudaStream_t s) {
   require(step >= 0 && step < steps(mode), "step", "must be in [0, steps(mode))");
@@ -169,36 +192,63 @@ void Block::run_step(Mode mode, int step, const float* x, float* y, int batch, c
   const int d = shape_.d, hid = shape_.hidden;
   require_pointer(x, static_cast<std::size_t>(batch) * d, "x", s);
   require_pointer(y, static_cast<std::size_t>(batch) * d, "y", s);
-  const std::size_t nd = static_cast<std::size_t>(batch) * d, nh = static_cast<std::size_t>(batch) * hid;
+  const std::size_t nd = static_cast<std::size_t>(batch) * d,
+                    nh = static_cast<std::size_t>(batch) * hid;
   if (mode == Mode::kEager || mode == Mode::kEagerAlloc) {
     switch (step) {
-      case 0: layernorm_kernel<<<static_cast<unsigned>(batch), kRowThreads, 0, s>>>(x, gamma_.data(), beta_.data(), ln_.data(), d); break;
-      case 1: gemm<Epilogue::kNone>(ln_.data(), w1_.data(), nullptr, nullptr, h_.data(), batch, d, hid, s); break;
-      case 2: bias_add_kernel<<<ew_blocks(nh), kEw, 0, s>>>(h_.data(), b1_.data(), nh, hid); break;
-      case 3: gelu_kernel<<<ew_blocks(nh), kEw, 0, s>>>(h_.data(), nh); break;
-      case 4: gemm<Epilogue::kNone>(h_.data(), w2_.data(), nullptr, nullptr, o_.data(), batch, hid, d, s); break;
-      case 5: bias_add_kernel<<<ew_blocks(nd), kEw, 0, s>>>(o_.data(), b2_.data(), nd, d); break;
-      default: residual_add_kernel<<<ew_blocks(nd), kEw, 0, s>>>(x, o_.data(), y, nd); break;
+      case 0:
+        layernorm_kernel<<<static_cast<unsigned>(batch), kRowThreads, 0, s>>>(
+            x, gamma_.data(), beta_.data(), ln_.data(), d);
+        break;
+      case 1:
+        gemm<Epilogue::kNone>(ln_.data(), w1_.data(), nullptr, nullptr, h_.data(), batch, d, hid,
+                              s);
+        break;
+      case 2:
+        bias_add_kernel<<<ew_blocks(nh), kEw, 0, s>>>(h_.data(), b1_.data(), nh, hid);
+        break;
+      case 3:
+        gelu_kernel<<<ew_blocks(nh), kEw, 0, s>>>(h_.data(), nh);
+        break;
+      case 4:
+        gemm<Epilogue::kNone>(h_.data(), w2_.data(), nullptr, nullptr, o_.data(), batch, hid, d, s);
+        break;
+      case 5:
+        bias_add_kernel<<<ew_blocks(nd), kEw, 0, s>>>(o_.data(), b2_.data(), nd, d);
+        break;
+      default:
+        residual_add_kernel<<<ew_blocks(nd), kEw, 0, s>>>(x, o_.data(), y, nd);
+        break;
     }
   } else {
     switch (step) {
-      case 0: layernorm_kernel<<<static_cast<unsigned>(batch), kRowThreads, 0, s>>>(x, gamma_.data(), beta_.data(), ln_.data(), d); break;
-      case 1: gemm<Epilogue::kBiasGelu>(ln_.data(), w1_.data(), b1_.data(), nullptr, h_.data(), batch, d, hid, s); break;
-      default: gemm<Epilogue::kBiasResidual>(h_.data(), w2_.data(), b2_.data(), x, y, batch, hid, d, s); break;
+      case 0:
+        layernorm_kernel<<<static_cast<unsigned>(batch), kRowThreads, 0, s>>>(
+            x, gamma_.data(), beta_.data(), ln_.data(), d);
+        break;
+      case 1:
+        gemm<Epilogue::kBiasGelu>(ln_.data(), w1_.data(), b1_.data(), nullptr, h_.data(), batch, d,
+                                  hid, s);
+        break;
+      default:
+        gemm<Epilogue::kBiasResidual>(h_.data(), w2_.data(), b2_.data(), x, y, batch, hid, d, s);
+        break;
     }
   }
   check_launch();
 }
 
 void Block::forward(Mode mode, const float* x, float* y, int batch, cudaStream_t stream) {
-  require(mode == Mode::kEagerAlloc || mode == Mode::kEager || mode == Mode::kFused || mode == Mode::kGraph,
+  require(mode == Mode::kEagerAlloc || mode == Mode::kEager || mode == Mode::kFused ||
+              mode == Mode::kGraph,
           "mode", "unknown mode");
   require(batch >= 1 && batch <= max_batch_, "batch", "must be in [1, max_batch]");
   require_device_pointer(x, static_cast<std::size_t>(batch) * shape_.d, "x");
   require_device_pointer(y, static_cast<std::size_t>(batch) * shape_.d, "y");
   NvtxRange range(mode_name(mode));
   if (mode == Mode::kGraph) {
-    require(stream != nullptr, "stream", "the legacy default stream cannot be captured: use a created stream");
+    require(stream != nullptr, "stream",
+            "the legacy default stream cannot be captured: use a created stream");
     forward_graph(x, y, batch, stream);
     return;
   }
@@ -217,7 +267,8 @@ void Block::forward(Mode mode, const float* x, float* y, int batch, cudaStream_t
   // kEagerAlloc: the same ops, each intermediate allocated before the op that writes it and freed
   // after its last reader. The kernels write the Block's buffers (same kernel time as kEager); the
   // allocations are real and sized like the intermediates, so their cost is what is measured.
-  const std::size_t nd = static_cast<std::size_t>(batch) * shape_.d, nh = static_cast<std::size_t>(batch) * shape_.hidden;
+  const std::size_t nd = static_cast<std::size_t>(batch) * shape_.d,
+                    nh = static_cast<std::size_t>(batch) * shape_.hidden;
   auto alloc = [](std::size_t n) {
     void* p = nullptr;
     CUDALAB_CHECK(cudaMalloc(&p, n * sizeof(float)));

@@ -19,7 +19,8 @@ std::uint64_t mix(std::uint64_t z) {
 // Uniform in [-1, 1), exactly representable (24 random bits).
 float unit(std::uint64_t stream, std::uint64_t i) {
   const std::uint64_t r = mix(mix(stream) ^ (i * 0xD1B54A32D192ED03ull));
-  return static_cast<float>(static_cast<std::int64_t>(r >> 40) - (1 << 23)) / static_cast<float>(1 << 23);
+  return static_cast<float>(static_cast<std::int64_t>(r >> 40) - (1 << 23)) /
+         static_cast<float>(1 << 23);
 }
 
 std::vector<float> fill(std::size_t n, std::uint64_t stream, float scale) {
@@ -35,8 +36,9 @@ void check_shape(const MlpShape& s) {
 }
 
 // y[b][o] = act(sum_i x[b][i] w[o][i] + bias[o]) in double.
-std::vector<double> layer(const std::vector<double>& x, int batch, int in, const std::vector<float>& w,
-                          const std::vector<float>& bias, int out, bool relu) {
+std::vector<double> layer(const std::vector<double>& x, int batch, int in,
+                          const std::vector<float>& w, const std::vector<float>& bias, int out,
+                          bool relu) {
   std::vector<double> y(static_cast<std::size_t>(batch) * out);
   for (int b = 0; b < batch; ++b)
     for (int o = 0; o < out; ++o) {
@@ -75,7 +77,8 @@ std::vector<float> mlp_forward_cpu(const MlpWeights& w, std::span<const float> x
   const MlpShape& s = w.shape;
   check_shape(s);
   require(batch >= 0, "batch", "must be >= 0");
-  require(x.size() == static_cast<std::size_t>(batch) * s.in, "x", "must hold batch * shape.in floats");
+  require(x.size() == static_cast<std::size_t>(batch) * s.in, "x",
+          "must hold batch * shape.in floats");
   std::vector<double> h(x.begin(), x.end());
   h = layer(h, batch, s.in, w.w1, w.b1, s.hidden, true);
   h = layer(h, batch, s.hidden, w.w2, w.b2, s.hidden, true);

@@ -14,8 +14,12 @@ float process_oracle(float x, int iters) {
 }
 
 // Centred on x -> x: a replayed chain neither explodes nor vanishes (benchmarks replay it a lot).
-float chain_scale(int k) { return 1.0f + static_cast<float>(k % 7 - 3) / 1024.0f; }
-float chain_shift(int k) { return static_cast<float>(k % 5 - 2) / 256.0f; }
+float chain_scale(int k) {
+  return 1.0f + static_cast<float>(k % 7 - 3) / 1024.0f;
+}
+float chain_shift(int k) {
+  return static_cast<float>(k % 5 - 2) / 256.0f;
+}
 
 float chain_oracle(float x, int length, int replays) {
   for (int r = 0; r < replays; ++r)

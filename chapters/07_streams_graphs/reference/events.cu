@@ -72,7 +72,8 @@ void fork_join(const float* x, float* a, float* b, float* out, std::size_t n, cu
   // STARTER: (void)launch_square; (void)launch_affine; (void)launch_add;
   // STARTER: throw NotImplemented("Exercise 7.2: fork_join (chapters/07_streams_graphs/starter/events.cu)");
   // Events only order: no timestamps needed (cudaEventDisableTiming is cheaper to record).
-  Event forked(cudaEventDisableTiming), done0(cudaEventDisableTiming), done1(cudaEventDisableTiming);
+  Event forked(cudaEventDisableTiming), done0(cudaEventDisableTiming),
+      done1(cudaEventDisableTiming);
   forked.record(main);
   CUDALAB_CHECK(cudaStreamWaitEvent(side0, forked, 0));
   CUDALAB_CHECK(cudaStreamWaitEvent(side1, forked, 0));
@@ -86,7 +87,8 @@ void fork_join(const float* x, float* a, float* b, float* out, std::size_t n, cu
   // END EXERCISE
 }
 
-void fork_join_serial(const float* x, float* a, float* b, float* out, std::size_t n, cudaStream_t stream) {
+void fork_join_serial(const float* x, float* a, float* b, float* out, std::size_t n,
+                      cudaStream_t stream) {
   require_device_pointer(x, n, "x");
   require_device_pointer(a, n, "a");
   require_device_pointer(b, n, "b");

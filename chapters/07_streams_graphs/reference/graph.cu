@@ -1,5 +1,5 @@
-// Exercises 7.3 and 7.4 — CUDA graphs: capture a chain of tiny kernels once, replay it with one call,
-// and change its parameters without building it again.
+// Exercises 7.3 and 7.4 — CUDA graphs: capture a chain of tiny kernels once, replay it with one
+// call, and change its parameters without building it again.
 //
 // A plain launch costs the host a few microseconds (argument packing, driver checks, a doorbell),
 // and the GPU waits for it when the kernels are shorter than that: a chain of 1000 tiny kernels is
@@ -56,7 +56,9 @@ void KernelChain::launch_plain(cudaStream_t stream) {
   }
 }
 
-std::size_t KernelChain::graph_kernel_nodes() const { return graph_ ? kernel_nodes(graph_).size() : 0; }
+std::size_t KernelChain::graph_kernel_nodes() const {
+  return graph_ ? kernel_nodes(graph_).size() : 0;
+}
 
 void KernelChain::capture(cudaStream_t stream) {
   // BEGIN EXERCISE 7.3
@@ -66,9 +68,9 @@ void KernelChain::capture(cudaStream_t stream) {
   //            them. If anything throws while the stream is being captured, end the capture before
   //            rethrowing (a stream left capturing refuses all later work).
   //            Constraints: build the graph by stream capture of launch_plain (not node by node);
-  //            capture mode thread-local (other threads' CUDA calls are not this capture's business).
-  //            Goal (bench_ch07 BM_chain, graph rows): per kernel >= 5x cheaper than plain launches
-  //            for chains of 10+ tiny kernels. Hints: scripts/lab hint 7.3
+  //            capture mode thread-local (other threads' CUDA calls are not this capture's
+  //            business). Goal (bench_ch07 BM_chain, graph rows): per kernel >= 5x cheaper than
+  //            plain launches for chains of 10+ tiny kernels. Hints: scripts/lab hint 7.3
   // STARTER: (void)stream;
   // STARTER: throw NotImplemented("Exercise 7.3: KernelChain::capture (chapters/07_streams_graphs/starter/graph.cu)");
   CUDALAB_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));

@@ -32,8 +32,12 @@ namespace {
 // A named range on the NVTX timeline of this thread (nothing without nvtx3 or without a profiler).
 struct NvtxRange {
 #if defined(CUDALAB_HAVE_NVTX)
-  explicit NvtxRange(const char* name) { nvtxRangePushA(name); }
-  ~NvtxRange() { nvtxRangePop(); }
+  explicit NvtxRange(const char* name) {
+    nvtxRangePushA(name);
+  }
+  ~NvtxRange() {
+    nvtxRangePop();
+  }
 #else
   explicit NvtxRange(const char*) {}
 #endif
@@ -45,9 +49,10 @@ constexpr int kTile = 16;
 
 // y[b][o] = act(sum_i x[b][i] w[o][i] + bias[o]): a tiled GEMM with the bias and the ReLU fused in
 // its epilogue (one kernel per layer; chapter 1 measures what three kernels per layer cost).
-__global__ void __launch_bounds__(kTile * kTile)
-linear_kernel(const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ bias,
-              float* __restrict__ y, int batch, int in, int out, bool relu) {
+__global__ void __launch_bounds__(kTile* kTile)
+    linear_kernel(const float* __restrict__ x, const float* __restrict__ w,
+                  const float* __restrict__ bias, float* __restrict__ y, int batch, int in, int out,
+                  bool relu) {
   __shared__ float xs[kTile][kTile + 1];
   __shared__ float ws[kTile][kTile + 1];
   const int tx = threadIdx.x, ty = threadIdx.y;
@@ -57,7 +62,8 @@ linear_kernel(const float* __restrict__ x, const float* __restrict__ w, const fl
   float acc = 0.0f;
   for (int k0 = 0; k0 < in; k0 += kTile) {
     xs[ty][tx] = (b < batch && k0 + tx < in) ? x[static_cast<std::size_t>(b) * in + k0 + tx] : 0.0f;
-    ws[ty][tx] = (o_load < out && k0 + tx < in) ? w[static_cast<std::size_t>(o_load) * in + k0 + tx] : 0.0f;
+    ws[ty][tx] =
+        (o_load < out && k0 + tx < in) ? w[static_cast<std::size_t>(o_load) * in + k0 + tx] : 0.0f;
     __syncthreads();
 #pragma unroll
     for (int k = 0; k < kTile; ++k) acc = fmaf(xs[ty][k], ws[tx][k], acc);
@@ -72,12 +78,15 @@ linear_kernel(const float* __restrict__ x, const float* __restrict__ w, const fl
 void linear(const float* x, const float* w, const float* bias, float* y, int batch, int in, int out,
             bool relu, cudaStream_t stream) {
   const dim3 block(kTile, kTile);
-  const dim3 grid(static_cast<unsigned>((out + kTile - 1) / kTile), static_cast<unsigned>((batch + kTile - 1) / kTile));
+  const dim3 grid(static_cast<unsigned>((out + kTile - 1) / kTile),
+                  static_cast<unsigned>((batch + kTile - 1) / kTile));
   linear_kernel<<<grid, block, 0, stream>>>(x, w, bias, y, batch, in, out, relu);
   CUDALAB_CHECK(cudaGetLastError());  // may run under stream capture: no debug synchronize here
 }
 
-DeviceBuffer<float> upload(const std::vector<float>& v) { return to_device(v); }
+DeviceBuffer<float> upload(const std::vector<float>& v) {
+  return to_device(v);
+}
 
 using Clock = std::chrono::steady_clock;
 
@@ -88,13 +97,19 @@ Mlp::Mlp(const MlpWeights& w, int max_batch) : shape_(w.shape), max_batch_(max_b
           "must be in [1, 1048560] (a grid has at most 65535 rows of 16-row tiles)");
   const MlpShape& s = shape_;
   require(s.in >= 1 && s.hidden >= 1 && s.classes >= 1, "w", "every layer size must be >= 1");
-  require(w.w1.size() == static_cast<std::size_t>(s.hidden) * s.in && w.b1.size() == static_cast<std::size_t>(s.hidden) &&
-              w.w2.size() == static_cast<std::size_t>(s.hidden) * s.hidden && w.b2.size() == static_cast<std::size_t>(s.hidden) &&
-              w.w3.size() == static_cast<std::size_t>(s.classes) * s.hidden && w.b3.size() == static_cast<std::size_t>(s.classes),
+  require(w.w1.size() == static_cast<std::size_t>(s.hidden) * s.in &&
+              w.b1.size() == static_cast<std::size_t>(s.hidden) &&
+              w.w2.size() == static_cast<std::size_t>(s.hidden) * s.hidden &&
+              w.b2.size() == static_cast<std::size_t>(s.hidden) &&
+              w.w3.size() == static_cast<std::size_t>(s.classes) * s.hidden &&
+              w.b3.size() == static_cast<std::size_t>(s.classes),
           "w", "weight sizes do not match w.shape (make them with mlp_weights)");
-  w1_ = upload(w.w1); b1_ = upload(w.b1);
-  w2_ = upload(w.w2); b2_ = upload(w.b2);
-  w3_ = upload(w.w3); b3_ = upload(w.b3);
+  w1_ = upload(w.w1);
+  b1_ = upload(w.b1);
+  w2_ = upload(w.w2);
+  b2_ = upload(w.b2);
+  w3_ = upload(w.w3);
+  b3_ = upload(w.b3);
   h1_ = DeviceBuffer<float>(static_cast<std::size_t>(max_batch) * s.hidden);
   h2_ = DeviceBuffer<float>(static_cast<std::size_t>(max_batch) * s.hidden);
 }
@@ -124,8 +139,8 @@ struct Shared;
 
 struct Slot {
   Shared* shared = nullptr;
-  int index = 0;    // which slot
-  int batch_id = 0; // batch in flight (set before the enqueue, read by done())
+  int index = 0;     // which slot
+  int batch_id = 0;  // batch in flight (set before the enqueue, read by done())
   std::unique_ptr<Mlp> mlp;
   PinnedBuffer<float> in, out;
   DeviceBuffer<float> din, dout;
@@ -138,10 +153,12 @@ struct Slot {
   }
   // H2D, forward, D2H on this slot's stream.
   void enqueue_steps(int batch, const MlpShape& s) {
-    CUDALAB_CHECK(cudaMemcpyAsync(din.data(), in.data(), static_cast<std::size_t>(batch) * s.in * sizeof(float),
+    CUDALAB_CHECK(cudaMemcpyAsync(din.data(), in.data(),
+                                  static_cast<std::size_t>(batch) * s.in * sizeof(float),
                                   cudaMemcpyHostToDevice, stream));
     mlp->forward(din.data(), dout.data(), batch, stream);
-    CUDALAB_CHECK(cudaMemcpyAsync(out.data(), dout.data(), static_cast<std::size_t>(batch) * s.classes * sizeof(float),
+    CUDALAB_CHECK(cudaMemcpyAsync(out.data(), dout.data(),
+                                  static_cast<std::size_t>(batch) * s.classes * sizeof(float),
                                   cudaMemcpyDeviceToHost, stream));
   }
 };
@@ -163,7 +180,8 @@ void CUDART_CB on_done(void* user) {
   Shared& sh = *slot->shared;
   const auto now = Clock::now();
   const std::size_t per = static_cast<std::size_t>(sh.batch) * sh.classes;
-  if (sh.logits) std::memcpy(sh.logits->data() + per * slot->batch_id, slot->out.data(), per * sizeof(float));
+  if (sh.logits)
+    std::memcpy(sh.logits->data() + per * slot->batch_id, slot->out.data(), per * sizeof(float));
   {
     std::lock_guard lock(sh.m);
     sh.done[slot->batch_id] = now;
@@ -185,14 +203,16 @@ ServeResult serve(const MlpWeights& w, const ServeOptions& o) {
   if (o.batches == 0) return r;
 
   std::vector<std::vector<float>> inputs;  // made before the clock starts
-  for (int i = 0; i < std::min(o.batches, kDistinctBatches); ++i) inputs.push_back(make_batch(s, o.batch, static_cast<std::uint64_t>(i)));
+  for (int i = 0; i < std::min(o.batches, kDistinctBatches); ++i)
+    inputs.push_back(make_batch(s, o.batch, static_cast<std::uint64_t>(i)));
 
   Shared sh;
   sh.batch = o.batch;
   sh.classes = s.classes;
   sh.handoff.resize(static_cast<std::size_t>(o.batches));
   sh.done.resize(static_cast<std::size_t>(o.batches));
-  if (o.keep_logits) r.logits.assign(static_cast<std::size_t>(o.batches) * o.batch * s.classes, 0.0f);
+  if (o.keep_logits)
+    r.logits.assign(static_cast<std::size_t>(o.batches) * o.batch * s.classes, 0.0f);
   sh.logits = o.keep_logits ? &r.logits : nullptr;
 
   std::vector<std::unique_ptr<Slot>> slots;
@@ -238,7 +258,8 @@ ServeResult serve(const MlpWeights& w, const ServeOptions& o) {
       {
         NvtxRange range("produce batch");
         const auto& in = inputs[static_cast<std::size_t>(i % kDistinctBatches)];
-        std::memcpy(slots[static_cast<std::size_t>(k)]->in.data(), in.data(), in.size() * sizeof(float));
+        std::memcpy(slots[static_cast<std::size_t>(k)]->in.data(), in.data(),
+                    in.size() * sizeof(float));
       }
       {
         std::lock_guard lock(sh.m);
@@ -283,8 +304,13 @@ ServeResult serve(const MlpWeights& w, const ServeOptions& o) {
 
   r.latency_us.reserve(static_cast<std::size_t>(o.batches));
   for (int i = 0; i < o.batches; ++i)
-    r.latency_us.push_back(std::chrono::duration<double, std::micro>(sh.done[static_cast<std::size_t>(i)] - sh.handoff[static_cast<std::size_t>(i)]).count());
-  r.seconds = std::chrono::duration<double>(*std::max_element(sh.done.begin(), sh.done.end()) - sh.handoff.front()).count();
+    r.latency_us.push_back(
+        std::chrono::duration<double, std::micro>(sh.done[static_cast<std::size_t>(i)] -
+                                                  sh.handoff[static_cast<std::size_t>(i)])
+            .count());
+  r.seconds = std::chrono::duration<double>(*std::max_element(sh.done.begin(), sh.done.end()) -
+                                            sh.handoff.front())
+                  .count();
   return r;
 }
 

@@ -20,7 +20,7 @@ namespace cudalab::ch07 {
 namespace {
 
 __global__ void __launch_bounds__(kBlock)
-process_kernel(const float* __restrict__ x, float* __restrict__ y, std::size_t n, int iters) {
+    process_kernel(const float* __restrict__ x, float* __restrict__ y, std::size_t n, int iters) {
   const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
   for (std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += stride) {
     float v = x[i];
@@ -56,7 +56,8 @@ void process(const float* x, float* y, std::size_t n, int iters, cudaStream_t st
   CUDALAB_CHECK_LAUNCH();
 }
 
-HostArray::HostArray(std::size_t n, HostMemory memory) : n_(n), pinned_(memory == HostMemory::kPinned) {
+HostArray::HostArray(std::size_t n, HostMemory memory)
+    : n_(n), pinned_(memory == HostMemory::kPinned) {
   if (n_ == 0) return;
   if (pinned_) {
     CUDALAB_CHECK(cudaMallocHost(reinterpret_cast<void**>(&p_), n_ * sizeof(float)));
@@ -65,9 +66,13 @@ HostArray::HostArray(std::size_t n, HostMemory memory) : n_(n), pinned_(memory =
     if (!p_) throw std::bad_alloc();
   }
 }
-HostArray::~HostArray() { reset(); }
+HostArray::~HostArray() {
+  reset();
+}
 HostArray::HostArray(HostArray&& o) noexcept
-    : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)), pinned_(std::exchange(o.pinned_, false)) {}
+    : p_(std::exchange(o.p_, nullptr)),
+      n_(std::exchange(o.n_, 0)),
+      pinned_(std::exchange(o.pinned_, false)) {}
 HostArray& HostArray::operator=(HostArray&& o) noexcept {
   if (this != &o) {
     reset();
@@ -79,8 +84,10 @@ HostArray& HostArray::operator=(HostArray&& o) noexcept {
 }
 void HostArray::reset() noexcept {
   if (p_) {
-    if (pinned_) cudaFreeHost(p_);
-    else std::free(p_);
+    if (pinned_)
+      cudaFreeHost(p_);
+    else
+      std::free(p_);
   }
   p_ = nullptr;
   n_ = 0;
@@ -109,9 +116,11 @@ void run_serial(OverlapBuffers& b, int iters, cudaStream_t stream) {
   check_buffers(b, iters);
   if (b.n == 0) return;
   const std::size_t bytes = b.n * sizeof(float);
-  CUDALAB_CHECK(cudaMemcpyAsync(b.dev_in.data(), b.host_in.data(), bytes, cudaMemcpyHostToDevice, stream));
+  CUDALAB_CHECK(
+      cudaMemcpyAsync(b.dev_in.data(), b.host_in.data(), bytes, cudaMemcpyHostToDevice, stream));
   process(b.dev_in.data(), b.dev_out.data(), b.n, iters, stream);
-  CUDALAB_CHECK(cudaMemcpyAsync(b.host_out.data(), b.dev_out.data(), bytes, cudaMemcpyDeviceToHost, stream));
+  CUDALAB_CHECK(
+      cudaMemcpyAsync(b.host_out.data(), b.dev_out.data(), bytes, cudaMemcpyDeviceToHost, stream));
 }
 
 void run_chunked(OverlapBuffers& b, int iters, int chunks, std::span<const cudaStream_t> streams) {

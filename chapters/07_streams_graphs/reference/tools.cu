@@ -45,7 +45,8 @@ __global__ void touch_kernel(float* p, std::size_t n) {
 }  // namespace
 
 Gate::Gate() {
-  CUDALAB_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&flags_), 2 * sizeof(int), cudaHostAllocMapped));
+  CUDALAB_CHECK(
+      cudaHostAlloc(reinterpret_cast<void**>(&flags_), 2 * sizeof(int), cudaHostAllocMapped));
   flags_[0] = 0;
   flags_[1] = 0;
   CUDALAB_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&dev_flags_), flags_, 0));
@@ -65,15 +66,20 @@ void Gate::hold(cudaStream_t stream, double timeout_s) {
   static_cast<volatile int*>(flags_)[0] = 0;
   static_cast<volatile int*>(flags_)[1] = 0;
   gate_kernel<<<1, 1, 0, stream>>>(dev_flags_, static_cast<std::uint64_t>(timeout_s * 1e9));
-  CUDALAB_CHECK(cudaGetLastError());  // never CUDALAB_CHECK_LAUNCH: a debug sync would deadlock here
+  CUDALAB_CHECK(
+      cudaGetLastError());  // never CUDALAB_CHECK_LAUNCH: a debug sync would deadlock here
 }
 
 void Gate::open() noexcept {
   if (flags_) static_cast<volatile int*>(flags_)[0] = 1;
 }
 
-bool Gate::timed_out() const noexcept { return flags_ && static_cast<volatile int*>(flags_)[1] == 2; }
-bool Gate::released() const noexcept { return flags_ && static_cast<volatile int*>(flags_)[1] != 0; }
+bool Gate::timed_out() const noexcept {
+  return flags_ && static_cast<volatile int*>(flags_)[1] == 2;
+}
+bool Gate::released() const noexcept {
+  return flags_ && static_cast<volatile int*>(flags_)[1] != 0;
+}
 
 void spin(std::uint64_t ns, unsigned blocks, cudaStream_t stream) {
   if (blocks == 0) return;
@@ -110,7 +116,8 @@ void alloc_loop(AllocMode mode, std::size_t bytes, int iterations, cudaStream_t 
       CUDALAB_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&p), bytes, stream));
     }
     if (n > 0) {
-      touch_kernel<<<static_cast<unsigned>(n < 256 * 1024 ? (n + 255) / 256 : 1024), 256, 0, stream>>>(p, n);
+      touch_kernel<<<static_cast<unsigned>(n < 256 * 1024 ? (n + 255) / 256 : 1024), 256, 0,
+                     stream>>>(p, n);
       CUDALAB_CHECK_LAUNCH();
     }
     if (mode == AllocMode::kMalloc) {

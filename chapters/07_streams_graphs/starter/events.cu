@@ -75,7 +75,8 @@ void fork_join(const float* x, float* a, float* b, float* out, std::size_t n, cu
   // Events only order: no timestamps needed (cudaEventDisableTiming is cheaper to record).
 }
 
-void fork_join_serial(const float* x, float* a, float* b, float* out, std::size_t n, cudaStream_t stream) {
+void fork_join_serial(const float* x, float* a, float* b, float* out, std::size_t n,
+                      cudaStream_t stream) {
   require_device_pointer(x, n, "x");
   require_device_pointer(a, n, "a");
   require_device_pointer(b, n, "b");

@@ -1,7 +1,7 @@
 // Chapter 1 — where serving latency hides in an eager framework: the same transformer FFN block run
 // as a framework dispatches it (one kernel per op, a host round trip per op, an allocation per
-// intermediate), with fused kernels, and as a CUDA graph; each forward's time split into kernel time
-// and everything else.
+// intermediate), with fused kernels, and as a CUDA graph; each forward's time split into kernel
+// time and everything else.
 //
 // Device functions take device pointers, sizes and a stream. Any batch >= 1 works; bad arguments
 // throw std::invalid_argument naming the argument; every launch and CUDA call is checked.
@@ -23,8 +23,9 @@
 
 namespace cudalab::ch01 {
 
-// The block: y = x + W2 gelu(W1 LN(x) + b1) + b2, x and y [batch][d], W1 [hidden][d], W2 [d][hidden]
-// (row-major, out x in), LN(x) = (x - mean) / sqrt(var + eps) * gamma + beta per row. FP32.
+// The block: y = x + W2 gelu(W1 LN(x) + b1) + b2, x and y [batch][d], W1 [hidden][d], W2
+// [d][hidden] (row-major, out x in), LN(x) = (x - mean) / sqrt(var + eps) * gamma + beta per row.
+// FP32.
 struct BlockShape {
   int d = 512, hidden = 2048;
 };
@@ -40,17 +41,18 @@ struct BlockWeights {
   BlockShape shape;
   std::vector<float> gamma, beta, w1, b1, w2, b2;
 };
-BlockWeights block_weights(BlockShape shape = {}, std::uint64_t seed = 1);      // cpu/, deterministic
+BlockWeights block_weights(BlockShape shape = {}, std::uint64_t seed = 1);  // cpu/, deterministic
 std::vector<float> make_input(const BlockShape& shape, int batch, std::uint64_t seed);  // cpu/
-std::vector<float> block_forward_cpu(const BlockWeights& w, std::span<const float> x, int batch);  // cpu/, double
+std::vector<float> block_forward_cpu(const BlockWeights& w, std::span<const float> x,
+                                     int batch);  // cpu/, double
 
 // How the forward is run.
 enum class Mode {
   kEagerAlloc,  // 7 kernels (LN, GEMM, bias, GELU, GEMM, bias, residual), a host sync after each,
                 // every intermediate cudaMalloc'ed before its op and cudaFree'd after its last use
-  kEager,       // the same 7 kernels and 7 host syncs, intermediates preallocated (a caching allocator)
-  kFused,       // 3 kernels (LN; GEMM + bias + GELU; GEMM + bias + residual), no host sync
-  kGraph,       // kFused captured once per (batch, x, y) and replayed as one CUDA graph
+  kEager,  // the same 7 kernels and 7 host syncs, intermediates preallocated (a caching allocator)
+  kFused,  // 3 kernels (LN; GEMM + bias + GELU; GEMM + bias + residual), no host sync
+  kGraph,  // kFused captured once per (batch, x, y) and replayed as one CUDA graph
 };
 const char* mode_name(Mode mode);
 

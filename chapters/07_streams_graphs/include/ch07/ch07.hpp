@@ -24,7 +24,7 @@ inline constexpr unsigned kBlock = 256;
 // kShift). One fused multiply-add is correctly rounded on the CPU (std::fma) as on the GPU, so the
 // oracle is exact; `iters` sets the kernel's share of the pipeline (iters = 0 is a copy).
 inline constexpr float kScale = 0.999f, kShift = 0.001f;
-float process_oracle(float x, int iters);                     // cpu/
+float process_oracle(float x, int iters);  // cpu/
 void process(const float* x, float* y, std::size_t n, int iters, cudaStream_t stream = nullptr);
 
 // ---------------------------------------------------------------------------------------------
@@ -40,9 +40,9 @@ double pipelined_time_model(std::span<const double> stage_ms, int chunks);
 double overlap_speedup_model(std::span<const double> stage_ms, int chunks);
 
 // ---------------------------------------------------------------------------------------------
-// Host memory for transfers: pinned (page-locked, cudaMallocHost: the copy engines read it directly,
-// cudaMemcpyAsync returns at once) or pageable (malloc: the driver stages it through a pinned
-// bounce buffer, and cudaMemcpyAsync waits on the host — it silently serializes).
+// Host memory for transfers: pinned (page-locked, cudaMallocHost: the copy engines read it
+// directly, cudaMemcpyAsync returns at once) or pageable (malloc: the driver stages it through a
+// pinned bounce buffer, and cudaMemcpyAsync waits on the host — it silently serializes).
 enum class HostMemory { kPinned, kPageable };
 
 class HostArray {
@@ -97,7 +97,8 @@ void run_chunked(OverlapBuffers& b, int iters, int chunks, std::span<const cudaS
 void fork_join(const float* x, float* a, float* b, float* out, std::size_t n, cudaStream_t main,
                cudaStream_t side0, cudaStream_t side1);
 // The same three kernels one after another in `stream` (the baseline bench_ch07 compares with).
-void fork_join_serial(const float* x, float* a, float* b, float* out, std::size_t n, cudaStream_t stream);
+void fork_join_serial(const float* x, float* a, float* b, float* out, std::size_t n,
+                      cudaStream_t stream);
 
 // ---------------------------------------------------------------------------------------------
 // A chain of `length` tiny kernels on x[0, n): kernel k computes x = fmaf(x, scale[k], shift[k])
@@ -158,7 +159,8 @@ class Gate {
   bool released() const noexcept;   // the gate kernel has finished (opened or timed out)
 
  private:
-  int* flags_ = nullptr;  // mapped pinned memory: [0] open, [1] status (0 waiting, 1 opened, 2 timed out)
+  int* flags_ =
+      nullptr;  // mapped pinned memory: [0] open, [1] status (0 waiting, 1 opened, 2 timed out)
   int* dev_flags_ = nullptr;
 };
 
@@ -191,11 +193,12 @@ struct MlpWeights {
   MlpShape shape;
   std::vector<float> w1, b1, w2, b2, w3, b3;  // row-major [out][in]
 };
-MlpWeights mlp_weights(MlpShape shape = {}, std::uint64_t seed = 7);             // cpu/
+MlpWeights mlp_weights(MlpShape shape = {}, std::uint64_t seed = 7);  // cpu/
 // Logits [batch][classes] of x [batch][in] (double accumulation).
-std::vector<float> mlp_forward_cpu(const MlpWeights& w, std::span<const float> x, int batch);  // cpu/
+std::vector<float> mlp_forward_cpu(const MlpWeights& w, std::span<const float> x,
+                                   int batch);  // cpu/
 // Input of batch `index` (deterministic; what the producer thread makes).
-std::vector<float> make_batch(const MlpShape& shape, int batch, std::uint64_t index);   // cpu/
+std::vector<float> make_batch(const MlpShape& shape, int batch, std::uint64_t index);  // cpu/
 
 class Mlp {
  public:
@@ -215,10 +218,10 @@ class Mlp {
 };
 
 struct ServeOptions {
-  int batch = 16;        // samples per batch
-  int batches = 64;      // batches the producer makes
-  int slots = 3;         // pinned staging slots = streams in flight (triple buffering)
-  bool graph = true;     // steady state as one CUDA graph per slot (H2D + forward + D2H)
+  int batch = 16;     // samples per batch
+  int batches = 64;   // batches the producer makes
+  int slots = 3;      // pinned staging slots = streams in flight (triple buffering)
+  bool graph = true;  // steady state as one CUDA graph per slot (H2D + forward + D2H)
   bool keep_logits = true;
 };
 struct ServeResult {
