@@ -127,7 +127,7 @@ class Cli(unittest.TestCase):
         r = run("99.9")
         self.assertEqual(r.returncode, 2)
         self.assertEqual(r.stdout, "")
-        self.assertRegex(r.stderr.strip(), r"^hint: no hints for exercise 99\.9: exercises with hints are 3\.1 ")
+        self.assertRegex(r.stderr.strip(), r"^hint: no hints for exercise 99\.9: exercises with hints are \d+\.\d+ ")
         r = run("6.2", "9")
         self.assertEqual(r.returncode, 2)
         self.assertIn("unknown level '9'", r.stderr)

@@ -1,0 +1,130 @@
+// Exercises 7.3 and 7.4 — CUDA graphs: capture a chain of tiny kernels once, replay it with one
+// call, and change its parameters without building it again.
+//
+// A plain launch costs the host a few microseconds (argument packing, driver checks, a doorbell),
+// and the GPU waits for it when the kernels are shorter than that: a chain of 1000 tiny kernels is
+// host-bound. A graph is the chain recorded as a DAG, validated once at instantiation; a replay is
+// one submission, and the GPU runs node after node with no host in between.
+#include <vector>
+
+#include "ch07/ch07.hpp"
+#include "cudalab/check.hpp"
+
+namespace cudalab::ch07 {
+namespace {
+
+__global__ void chain_kernel(float* __restrict__ x, std::size_t n, float scale, float shift) {
+  const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = fmaf(x[i], scale, shift);
+}
+
+// The kernel nodes of a graph (cudaGraphGetNodes twice: count, then fill).
+std::vector<cudaGraphNode_t> kernel_nodes(cudaGraph_t graph) {
+  std::size_t count = 0;
+  CUDALAB_CHECK(cudaGraphGetNodes(graph, nullptr, &count));
+  std::vector<cudaGraphNode_t> nodes(count), kernels;
+  if (count > 0) CUDALAB_CHECK(cudaGraphGetNodes(graph, nodes.data(), &count));
+  for (cudaGraphNode_t node : nodes) {
+    cudaGraphNodeType type{};
+    CUDALAB_CHECK(cudaGraphNodeGetType(node, &type));
+    if (type == cudaGraphNodeTypeKernel) kernels.push_back(node);
+  }
+  return kernels;
+}
+
+}  // namespace
+
+KernelChain::KernelChain(float* x, std::size_t n, int length) : x_(x), n_(n), length_(length) {
+  require(length >= 1, "length", "a chain has at least one kernel");
+  require(n == 0 || x != nullptr, "x", "null pointer with elements to process");
+  require((n + kBlock - 1) / kBlock <= 0x7FFFFFFFu, "n", "needs more than 2^31 - 1 blocks");
+}
+
+KernelChain::~KernelChain() {
+  if (exec_) cudaGraphExecDestroy(exec_);
+  if (graph_) cudaGraphDestroy(graph_);
+}
+
+void KernelChain::launch_plain(cudaStream_t stream) {
+  if (n_ == 0) return;
+  const auto blocks = static_cast<unsigned>((n_ + kBlock - 1) / kBlock);
+  for (int k = 0; k < length_; ++k) {
+    chain_kernel<<<blocks, kBlock, 0, stream>>>(x_, n_, chain_scale(k), chain_shift(k));
+    // cudaGetLastError, not CUDALAB_CHECK_LAUNCH: the debug build's synchronize-after-launch is
+    // illegal while the stream is being captured.
+    CUDALAB_CHECK(cudaGetLastError());
+  }
+}
+
+std::size_t KernelChain::graph_kernel_nodes() const {
+  return graph_ ? kernel_nodes(graph_).size() : 0;
+}
+
+void KernelChain::capture(cudaStream_t stream) {
+  // BEGIN EXERCISE 7.3
+  // TODO(7.3): contract — leave in graph_ the chain that launch_plain(stream) enqueues (length_
+  //            kernel nodes, in order), in exec_ its instantiation, and count it in
+  //            instantiations_. Nothing runs: capturing records the launches instead of executing
+  //            them. If anything throws while the stream is being captured, end the capture before
+  //            rethrowing (a stream left capturing refuses all later work).
+  //            Constraints: build the graph by stream capture of launch_plain (not node by node);
+  //            capture mode thread-local (other threads' CUDA calls are not this capture's
+  //            business). Goal (bench_ch07 BM_chain, graph rows): per kernel >= 5x cheaper than
+  //            plain launches for chains of 10+ tiny kernels. Hints: scripts/lab hint 7.3
+  // STARTER: (void)stream;
+  // STARTER: throw NotImplemented("Exercise 7.3: KernelChain::capture (chapters/07_streams_graphs/starter/graph.cu)");
+  CUDALAB_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  try {
+    launch_plain(stream);
+  } catch (...) {
+    cudaGraph_t broken = nullptr;
+    cudaStreamEndCapture(stream, &broken);  // ends the capture whatever its state
+    if (broken) cudaGraphDestroy(broken);
+    (void)cudaGetLastError();
+    throw;
+  }
+  CUDALAB_CHECK(cudaStreamEndCapture(stream, &graph_));
+  CUDALAB_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
+  ++instantiations_;
+  // END EXERCISE
+}
+
+void KernelChain::launch_graph(cudaStream_t stream) {
+  require(stream != nullptr, "stream",
+          "the legacy default stream cannot be captured: use a created stream");
+  if (n_ == 0) return;
+  if (!exec_) capture(stream);
+  CUDALAB_CHECK(cudaGraphLaunch(exec_, stream));
+}
+
+void KernelChain::set_data(float* x) {
+  require(n_ == 0 || x != nullptr, "x", "null pointer with elements to process");
+  x_ = x;  // later captures and plain launches use it
+  if (!exec_) return;
+  // BEGIN EXERCISE 7.4
+  // TODO(7.4): contract — after this call, launch_graph() runs the same chain on the new x_: every
+  //            kernel node of the instantiated graph gets x_ as its first argument, every other
+  //            argument (n, scale, shift) unchanged. graph_ describes the same chain as exec_.
+  //            Constraints: no new capture and no new instantiation (the tests check that
+  //            instantiations() stays 1): update the executable graph in place. No stream is at
+  //            hand, and none is needed; kernel_nodes() (above) lists the nodes to change.
+  //            Hints: scripts/lab hint 7.4
+  // STARTER: throw NotImplemented("Exercise 7.4: KernelChain::set_data (chapters/07_streams_graphs/starter/graph.cu)");
+  for (cudaGraphNode_t node : kernel_nodes(graph_)) {
+    cudaKernelNodeParams p{};
+    CUDALAB_CHECK(cudaGraphKernelNodeGetParams(node, &p));
+    // kernelParams[i] points at the value of argument i, stored in the node until its parameters
+    // change: copy the values to keep (n, scale, shift) before setting new ones.
+    std::size_t n = *static_cast<const std::size_t*>(p.kernelParams[1]);
+    float scale = *static_cast<const float*>(p.kernelParams[2]);
+    float shift = *static_cast<const float*>(p.kernelParams[3]);
+    void* args[4] = {&x_, &n, &scale, &shift};
+    p.kernelParams = args;
+    p.extra = nullptr;
+    CUDALAB_CHECK(cudaGraphExecKernelNodeSetParams(exec_, node, &p));  // the executable graph
+    CUDALAB_CHECK(cudaGraphKernelNodeSetParams(node, &p));             // and its description
+  }
+  // END EXERCISE
+}
+
+}  // namespace cudalab::ch07

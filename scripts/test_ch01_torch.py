@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""Unit tests of scripts/ch01_torch.py's table and JSON reading (no torch, no GPU)."""
+from __future__ import annotations
+
+import io
+import json
+import sys
+import tempfile
+import unittest
+from contextlib import redirect_stdout
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import ch01_torch as t  # noqa: E402
+
+
+class CppRows(unittest.TestCase):
+    def test_reads_medians_and_skips_errors(self):
+        data = {"benchmarks": [
+            {"name": "BM_block/eager/batch:4/manual_time", "median_us": 120.5},
+            {"name": "BM_block/graph/batch:4/manual_time", "median_us": 30.0},
+            {"name": "BM_block/fused/batch:4/manual_time", "error_occurred": True},
+        ]}
+        with tempfile.TemporaryDirectory() as d:
+            f = Path(d) / "b.json"
+            f.write_text(json.dumps(data))
+            rows = t.cpp_rows(f)
+        self.assertEqual(rows, {("C++ eager", 4): 120.5, ("C++ graph", 4): 30.0})
+        text = t.markdown(rows, list(t.CPP_MODES.values()), [4])
+        self.assertIn("| 4 | — | 120.5 | — | 30.0 |", text)
+
+    def test_without_torch_it_says_so_and_exits_0(self):
+        try:
+            import torch  # noqa: F401
+            self.skipTest("torch is installed here")
+        except ImportError:
+            pass
+        out = io.StringIO()
+        with redirect_stdout(out):
+            self.assertEqual(t.main([]), 0)
+        self.assertIn("torch is not installed", out.getvalue())
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,59 @@
+// Exercise 1.2 — the graph path: equals the oracle, replays without capturing again, one graph per
+// (batch, x, y), the legacy stream refused.
+#include <gtest/gtest.h>
+
+#include "ch01_test_util.hpp"
+
+using namespace cudalab;
+
+class GraphForwardGpu : public ::testing::Test {};
+
+TEST_F(GraphForwardGpu, MatchesTheOracleAndCachesOneGraphPerShape) {
+  CUDALAB_REQUIRE_GPU();
+  const auto w = ch01::block_weights();
+  ch01::Block block(w, 64);
+  Stream s;
+  EXPECT_TRUE(
+      ch01_test::forward_matches(block, w, ch01::Mode::kGraph, 1, s, "exercise 1.2, first call"));
+  EXPECT_EQ(block.instantiations(), 1);
+
+  // Same key twice: one graph, replayed; the replay recomputes (y poisoned in between).
+  const int batch = 17;
+  const auto x = ch01::make_input(w.shape, batch, 5);
+  auto dx = to_device(x);
+  DeviceBuffer<float> y(static_cast<std::size_t>(batch) * w.shape.d);
+  const auto want = ch01::block_forward_cpu(w, x, batch);
+  for (int round = 0; round < 3; ++round) {
+    poison_device(y.data(), y.bytes());
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+    block.forward(ch01::Mode::kGraph, dx.data(), y.data(), batch, s);
+    s.synchronize();
+    EXPECT_MATCHES(compare(y.to_host(), want, ch01_test::kTol,
+                           "graph replay " + std::to_string(round) + " (exercise 1.2)"));
+  }
+  EXPECT_EQ(block.graphs_cached(), 2u) << "one graph per (batch, x, y): batch 1 and batch 17";
+  EXPECT_EQ(block.instantiations(), 2) << "a hit must replay, not capture and instantiate again";
+
+  // Another batch size with the same buffers is another graph.
+  block.forward(ch01::Mode::kGraph, dx.data(), y.data(), 16, s);
+  s.synchronize();
+  EXPECT_EQ(block.graphs_cached(), 3u);
+  EXPECT_MATCHES(compare(
+      y.to_host(),
+      ch01::block_forward_cpu(w, std::vector<float>(x.begin(), x.begin() + 16 * w.shape.d), 16),
+      ch01_test::kTol, "graph at batch 16 (exercise 1.2)"));
+  cudaStreamCaptureStatus status{};
+  ASSERT_EQ(cudaStreamIsCapturing(s, &status), cudaSuccess);
+  EXPECT_EQ(status, cudaStreamCaptureStatusNone) << "the stream must not be left capturing";
+}
+
+class GraphForwardArgsGpu : public ::testing::Test {};
+
+TEST_F(GraphForwardArgsGpu, LegacyStreamIsRefused) {
+  CUDALAB_REQUIRE_GPU();
+  const auto w = ch01::block_weights({.d = 8, .hidden = 16});
+  ch01::Block block(w, 4);
+  DeviceBuffer<float> x(8), y(8);
+  cudalab::testing::expect_throws_naming(
+      [&] { block.forward(ch01::Mode::kGraph, x.data(), y.data(), 1, nullptr); }, "stream");
+}
