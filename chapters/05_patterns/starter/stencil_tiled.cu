@@ -20,8 +20,8 @@ conv2d_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, int w
   // TODO(5.5): conv2d_tiled_kernel, the tiled 2D convolution.
   //   Contract: the same outputs as conv2d_naive_kernel (stencil.cu), within the test's float
   //     tolerance: for every pixel (x, y) of this block's kTileY x kTileX output tile that lies
-  //     inside the image, out(y, x) = the sum over dy, dx in [0, 2r] of filter[dy (2r + 1) + dx] *
-  //     in(y + dy - r, x + dx - r), with pixels outside the image reading as 0. Any width and
+  //     inside the image, out(y, x) is the filter-weighted sum of the (2r + 1)^2 neighbourhood of
+  //     (x, y) (filter row-major, centred), with pixels outside the image reading as 0. Any width and
   //     height (1 x 1, one row, not multiples of the tile), 0 <= radius <= kConvMaxRadius. Launch
   //     (fixed): ConvConfig::kThreads = 32 x 8 threads per block, one block per output tile.
   //   Constraints: every input pixel the block needs is read from global memory once per block,
