@@ -1,0 +1,187 @@
+// Chapter 11 — LLM serving, the host side: KV-cache arithmetic, the paged block allocator,
+// INT8/FP8 quantization (host reference), the CPU attention oracle and the batching simulator.
+//
+// Everything here runs on the CPU (CI tests it without a GPU). Bad arguments throw
+// std::invalid_argument naming the argument.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cudalab::ch11 {
+
+// ---------------------------------------------------------------------------------------------
+// KV-cache arithmetic.
+// A decoder layer keeps, per token, one key and one value vector per KV head: 2 * kv_heads *
+// head_dim elements. Grouped-query attention (GQA) shares each KV head among q_heads / kv_heads
+// query heads, which divides the cache by that factor (Llama-3-8B: 32 query heads, 8 KV heads).
+enum class Precision { kFP32, kFP16, kBF16, kFP8, kINT8 };
+double bytes_per_element(Precision p);  // 4, 2, 2, 1, 1
+
+struct ModelConfig {
+  std::string name;
+  int layers = 0;
+  int q_heads = 0;
+  int kv_heads = 0;
+  int head_dim = 0;
+  std::uint64_t parameters = 0;  // total weights (embedding and output layer included)
+};
+// Published configurations (config.json of each model on the Hugging Face hub).
+ModelConfig llama3_8b();   // 32 layers, 32 q heads, 8 KV heads, head_dim 128, 8.03e9 parameters
+ModelConfig llama3_70b();  // 80 layers, 64 q heads, 8 KV heads, head_dim 128, 70.6e9 parameters
+ModelConfig mistral_7b();  // 32 layers, 32 q heads, 8 KV heads, head_dim 128, 7.24e9 parameters
+
+// Bytes of K and V for one token, all layers.
+std::uint64_t kv_bytes_per_token(const ModelConfig& m, Precision kv);
+// ... for a sequence of `tokens` tokens.
+std::uint64_t kv_bytes_per_sequence(const ModelConfig& m, Precision kv, std::uint64_t tokens);
+// Bytes of the weights at a precision.
+std::uint64_t weight_bytes(const ModelConfig& m, Precision w);
+
+// A deployment: tensor parallelism over `gpus` GPUs of `gpu_bytes` each, of which
+// `reserved_fraction` is kept for activations, the CUDA context and fragmentation.
+struct Deployment {
+  Precision weights = Precision::kBF16;
+  Precision kv = Precision::kBF16;
+  int gpus = 1;                     // tensor-parallel degree: KV heads and weights split across GPUs
+  std::uint64_t gpu_bytes = 0;      // memory of one GPU
+  double reserved_fraction = 0.1;   // in [0, 1)
+};
+struct KvBudget {
+  std::uint64_t weight_bytes_per_gpu = 0;
+  std::uint64_t kv_bytes_per_token_per_gpu = 0;  // KV heads per GPU = kv_heads / gpus (at least 1)
+  std::uint64_t kv_bytes_per_sequence_per_gpu = 0;
+  std::uint64_t free_bytes_per_gpu = 0;          // after weights and the reserve (0 if they do not fit)
+  std::uint64_t sequences = 0;                   // whole sequences of `context` tokens that fit
+  std::uint64_t tokens = 0;                      // tokens of KV that fit (the paged cache's capacity)
+};
+// Throws std::invalid_argument naming 'gpus' when kv_heads is neither a multiple nor a divisor of
+// gpus (a KV head cannot be split across GPUs), 'gpu_bytes' when 0, 'context' when 0.
+KvBudget kv_budget(const ModelConfig& m, const Deployment& d, std::uint64_t context);
+
+// ---------------------------------------------------------------------------------------------
+// Exercise 11.1 — the paged KV block allocator (vLLM's PagedAttention, host side).
+// The cache is num_blocks blocks of block_size tokens. A sequence owns a block table: its logical
+// block i lives in physical block table[i]. Blocks are shared between sequences (a forked prefix:
+// parallel sampling, beam search, a common system prompt) and counted: a block returns to the free
+// list when its last reference goes. Writing into a shared block first copies it
+// (copy-on-write): the allocator records (src, dst) copies that the cache must perform before the
+// next kernel writes (take_copies()).
+class CacheFull : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class BlockAllocator {
+ public:
+  using SeqId = int;
+  // Throws std::invalid_argument naming 'num_blocks' or 'block_size' when not positive.
+  BlockAllocator(int num_blocks, int block_size);
+
+  int num_blocks() const noexcept { return num_blocks_; }
+  int block_size() const noexcept { return block_size_; }
+  int free_blocks() const noexcept { return static_cast<int>(free_.size()); }
+  bool has_sequence(SeqId id) const { return seqs_.count(id) != 0; }
+  std::size_t num_sequences() const noexcept { return seqs_.size(); }
+
+  // Blocks a sequence of `tokens` tokens needs: ceil(tokens / block_size).
+  int blocks_for(std::size_t tokens) const;
+
+  // A new sequence holding `tokens` tokens (its prompt), in fresh blocks. Throws
+  // std::invalid_argument naming 'id' if it exists; CacheFull (nothing allocated) when fewer than
+  // blocks_for(tokens) blocks are free.
+  void add_sequence(SeqId id, std::size_t tokens);
+  // One more token at the end of `id`. Needs a fresh block when the last block is full, or when it
+  // is shared (copy-on-write: a copy (old, new) is recorded, the old block loses one reference).
+  // Throws CacheFull (the sequence unchanged) when a block is needed and none is free; 'id' when
+  // unknown.
+  void append_token(SeqId id);
+  // Whether append_token(id) would succeed now.
+  bool can_append(SeqId id) const;
+  // `child` becomes a copy of `parent` sharing all its blocks (each gains one reference).
+  // Throws naming 'parent' (unknown) or 'child' (exists).
+  void fork(SeqId parent, SeqId child);
+  // Drops `id`; its blocks lose one reference each, those at zero become free. 'id' when unknown.
+  void free_sequence(SeqId id);
+
+  const std::vector<int>& block_table(SeqId id) const;
+  std::size_t length(SeqId id) const;
+  int ref_count(int block) const;  // 0 for a free block; throws naming 'block' when out of range
+  // The copy-on-write copies recorded since the last call (source block, destination block).
+  std::vector<std::pair<int, int>> take_copies();
+
+ private:
+  struct Seq {
+    std::vector<int> table;
+    std::size_t length = 0;
+  };
+  Seq& seq(SeqId id, const char* argument);
+  const Seq& seq(SeqId id, const char* argument) const;
+  int allocate();  // pops a free block with one reference (precondition: one is free)
+  void release(int block);
+
+  int num_blocks_;
+  int block_size_;
+  std::vector<int> refs_;
+  std::vector<int> free_;  // a stack: the most recently freed block is reused first
+  std::map<SeqId, Seq> seqs_;
+  std::vector<std::pair<int, int>> copies_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Quantization, host reference.
+// INT8 per-channel symmetric: row r (an output channel) of a rows x cols matrix gets
+// scale[r] = max_c |w[r][c]| / 127 and q = round(w / scale) in [-127, 127] (round half away from
+// zero; -128 is never used, so the range is symmetric). A row of zeros gets scale 0 and q = 0.
+// NaN or infinity in w throws std::invalid_argument naming 'w' (INT8 has no NaN: a silent 0 would
+// hide the bug upstream).
+struct Int8Matrix {
+  int rows = 0, cols = 0;
+  std::vector<std::int8_t> q;  // row-major
+  std::vector<float> scale;    // one per row
+};
+Int8Matrix quantize_int8_per_channel(std::span<const float> w, int rows, int cols);
+std::vector<float> dequantize(const Int8Matrix& m);
+
+// FP8 (OCP 8-bit floating point, as NVIDIA Hopper implements it):
+//   E4M3 ("fn"): bias 7, no infinity, NaN = S.1111.111, largest 448, smallest subnormal 2^-9;
+//   E5M2: bias 15, infinities and NaNs like IEEE, largest 57344, smallest subnormal 2^-16.
+// Encoding rounds to nearest, ties to even. Out of range (after rounding): with saturate, the
+// largest finite value of the sign (infinity too); without, E4M3 gives NaN and E5M2 infinity.
+// NaN stays NaN. These match cuda_fp8.h's __nv_cvt_float_to_fp8 (__NV_SATFINITE / __NV_NOSAT),
+// which the tests check.
+enum class Fp8Format { kE4M3, kE5M2 };
+double fp8_max(Fp8Format f);  // 448 or 57344
+std::uint8_t float_to_fp8(float x, Fp8Format f, bool saturate = true);
+float fp8_to_float(std::uint8_t code, Fp8Format f);
+// Per-tensor scaling as cuBLASLt FP8 GEMMs use it: scale = amax / fp8_max (1 when amax is 0),
+// codes = fp8(x / scale), saturating. NaN in x throws naming 'x'.
+struct Fp8Tensor {
+  Fp8Format format = Fp8Format::kE4M3;
+  float scale = 1;
+  std::vector<std::uint8_t> codes;
+};
+Fp8Tensor quantize_fp8(std::span<const float> x, Fp8Format f);
+std::vector<float> dequantize(const Fp8Tensor& t);
+
+// ---------------------------------------------------------------------------------------------
+// The attention oracle (double). One query token per sequence (decode): for query head h,
+// kv head kh = h / (q_heads / kv_heads),
+//   out[h] = sum_t softmax_t(scale * q[h] . k[kh][t]) v[kh][t]
+// q: [q_heads][head_dim]; k, v: [kv_heads][len][head_dim]; returns [q_heads][head_dim].
+std::vector<double> decode_attention_oracle(std::span<const float> q, std::span<const float> k,
+                                            std::span<const float> v, int q_heads, int kv_heads,
+                                            int head_dim, int len, double scale);
+// Causal prefill for one sequence: q: [len][q_heads][head_dim]; k, v: [len][kv_heads][head_dim];
+// token i attends to tokens 0..i. Returns [len][q_heads][head_dim].
+std::vector<double> prefill_attention_oracle(std::span<const float> q, std::span<const float> k,
+                                             std::span<const float> v, int q_heads, int kv_heads,
+                                             int head_dim, int len, double scale);
+
+}  // namespace cudalab::ch11
