@@ -1,0 +1,294 @@
+// Chapter 11 benchmarks: decode attention is a stream over the KV cache, so every row reports the
+// GB/s of KV it reads and is timed beside something that moves the same bytes (bench::run_vs,
+// interleaved; vs_base = base time / row time):
+//   BM_kv_copy/<shape>                          cudaMemcpy D2D of the KV bytes (the ceiling), alone
+//   BM_decode/{paged,contiguous}/<shape>        base: that copy (vs_base = fraction of copy GB/s)
+//   BM_decode_paged_vs_contiguous/<shape>       base: the contiguous kernel (vs_base = contiguous
+//                                               time / paged time: the cost of the indirection)
+//   BM_decode_split_k/s<splits>/<shape>         few long sequences; base: the paged kernel without
+//                                               split (vs_base = the split-K speedup)
+//   BM_gemv/fp16/<rows>x<cols>                  base: a copy of the weight bytes
+//   BM_gemv/int8/<rows>x<cols>                  base: the fp16 GEMV (vs_base = INT8 speedup)
+// Shapes: one Llama-3-8B layer (32 query heads, 8 KV heads, head_dim 128), fp16, 2 GiB of KV per
+// shape (>> 60 MB of L2), block size 16, block tables shuffled (a fragmented cache). Each row checks
+// its output once before timing (bench::verify): the first and the last sequence against the
+// double oracle (ch11/host.hpp), inputs recomputed on the host (ch11::random_at).
+// The ratios and speed goals are declared in bench/ch11.toml.
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ch11/ch11.hpp"
+#include "cudalab/bench.hpp"
+#include "cudalab/memory.hpp"
+
+using namespace cudalab;
+using namespace cudalab::ch11;
+
+namespace {
+
+constexpr int kQHeads = 32, kKvHeads = 8, kDim = 128, kBlockSize = 16;
+constexpr DType kType = DType::kF16;
+constexpr std::uint64_t kSeedQ = 11, kSeedK = 12, kSeedV = 13;
+
+struct Shape {
+  int batch, ctx;
+  std::string name() const {
+    std::string n = "b";  // appended step by step: GCC 12 -Wrestrict misfires on "b" + std::string
+    n += std::to_string(batch);
+    n += "_ctx";
+    n += std::to_string(ctx);
+    return n;
+  }
+  double kv_bytes() const { return 2.0 * batch * ctx * kKvHeads * kDim * 2; }
+};
+
+// One decode problem in both layouts. Paged: [num_blocks][kv_heads][block_size][dim] with a
+// shuffled table; contiguous: [batch][kv_heads][ctx][dim]. Same seeds, different element indices:
+// each layout is checked against the oracle of its own values.
+struct Decode {
+  Shape s;
+  DecodeShape shape;
+  int max_blocks, num_blocks;
+  std::vector<int> tables;
+  DeviceBuffer<std::uint16_t> q, out, kp, vp, kc, vc;
+  DeviceBuffer<int> dtables, lens;
+
+  Decode(Shape sh, bool paged, bool contiguous) : s(sh) {
+    shape = {s.batch, kQHeads, kKvHeads, kDim, 1.0f / std::sqrt(static_cast<float>(kDim))};
+    max_blocks = s.ctx / kBlockSize;
+    num_blocks = s.batch * max_blocks;
+    tables.resize(static_cast<std::size_t>(num_blocks));
+    std::iota(tables.begin(), tables.end(), 0);
+    std::mt19937_64 g(2024);
+    std::shuffle(tables.begin(), tables.end(), g);
+    const std::size_t nq = static_cast<std::size_t>(s.batch) * kQHeads * kDim;
+    const std::size_t nkv = static_cast<std::size_t>(s.batch) * s.ctx * kKvHeads * kDim;
+    q = DeviceBuffer<std::uint16_t>(nq);
+    out = DeviceBuffer<std::uint16_t>(nq);
+    fill_random(q.data(), nq, kSeedQ, kType, -1, 1);
+    if (paged) {
+      kp = DeviceBuffer<std::uint16_t>(nkv);
+      vp = DeviceBuffer<std::uint16_t>(nkv);
+      fill_random(kp.data(), nkv, kSeedK, kType, -1, 1);
+      fill_random(vp.data(), nkv, kSeedV, kType, -1, 1);
+    }
+    if (contiguous) {
+      kc = DeviceBuffer<std::uint16_t>(nkv);
+      vc = DeviceBuffer<std::uint16_t>(nkv);
+      fill_random(kc.data(), nkv, kSeedK, kType, -1, 1);
+      fill_random(vc.data(), nkv, kSeedV, kType, -1, 1);
+    }
+    dtables = to_device(tables);
+    lens = to_device(std::vector<int>(static_cast<std::size_t>(s.batch), s.ctx));
+  }
+  PagedKv paged_kv() const { return {kp.data(), vp.data(), dtables.data(), lens.data(), num_blocks, kBlockSize, max_blocks}; }
+  void run_paged(cudaStream_t st) { decode_attention_paged(q.data(), paged_kv(), out.data(), shape, kType, st); }
+  void run_contiguous(cudaStream_t st) {
+    decode_attention_contiguous(q.data(), kc.data(), vc.data(), lens.data(), s.ctx, out.data(), shape, kType, st);
+  }
+  // "" when sequences 0 and batch-1 of `out` match the oracle (tolerance: tests/ch11, fp16 1e-3).
+  std::string check(bool paged) const {
+    const std::vector<std::uint16_t> got = bench::download(out.data(), out.size());
+    for (int b : {0, s.batch - 1}) {
+      std::vector<float> qb(static_cast<std::size_t>(kQHeads) * kDim);
+      for (std::size_t i = 0; i < qb.size(); ++i) qb[i] = random_at(kSeedQ, b * qb.size() + i, kType, -1, 1);
+      const std::size_t per = static_cast<std::size_t>(kKvHeads) * s.ctx * kDim;
+      std::vector<float> k(per), v(per);
+      for (int h = 0; h < kKvHeads; ++h)
+        for (int t = 0; t < s.ctx; ++t)
+          for (int d = 0; d < kDim; ++d) {
+            std::size_t idx;
+            if (paged) {
+              const int blk = tables[static_cast<std::size_t>(b) * max_blocks + t / kBlockSize];
+              idx = ((static_cast<std::size_t>(blk) * kKvHeads + h) * kBlockSize + t % kBlockSize) * kDim + d;
+            } else {
+              idx = ((static_cast<std::size_t>(b) * kKvHeads + h) * s.ctx + t) * kDim + d;
+            }
+            const std::size_t dst = (static_cast<std::size_t>(h) * s.ctx + t) * kDim + d;
+            k[dst] = random_at(kSeedK, idx, kType, -1, 1);
+            v[dst] = random_at(kSeedV, idx, kType, -1, 1);
+          }
+      const auto want = decode_attention_oracle(qb, k, v, kQHeads, kKvHeads, kDim, s.ctx, shape.scale);
+      std::vector<float> g(want.size()), w(want.size());
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        __half_raw r;
+        r.x = got[b * want.size() + i];
+        g[i] = __half2float(__half(r));
+        w[i] = static_cast<float>(want[i]);
+      }
+      const std::string m = bench::mismatch(g, w, {1e-3, 0}, "decode attention " + s.name() + ", sequence " + std::to_string(b));
+      if (!m.empty()) return m;
+    }
+    return "";
+  }
+};
+
+const Shape kBatchShapes[] = {{64, 8192}, {16, 32768}};
+const Shape kFewLong{2, 131072};
+
+void BM_kv_copy(benchmark::State& state, Shape s) {
+  const bench::CopyBase copy(s.kv_bytes());
+  bench::run(state, std::cref(copy), {.bytes = s.kv_bytes()});
+}
+
+void BM_decode(benchmark::State& state, Shape s, bool paged) {
+  Decode d(s, paged, !paged);
+  auto work = [&](cudaStream_t st) { paged ? d.run_paged(st) : d.run_contiguous(st); };
+  const std::string key = std::string(paged ? "paged/" : "contiguous/") + s.name();
+  if (!bench::verify(state, key, [&] {
+        work(nullptr);
+        CUDALAB_CHECK(cudaDeviceSynchronize());
+        return d.check(paged);
+      }))
+    return;
+  const bench::CopyBase copy(s.kv_bytes());
+  bench::run_vs(state, work, std::cref(copy), {.bytes = s.kv_bytes(), .flops = 4.0 * s.batch * kQHeads * s.ctx * kDim});
+}
+
+void BM_decode_paged_vs_contiguous(benchmark::State& state, Shape s) {
+  Decode d(s, true, true);
+  if (!bench::verify(state, "paged_vs_contiguous/" + s.name(), [&] {
+        d.run_paged(nullptr);
+        CUDALAB_CHECK(cudaDeviceSynchronize());
+        std::string m = d.check(true);
+        if (!m.empty()) return m;
+        d.run_contiguous(nullptr);
+        CUDALAB_CHECK(cudaDeviceSynchronize());
+        return d.check(false);
+      }))
+    return;
+  bench::run_vs(
+      state, [&](cudaStream_t st) { d.run_paged(st); }, [&](cudaStream_t st) { d.run_contiguous(st); },
+      {.bytes = s.kv_bytes(), .flops = 4.0 * s.batch * kQHeads * s.ctx * kDim});
+}
+
+void BM_decode_split_k(benchmark::State& state, Shape s, int splits) {
+  Decode d(s, true, false);
+  DeviceBuffer<float> ws(split_k_workspace_floats(d.shape, splits));
+  auto work = [&](cudaStream_t st) {
+    decode_attention_paged_split_k(d.q.data(), d.paged_kv(), d.out.data(), d.shape, kType, splits, ws.data(), ws.size(), st);
+  };
+  if (!bench::verify(state, "split_k/" + std::to_string(splits) + "/" + s.name(), [&] {
+        work(nullptr);
+        CUDALAB_CHECK(cudaDeviceSynchronize());
+        return d.check(true);
+      }))
+    return;
+  bench::run_vs(state, work, [&](cudaStream_t st) { d.run_paged(st); },
+                {.bytes = s.kv_bytes(), .flops = 4.0 * s.batch * kQHeads * s.ctx * kDim});
+}
+
+// GEMV: weights rows x cols (a Llama-3-8B MLP projection is 14336 x 4096), x and y fp16.
+struct Gemv {
+  int rows, cols;
+  std::string name() const { return std::to_string(rows) + "x" + std::to_string(cols); }
+};
+const Gemv kGemvs[] = {{4096, 4096}, {14336, 4096}, {8192, 8192}, {28672, 8192}};
+
+struct GemvData {
+  Gemv g;
+  Int8Matrix m;
+  std::vector<float> wf, xf;  // fp16-rounded weights and input (host)
+  DeviceBuffer<std::int8_t> q;
+  DeviceBuffer<float> scale;
+  DeviceBuffer<__half> w, x, y;
+  explicit GemvData(Gemv gg) : g(gg) {
+    std::mt19937_64 rng(7);
+    std::uniform_real_distribution<float> u(-1, 1);
+    const std::size_t n = static_cast<std::size_t>(g.rows) * g.cols;
+    std::vector<float> raw(n);
+    for (float& e : raw) e = u(rng);
+    m = quantize_int8_per_channel(raw, g.rows, g.cols);
+    std::vector<__half> wh(n), xh(static_cast<std::size_t>(g.cols));
+    wf.resize(n);
+    xf.resize(xh.size());
+    for (std::size_t i = 0; i < n; ++i) wf[i] = __half2float(wh[i] = __float2half_rn(raw[i]));
+    for (std::size_t i = 0; i < xh.size(); ++i) xf[i] = __half2float(xh[i] = __float2half_rn(u(rng)));
+    q = to_device(m.q);
+    scale = to_device(m.scale);
+    w = to_device(wh);
+    x = to_device(xh);
+    y = DeviceBuffer<__half>(static_cast<std::size_t>(g.rows));
+  }
+  void int8(cudaStream_t st) { gemv_int8_weight_only(q.data(), scale.data(), x.data(), y.data(), g.rows, g.cols, st); }
+  void fp16(cudaStream_t st) { gemv_fp16(w.data(), x.data(), y.data(), g.rows, g.cols, st); }
+  // Within the tests' tolerance of the double oracle of the weights the kernel reads.
+  std::string check(bool quantized) const {
+    const std::vector<__half> got = bench::download(y.data(), y.size());
+    for (int r = 0; r < g.rows; ++r) {
+      double exact = 0, abs_terms = 0;
+      for (int c = 0; c < g.cols; ++c) {
+        const std::size_t i = static_cast<std::size_t>(r) * g.cols + c;
+        const double wv = quantized ? static_cast<double>(m.q[i]) * m.scale[static_cast<std::size_t>(r)] : wf[i];
+        exact += wv * xf[static_cast<std::size_t>(c)];
+        abs_terms += std::fabs(wv * xf[static_cast<std::size_t>(c)]);
+      }
+      const double e = std::fabs(__half2float(got[static_cast<std::size_t>(r)]) - exact);
+      if (e > 1e-3 * std::fabs(exact) + 1e-5 * abs_terms + 1e-7)
+        return (quantized ? std::string("int8") : std::string("fp16")) + " GEMV " + g.name() + ": row " +
+               std::to_string(r) + " off by " + std::to_string(e);
+    }
+    return "";
+  }
+};
+
+void BM_gemv_fp16(benchmark::State& state, Gemv g) {
+  GemvData d(g);
+  if (!bench::verify(state, "gemv_fp16/" + g.name(), [&] {
+        d.fp16(nullptr);
+        CUDALAB_CHECK(cudaDeviceSynchronize());
+        return d.check(false);
+      }))
+    return;
+  const double bytes = 2.0 * g.rows * g.cols;
+  const bench::CopyBase copy(bytes);
+  bench::run_vs(state, [&](cudaStream_t st) { d.fp16(st); }, std::cref(copy), {.bytes = bytes, .flops = 2.0 * g.rows * g.cols});
+}
+
+void BM_gemv_int8(benchmark::State& state, Gemv g) {
+  GemvData d(g);
+  if (!bench::verify(state, "gemv_int8/" + g.name(), [&] {
+        d.int8(nullptr);
+        CUDALAB_CHECK(cudaDeviceSynchronize());
+        return d.check(true);
+      }))
+    return;
+  bench::run_vs(state, [&](cudaStream_t st) { d.int8(st); }, [&](cudaStream_t st) { d.fp16(st); },
+                {.bytes = 1.0 * g.rows * g.cols, .flops = 2.0 * g.rows * g.cols});
+}
+
+template <class F>
+void add(const std::string& name, F&& f) {
+  benchmark::RegisterBenchmark(name.c_str(), std::forward<F>(f))->UseManualTime()->Unit(benchmark::kMicrosecond);
+}
+
+[[maybe_unused]] const bool kRegistered = [] {
+  for (const Shape& s : kBatchShapes) {
+    add("BM_kv_copy/" + s.name(), [s](benchmark::State& st) { BM_kv_copy(st, s); });
+    add("BM_decode/paged/" + s.name(), [s](benchmark::State& st) { BM_decode(st, s, true); });
+    add("BM_decode/contiguous/" + s.name(), [s](benchmark::State& st) { BM_decode(st, s, false); });
+    add("BM_decode_paged_vs_contiguous/" + s.name(), [s](benchmark::State& st) { BM_decode_paged_vs_contiguous(st, s); });
+  }
+  const Shape f = kFewLong;
+  add("BM_kv_copy/" + f.name(), [f](benchmark::State& st) { BM_kv_copy(st, f); });
+  add("BM_decode/paged/" + f.name(), [f](benchmark::State& st) { BM_decode(st, f, true); });
+  for (int splits : {8, 32, 64})
+    add("BM_decode_split_k/s" + std::to_string(splits) + "/" + f.name(),
+        [f, splits](benchmark::State& st) { BM_decode_split_k(st, f, splits); });
+  for (const Gemv& g : kGemvs) {
+    add("BM_gemv/fp16/" + g.name(), [g](benchmark::State& st) { BM_gemv_fp16(st, g); });
+    add("BM_gemv/int8/" + g.name(), [g](benchmark::State& st) { BM_gemv_int8(st, g); });
+  }
+  return true;
+}();
+
+}  // namespace
+
+CUDALAB_BENCH_MAIN()

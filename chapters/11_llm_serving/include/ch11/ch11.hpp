@@ -1,0 +1,79 @@
+// Chapter 11 — LLM serving on the GPU: decode attention over a paged KV cache (and a contiguous
+// one, and split-K "flash-decoding"), INT8 weight-only GEMV. The host side (KV arithmetic, block
+// allocator, quantization reference, oracles) is in ch11/host.hpp.
+//
+// Every function takes device pointers and a stream, validates its arguments (std::invalid_argument
+// naming the argument) and checks its launches. Sizes are the caller's: any batch, any length.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "ch11/host.hpp"
+
+namespace cudalab::ch11 {
+
+enum class DType { kF16, kBF16 };  // storage of q, K, V and out; accumulation is always fp32
+
+// Shapes of one decode step: `batch` sequences, one query token each.
+struct DecodeShape {
+  int batch = 0;
+  int q_heads = 0;
+  int kv_heads = 0;    // divides q_heads; q_heads / kv_heads (the GQA group) at most kMaxGroup
+  int head_dim = 0;    // 64 or 128
+  float scale = 0;     // softmax scale, usually 1 / sqrt(head_dim)
+};
+inline constexpr int kMaxGroup = 8;
+
+// The paged cache (vLLM's layout): k_cache and v_cache are [num_blocks][kv_heads][block_size]
+// [head_dim]; sequence b's token t lives in block block_tables[b * max_blocks_per_seq +
+// t / block_size], row t % block_size. seq_lens[b] in [1, max_blocks_per_seq * block_size] and
+// every table entry in [0, num_blocks) are the caller's promise (device data: not checked here).
+struct PagedKv {
+  const void* k_cache = nullptr;
+  const void* v_cache = nullptr;
+  const int* block_tables = nullptr;  // [batch][max_blocks_per_seq]
+  const int* seq_lens = nullptr;      // [batch]
+  int num_blocks = 0;
+  int block_size = 0;
+  int max_blocks_per_seq = 0;
+};
+
+// Exercise 11.2 — out[b][h] = softmax(scale * q[b][h] . K[b][h / group]) V[b][h / group] over the
+// sequence's seq_lens[b] tokens. q, out: [batch][q_heads][head_dim]. One pass over K and V (online
+// softmax), each KV head read once for its whole query group.
+void decode_attention_paged(const void* q, const PagedKv& kv, void* out, const DecodeShape& shape,
+                            DType dtype, cudaStream_t stream = nullptr);
+
+// The same over a contiguous cache: k, v: [batch][kv_heads][max_len][head_dim].
+void decode_attention_contiguous(const void* q, const void* k, const void* v, const int* seq_lens,
+                                 int max_len, void* out, const DecodeShape& shape, DType dtype,
+                                 cudaStream_t stream = nullptr);
+
+// Exercise 11.3 — split-K (flash-decoding): each sequence's tokens are cut into `splits` chunks
+// handled by separate blocks (partial max, sum and output in fp32 in `workspace`), then combined.
+// For a few long sequences, where batch * kv_heads blocks cannot fill the GPU.
+// workspace: at least split_k_workspace_floats(shape, splits) floats.
+std::size_t split_k_workspace_floats(const DecodeShape& shape, int splits);
+void decode_attention_paged_split_k(const void* q, const PagedKv& kv, void* out, const DecodeShape& shape,
+                                    DType dtype, int splits, float* workspace, std::size_t workspace_floats,
+                                    cudaStream_t stream = nullptr);
+
+// Exercise 11.4 — INT8 weight-only GEMV: y[r] = scale[r] * sum_c q[r][c] * x[c] with q the
+// per-channel INT8 weights (rows x cols, row-major; host.hpp's quantize_int8_per_channel), x and
+// y fp16. Dequantizes in the kernel: half the bytes of an fp16 GEMV, which is memory-bound.
+void gemv_int8_weight_only(const std::int8_t* q, const float* scale, const void* x, void* y, int rows,
+                           int cols, cudaStream_t stream = nullptr);
+// The fp16 baseline: y = W x, W fp16 rows x cols row-major, fp32 accumulation.
+void gemv_fp16(const void* w, const void* x, void* y, int rows, int cols, cudaStream_t stream = nullptr);
+
+// Inputs made on the device (benchmarks: gigabytes of KV cache): element i of `out` is
+// random_at(seed, i, dtype, lo, hi), the hash of common/device_fill.hpp rounded to dtype, so a host
+// check recomputes any element without copying the cache back. Synchronous (like
+// uniform_device_buffer): finished when it returns.
+void fill_random(void* out, std::size_t n, std::uint64_t seed, DType dtype, float lo, float hi);
+float random_at(std::uint64_t seed, std::size_t i, DType dtype, float lo, float hi);
+
+}  // namespace cudalab::ch11

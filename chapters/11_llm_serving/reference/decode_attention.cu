@@ -1,0 +1,400 @@
+// Exercises 11.2 and 11.3 — decode attention over a paged KV cache, a contiguous one, and split-K.
+//
+// Decode reads the whole KV cache of every sequence for one query token: 2 * len * head_dim
+// elements per KV head against about 4 * len * head_dim * group FLOPs. At 2 bytes per element and
+// group 4 that is 4 FLOPs per byte, far below the ~200 FLOP/byte an H200 needs to be
+// compute-bound: the kernel's speed is the GB/s of KV it reads, and its ceiling is a device copy.
+//
+// Work decomposition: one block per (sequence, KV head), so each K and V row is read once for the
+// whole query group (GQA). A row (head_dim elements) is read by head_dim / 8 lanes, 16 bytes each
+// (a "token group"); a block of 4 warps holds 8 (head_dim 128) or 16 (head_dim 64) token groups,
+// each loads kUnroll tokens before using any (loads in flight hide DRAM latency). Each token group
+// keeps its own online-softmax state (running max m, sum l, output acc) per query head; the groups
+// are merged through shared memory at the end. Scores are pre-multiplied by log2(e), so exp2f.
+//
+// Split-K (flash-decoding): with few sequences, batch * kv_heads blocks leave most SMs idle.
+// grid.y cuts each sequence into `splits` chunks; each block writes its unnormalized (m, l, acc)
+// to a workspace, and a second kernel combines the chunks with the same rescaling.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "ch11/ch11.hpp"
+#include "cudalab/check.hpp"
+#include "cudalab/math.hpp"
+
+namespace cudalab::ch11 {
+namespace detail {  // (named: an unused inline member of an unnamed-namespace class is a warning)
+
+// Where sequence b's token t of KV head kh starts (in elements), paged or contiguous.
+struct PagedAddr {
+  const int* tables;
+  int max_blocks, block_size, kv_heads, head_dim;
+  __device__ std::size_t row(int b, int kh, int t) const {
+    const int blk = __ldg(tables + static_cast<std::size_t>(b) * max_blocks + t / block_size);
+    return ((static_cast<std::size_t>(blk) * kv_heads + kh) * block_size + t % block_size) * head_dim;
+  }
+};
+struct ContigAddr {
+  int max_len, kv_heads, head_dim;
+  __device__ std::size_t row(int b, int kh, int t) const {
+    return ((static_cast<std::size_t>(b) * kv_heads + kh) * max_len + t) * head_dim;
+  }
+};
+
+}  // namespace detail
+
+namespace {
+
+using detail::ContigAddr;
+using detail::PagedAddr;
+
+constexpr int kWarps = 4;
+constexpr int kThreads = 32 * kWarps;
+[[maybe_unused]] constexpr int kUnroll = 4;  // tokens each token group loads before computing
+[[maybe_unused]] constexpr unsigned kFull = 0xffffffffu;
+
+template <class T>
+__device__ __forceinline__ void unpack8(const uint4& raw, float (&f)[8]) {
+  if constexpr (std::is_same_v<T, __half>) {
+    const auto* h = reinterpret_cast<const __half2*>(&raw);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const float2 p = __half22float2(h[i]);
+      f[2 * i] = p.x;
+      f[2 * i + 1] = p.y;
+    }
+  } else {
+    const auto* h = reinterpret_cast<const __nv_bfloat162*>(&raw);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const float2 p = __bfloat1622float2(h[i]);
+      f[2 * i] = p.x;
+      f[2 * i + 1] = p.y;
+    }
+  }
+}
+
+template <class T>
+__device__ __forceinline__ T from_float(float x) {
+  if constexpr (std::is_same_v<T, __half>) return __float2half_rn(x);
+  else return __float2bfloat16_rn(x);
+}
+
+// kSplit: write (m, l, acc) of chunk blockIdx.y to the workspace instead of the output.
+// Workspace: acc [batch][q_heads][splits][D], then ml [batch][q_heads][splits][2].
+template <class T, int D, int kMaxG, class Addr, bool kSplit>
+__global__ void __launch_bounds__(kThreads)
+decode_kernel(const T* __restrict__ q, const T* __restrict__ kc, const T* __restrict__ vc,
+              const int* __restrict__ seq_lens, Addr addr, T* __restrict__ out, float* __restrict__ ws,
+              int q_heads, int kv_heads, int group, float scale_log2, int capacity, int split_tokens) {
+  constexpr int kLanes = D / 8;                 // lanes per token row (16 bytes each)
+  constexpr int kGroups = kWarps * (32 / kLanes);  // token groups per block
+  const int b = blockIdx.x / kv_heads, kh = blockIdx.x % kv_heads;
+  const int len = min(seq_lens[b], capacity);
+  int t_begin = 0, t_end = len;
+  if constexpr (kSplit) {
+    t_begin = blockIdx.y * split_tokens;
+    t_end = min(len, t_begin + split_tokens);
+  }
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int sub = lane % kLanes;                         // this lane's 8 of the D dimensions
+  const int grp = warp * (32 / kLanes) + lane / kLanes;  // this lane's token group
+
+  float qf[kMaxG][8], acc[kMaxG][8], m[kMaxG], l[kMaxG];
+#pragma unroll
+  for (int g = 0; g < kMaxG; ++g) {
+    m[g] = -INFINITY;
+    l[g] = 0;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) qf[g][i] = acc[g][i] = 0;
+    if (g < group) {
+      const std::size_t qrow = (static_cast<std::size_t>(b) * q_heads + kh * group + g) * D;
+      unpack8<T>(*reinterpret_cast<const uint4*>(q + qrow + sub * 8), qf[g]);
+#pragma unroll
+      for (int i = 0; i < 8; ++i) qf[g][i] *= scale_log2;
+    }
+  }
+
+  // BEGIN EXERCISE 11.2
+  // TODO(11.2): one pass over this block's tokens [t_begin, t_end) with an online softmax.
+  //   Contract: when the loop ends, for every query head g < group of this KV head, the lanes of
+  //   token group `grp` hold m[g] (the largest score, log2 domain, of the tokens the group saw;
+  //   -INFINITY if none), l[g] = sum of exp2(score - m[g]) and acc[g][0..8) = the same weighted sum
+  //   of V over this lane's 8 dimensions (sub * 8 ..). Scores: qf (already scaled) . K row.
+  //   Constraints: read each K and V row of this KV head once for the whole group, 16 bytes per
+  //   lane (uint4), addresses from addr.row(b, kh, t); fp32 arithmetic; shuffles for the dot
+  //   product across the kLanes lanes of a row; no shared memory; no second pass.
+  //   Goal: KV GB/s >= 0.8 of a device copy at long contexts (bench/ch11.toml). Hints: scripts/lab hint 11.2
+  // STARTER: (void)t_begin, (void)t_end, (void)kc, (void)vc, (void)addr, (void)b, (void)kh, (void)qf;
+  for (int base = t_begin; base < t_end; base += kGroups * kUnroll) {  // uniform over the block
+    uint4 kr[kUnroll], vr[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {  // all loads first: kUnroll rows of K and V in flight
+      const int t = base + u * kGroups + grp;
+      kr[u] = vr[u] = make_uint4(0, 0, 0, 0);
+      if (t < t_end) {
+        const std::size_t r = addr.row(b, kh, t) + sub * 8;
+        kr[u] = __ldg(reinterpret_cast<const uint4*>(kc + r));
+        vr[u] = __ldg(reinterpret_cast<const uint4*>(vc + r));
+      }
+    }
+    float s[kMaxG][kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      float kf[8];
+      unpack8<T>(kr[u], kf);
+#pragma unroll
+      for (int g = 0; g < kMaxG; ++g) {
+        s[g][u] = -INFINITY;
+        if (g >= group) continue;  // uniform over the block: the shuffles stay converged
+        float d = 0;
+#pragma unroll
+        for (int i = 0; i < 8; ++i) d = fmaf(qf[g][i], kf[i], d);
+#pragma unroll
+        for (int off = kLanes / 2; off > 0; off /= 2) d += __shfl_xor_sync(kFull, d, off);
+        s[g][u] = base + u * kGroups + grp < t_end ? d : -INFINITY;
+      }
+    }
+#pragma unroll
+    for (int g = 0; g < kMaxG; ++g) {
+      if (g >= group) break;
+      float cmax = s[g][0];
+#pragma unroll
+      for (int u = 1; u < kUnroll; ++u) cmax = fmaxf(cmax, s[g][u]);
+      // BEGIN PITFALL softmax_without_max EXERCISES 11.2 11.3
+      // The running maximum is what keeps exp2 in range: without it a score above 128 (log2
+      // domain) overflows fp32 to infinity and the output turns NaN; scores all below -149
+      // underflow to 0 and the output to 0. The LargeScores tests (scale x200 and x250: scores
+      // near 300) catch it. Fix: subtract the running maximum and rescale the old sums when it grows.
+      const float m_new = fmaxf(m[g], cmax);
+      // BUG: const float m_new = cmax > -INFINITY ? 0.0f : m[g];
+      // END PITFALL
+      if (m_new == -INFINITY) continue;  // nothing valid seen yet
+      const float c = exp2f(m[g] - m_new);  // exp2f(-inf) = 0 on the first chunk
+      l[g] *= c;
+#pragma unroll
+      for (int i = 0; i < 8; ++i) acc[g][i] *= c;
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const float p = exp2f(s[g][u] - m_new);
+        float vf[8];
+        unpack8<T>(vr[u], vf);
+        l[g] += p;
+#pragma unroll
+        for (int i = 0; i < 8; ++i) acc[g][i] = fmaf(p, vf[i], acc[g][i]);
+      }
+      m[g] = m_new;
+    }
+  }
+  // END EXERCISE
+
+  // Merge the token groups: the largest max wins, the others are rescaled to it.
+  __shared__ float sm_m[kGroups][kMaxG], sm_l[kGroups][kMaxG];
+  __shared__ float sm_acc[kGroups][kMaxG][D];
+#pragma unroll
+  for (int g = 0; g < kMaxG; ++g) {
+    if (g >= group) break;
+    if (sub == 0) {
+      sm_m[grp][g] = m[g];
+      sm_l[grp][g] = l[g];
+    }
+#pragma unroll
+    for (int i = 0; i < 8; ++i) sm_acc[grp][g][sub * 8 + i] = acc[g][i];
+  }
+  // BEGIN PITFALL missing_merge_sync EXERCISES 11.2 RACE
+  // The merge below reads the partial results of every warp. A warp barrier orders only the
+  // writes of its own warp: the others may not have stored theirs yet, and the merge mixes stale
+  // shared memory into the output on some runs only. compute-sanitizer racecheck reports it every
+  // time. Fix: a block barrier between the stores and the merge.
+  __syncthreads();
+  // BUG: __syncwarp();
+  // END PITFALL
+  for (int idx = threadIdx.x; idx < group * D; idx += kThreads) {
+    const int g = idx / D, d = idx % D;
+    float mx = -INFINITY;
+    for (int j = 0; j < kGroups; ++j) mx = fmaxf(mx, sm_m[j][g]);
+    float sum = 0, o = 0;
+    if (mx != -INFINITY)
+      for (int j = 0; j < kGroups; ++j) {
+        const float w = exp2f(sm_m[j][g] - mx);
+        sum = fmaf(sm_l[j][g], w, sum);
+        o = fmaf(sm_acc[j][g][d], w, o);
+      }
+    const int h = kh * group + g;
+    if constexpr (kSplit) {
+      const std::size_t slot = (static_cast<std::size_t>(b) * q_heads + h) * gridDim.y + blockIdx.y;
+      ws[slot * D + d] = o;
+      if (d == 0) {
+        float* ml = ws + static_cast<std::size_t>(gridDim.x / kv_heads) * q_heads * gridDim.y * D;
+        ml[2 * slot] = mx;
+        ml[2 * slot + 1] = sum;
+      }
+    } else {
+      out[(static_cast<std::size_t>(b) * q_heads + h) * D + d] = from_float<T>(sum > 0 ? o / sum : 0.0f);
+    }
+  }
+}
+
+// One block per (sequence, query head), one thread per dimension: combine the chunks.
+template <class T>
+__global__ void combine_kernel(const float* __restrict__ ws, T* __restrict__ out, int rows, int splits, int D) {
+  const int row = blockIdx.x;  // b * q_heads + h
+  const float* acc = ws + static_cast<std::size_t>(row) * splits * D;
+  const float* ml = ws + static_cast<std::size_t>(rows) * splits * D + static_cast<std::size_t>(row) * splits * 2;
+  for (int d = threadIdx.x; d < D; d += blockDim.x) {
+    // BEGIN EXERCISE 11.3
+    // TODO(11.3): out[row][d] from the `splits` partial results of this row: chunk s has its max
+    //   ml[2 s] (log2 domain, -INFINITY when the chunk was empty), its sum ml[2 s + 1] and its
+    //   unnormalized output acc[s * D + d]. The result must equal one pass over all tokens (to
+    //   fp32 rounding); a row whose chunks are all empty gives 0.
+    //   Constraints: fp32, no division but the last one. Hints: scripts/lab hint 11.3
+    // STARTER: out[static_cast<std::size_t>(row) * D + d] = from_float<T>(acc[d] + ml[0]);
+    float mx = -INFINITY;
+    for (int s = 0; s < splits; ++s) mx = fmaxf(mx, ml[2 * s]);
+    float sum = 0, o = 0;
+    if (mx != -INFINITY)
+      for (int s = 0; s < splits; ++s) {
+        const float w = exp2f(ml[2 * s] - mx);
+        sum = fmaf(ml[2 * s + 1], w, sum);
+        o = fmaf(acc[static_cast<std::size_t>(s) * D + d], w, o);
+      }
+    out[static_cast<std::size_t>(row) * D + d] = from_float<T>(sum > 0 ? o / sum : 0.0f);
+    // END EXERCISE
+  }
+}
+
+void check_shape(const DecodeShape& s) {
+  require(s.batch >= 0, "batch", "must not be negative");
+  require(s.q_heads > 0, "q_heads", "must be positive");
+  require(s.kv_heads > 0 && s.q_heads % s.kv_heads == 0, "kv_heads", "must be positive and divide q_heads");
+  require(s.q_heads / s.kv_heads <= kMaxGroup, "q_heads", "q_heads / kv_heads (the GQA group) must be at most 8");
+  require(s.head_dim == 64 || s.head_dim == 128, "head_dim", "must be 64 or 128");
+  require(std::isfinite(s.scale), "scale", "must be finite");
+  require(static_cast<long long>(s.batch) * s.kv_heads <= std::numeric_limits<int>::max(), "batch",
+          "batch * kv_heads blocks exceed the grid limit");
+}
+
+void check_aligned(const void* p, const char* argument) {
+  require(reinterpret_cast<std::uintptr_t>(p) % 16 == 0, argument, "must be 16-byte aligned (vector loads)");
+}
+
+void check_paged(const PagedKv& kv, const DecodeShape& s) {
+  require(kv.num_blocks > 0, "num_blocks", "must be positive");
+  require(kv.block_size > 0, "block_size", "must be positive");
+  require(kv.max_blocks_per_seq > 0, "max_blocks_per_seq", "must be positive");
+  require(static_cast<long long>(kv.max_blocks_per_seq) * kv.block_size <= std::numeric_limits<int>::max(),
+          "max_blocks_per_seq", "times block_size must fit in an int");
+  const std::size_t cache = static_cast<std::size_t>(kv.num_blocks) * s.kv_heads * kv.block_size * s.head_dim;
+  require_device_pointer(kv.k_cache, cache, "k_cache");
+  require_device_pointer(kv.v_cache, cache, "v_cache");
+  check_aligned(kv.k_cache, "k_cache");
+  check_aligned(kv.v_cache, "v_cache");
+  require_device_pointer(kv.block_tables, static_cast<std::size_t>(s.batch) * kv.max_blocks_per_seq, "block_tables");
+  require_device_pointer(kv.seq_lens, static_cast<std::size_t>(s.batch), "seq_lens");
+}
+
+float log2_scale(float scale) { return scale * 1.4426950408889634f; }
+
+template <class T, int D, int G, class Addr, bool kSplit>
+void launch_one(const void* q, const void* k, const void* v, const int* lens, Addr addr, void* out, float* ws,
+                const DecodeShape& s, int capacity, int splits, int split_tokens, cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>(s.batch * s.kv_heads), static_cast<unsigned>(splits));
+  decode_kernel<T, D, G, Addr, kSplit><<<grid, kThreads, 0, stream>>>(
+      static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), lens, addr,
+      static_cast<T*>(out), ws, s.q_heads, s.kv_heads, s.q_heads / s.kv_heads, log2_scale(s.scale), capacity,
+      split_tokens);
+  CUDALAB_CHECK_LAUNCH();
+}
+
+template <class Addr, bool kSplit>
+void dispatch(const void* q, const void* k, const void* v, const int* lens, Addr addr, void* out, float* ws,
+              const DecodeShape& s, DType dtype, int capacity, int splits, int split_tokens, cudaStream_t stream) {
+  const bool small_group = s.q_heads / s.kv_heads <= 4;
+  auto go = [&]<class T>(T*) {
+    if (s.head_dim == 64) {
+      if (small_group) launch_one<T, 64, 4, Addr, kSplit>(q, k, v, lens, addr, out, ws, s, capacity, splits, split_tokens, stream);
+      else launch_one<T, 64, 8, Addr, kSplit>(q, k, v, lens, addr, out, ws, s, capacity, splits, split_tokens, stream);
+    } else {
+      if (small_group) launch_one<T, 128, 4, Addr, kSplit>(q, k, v, lens, addr, out, ws, s, capacity, splits, split_tokens, stream);
+      else launch_one<T, 128, 8, Addr, kSplit>(q, k, v, lens, addr, out, ws, s, capacity, splits, split_tokens, stream);
+    }
+  };
+  if (dtype == DType::kF16) go(static_cast<__half*>(nullptr));
+  else go(static_cast<__nv_bfloat16*>(nullptr));
+}
+
+}  // namespace
+
+void decode_attention_paged(const void* q, const PagedKv& kv, void* out, const DecodeShape& shape, DType dtype,
+                            cudaStream_t stream) {
+  check_shape(shape);
+  if (shape.batch == 0) return;
+  check_paged(kv, shape);
+  const std::size_t n = static_cast<std::size_t>(shape.batch) * shape.q_heads * shape.head_dim;
+  require_device_pointer(q, n, "q");
+  require_device_pointer(out, n, "out");
+  check_aligned(q, "q");
+  const PagedAddr addr{kv.block_tables, kv.max_blocks_per_seq, kv.block_size, shape.kv_heads, shape.head_dim};
+  dispatch<PagedAddr, false>(q, kv.k_cache, kv.v_cache, kv.seq_lens, addr, out, nullptr, shape, dtype,
+                             kv.max_blocks_per_seq * kv.block_size, 1, 0, stream);
+}
+
+void decode_attention_contiguous(const void* q, const void* k, const void* v, const int* seq_lens, int max_len,
+                                 void* out, const DecodeShape& shape, DType dtype, cudaStream_t stream) {
+  check_shape(shape);
+  require(max_len > 0, "max_len", "must be positive");
+  if (shape.batch == 0) return;
+  const std::size_t n = static_cast<std::size_t>(shape.batch) * shape.q_heads * shape.head_dim;
+  const std::size_t cache = static_cast<std::size_t>(shape.batch) * shape.kv_heads * max_len * shape.head_dim;
+  require_device_pointer(q, n, "q");
+  require_device_pointer(out, n, "out");
+  require_device_pointer(k, cache, "k");
+  require_device_pointer(v, cache, "v");
+  require_device_pointer(seq_lens, static_cast<std::size_t>(shape.batch), "seq_lens");
+  check_aligned(q, "q");
+  check_aligned(k, "k");
+  check_aligned(v, "v");
+  const ContigAddr addr{max_len, shape.kv_heads, shape.head_dim};
+  dispatch<ContigAddr, false>(q, k, v, seq_lens, addr, out, nullptr, shape, dtype, max_len, 1, 0, stream);
+}
+
+std::size_t split_k_workspace_floats(const DecodeShape& shape, int splits) {
+  check_shape(shape);
+  require(splits >= 1, "splits", "must be at least 1");
+  return static_cast<std::size_t>(shape.batch) * shape.q_heads * splits * (shape.head_dim + 2);
+}
+
+void decode_attention_paged_split_k(const void* q, const PagedKv& kv, void* out, const DecodeShape& shape,
+                                    DType dtype, int splits, float* workspace, std::size_t workspace_floats,
+                                    cudaStream_t stream) {
+  check_shape(shape);
+  require(splits >= 1 && splits <= 65535, "splits", "must be in 1..65535 (grid.y)");
+  if (shape.batch == 0) return;
+  check_paged(kv, shape);
+  const std::size_t n = static_cast<std::size_t>(shape.batch) * shape.q_heads * shape.head_dim;
+  require_device_pointer(q, n, "q");
+  require_device_pointer(out, n, "out");
+  check_aligned(q, "q");
+  const std::size_t need = split_k_workspace_floats(shape, splits);
+  require(workspace_floats >= need, "workspace_floats", "is below split_k_workspace_floats(shape, splits)");
+  require_device_pointer(workspace, need, "workspace");
+  const int capacity = kv.max_blocks_per_seq * kv.block_size;
+  const int split_tokens = ceil_div(capacity, splits);
+  const PagedAddr addr{kv.block_tables, kv.max_blocks_per_seq, kv.block_size, shape.kv_heads, shape.head_dim};
+  dispatch<PagedAddr, true>(q, kv.k_cache, kv.v_cache, kv.seq_lens, addr, out, workspace, shape, dtype, capacity,
+                            splits, split_tokens, stream);
+  const int rows = shape.batch * shape.q_heads;
+  if (dtype == DType::kF16)
+    combine_kernel<__half><<<rows, shape.head_dim, 0, stream>>>(workspace, static_cast<__half*>(out), rows, splits, shape.head_dim);
+  else
+    combine_kernel<__nv_bfloat16><<<rows, shape.head_dim, 0, stream>>>(workspace, static_cast<__nv_bfloat16*>(out), rows, splits,
+                                                                       shape.head_dim);
+  CUDALAB_CHECK_LAUNCH();
+}
+
+}  // namespace cudalab::ch11

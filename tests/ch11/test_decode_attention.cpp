@@ -1,0 +1,222 @@
+// Exercises 11.2 and 11.3 — decode attention over a paged cache (block tables shuffled, so the
+// indirection is exercised), the contiguous cache and split-K, against the double oracle.
+//
+// Tolerances. q, K and V are drawn in [-1, 1] and rounded to the storage type first, so the
+// kernel and the oracle see the same numbers. The output is a convex combination of V rows:
+// |out| <= 1. Rounding it to the storage type costs at most half an ulp below 1: 2^-12 (fp16),
+// 2^-9 (bf16). The fp32 work adds much less: scores to about head_dim * 2^-24 relative, sums of
+// at most a few thousand positive terms to about len * 2^-24 < 2^-11 in the worst case. Hence
+// abs 1e-3 (fp16, 4 of those half-ulps) and 4e-3 (bf16). LargeScores raises the scale (x200, x250)
+// so that the largest scores reach about 300 in the log2 domain, past fp32's exp2 range (128): an
+// online softmax that does not subtract its running maximum overflows there. An fp32 score of
+// magnitude 300 is off by about 300 * 2^-23 in the exponent, a relative weight error ~4e-5: the
+// same tolerance holds.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "ch11/ch11.hpp"
+#include "cudalab/memory.hpp"
+#include "cudalab/random.hpp"
+#include "cudalab/testing.hpp"
+
+using namespace cudalab;
+using namespace cudalab::ch11;
+
+namespace {
+
+std::uint16_t to_bits(float x, DType t) {
+  if (t == DType::kF16) return static_cast<__half_raw>(__float2half_rn(x)).x;
+  return static_cast<__nv_bfloat16_raw>(__float2bfloat16_rn(x)).x;
+}
+float from_bits(std::uint16_t b, DType t) {
+  if (t == DType::kF16) {
+    __half_raw r;
+    r.x = b;
+    return __half2float(__half(r));
+  }
+  __nv_bfloat16_raw r;
+  r.x = b;
+  return __bfloat162float(__nv_bfloat16(r));
+}
+
+struct Case {
+  std::string name;
+  DType dtype;
+  int head_dim, q_heads, kv_heads, block_size;
+  std::vector<int> lens;
+  float scale_factor = 1;  // times 1 / sqrt(head_dim)
+};
+
+// One random problem: host values (rounded to dtype), device paged and contiguous caches.
+struct Problem {
+  Case c;
+  DecodeShape shape;
+  int max_blocks = 0, num_blocks = 0, max_len = 0;
+  std::vector<float> q;                   // [batch][q_heads][D]
+  std::vector<std::vector<float>> k, v;   // per sequence [kv_heads][len][D]
+  std::vector<int> tables;                // [batch][max_blocks]
+  DeviceBuffer<std::uint16_t> dq, dk_paged, dv_paged, dk, dv;
+  DeviceBuffer<int> dtables, dlens;
+
+  explicit Problem(const Case& cs) : c(cs) {
+    Rng rng;
+    const int B = static_cast<int>(c.lens.size()), D = c.head_dim, KH = c.kv_heads, bs = c.block_size;
+    shape = {B, c.q_heads, KH, D, c.scale_factor / std::sqrt(static_cast<float>(D))};
+    max_len = *std::max_element(c.lens.begin(), c.lens.end());
+    max_blocks = (max_len + bs - 1) / bs;
+    num_blocks = B * max_blocks + 3;  // a few spare blocks never referenced
+    auto rounded = [&](std::size_t n) {
+      auto x = rng.uniform<float>(n, -1.0f, 1.0f);
+      for (float& e : x) e = from_bits(to_bits(e, c.dtype), c.dtype);
+      return x;
+    };
+    q = rounded(static_cast<std::size_t>(B) * c.q_heads * D);
+    std::vector<int> perm(static_cast<std::size_t>(num_blocks));
+    std::iota(perm.begin(), perm.end(), 0);
+    std::shuffle(perm.begin(), perm.end(), rng.engine());
+    tables.assign(static_cast<std::size_t>(B) * max_blocks, 0);
+    for (std::size_t i = 0; i < tables.size(); ++i) tables[i] = perm[i];
+    const std::size_t cache = static_cast<std::size_t>(num_blocks) * KH * bs * D;
+    const std::size_t contig = static_cast<std::size_t>(B) * KH * max_len * D;
+    std::vector<std::uint16_t> kp(cache, 0), vp(cache, 0), kc(contig, 0), vc(contig, 0);
+    for (int b = 0; b < B; ++b) {
+      const int L = c.lens[static_cast<std::size_t>(b)];
+      k.push_back(rounded(static_cast<std::size_t>(KH) * L * D));
+      v.push_back(rounded(static_cast<std::size_t>(KH) * L * D));
+      for (int h = 0; h < KH; ++h)
+        for (int t = 0; t < L; ++t)
+          for (int d = 0; d < D; ++d) {
+            const std::size_t src = (static_cast<std::size_t>(h) * L + t) * D + d;
+            const int blk = tables[static_cast<std::size_t>(b) * max_blocks + t / bs];
+            const std::size_t p = ((static_cast<std::size_t>(blk) * KH + h) * bs + t % bs) * D + d;
+            const std::size_t s = ((static_cast<std::size_t>(b) * KH + h) * max_len + t) * D + d;
+            kp[p] = kc[s] = to_bits(k.back()[src], c.dtype);
+            vp[p] = vc[s] = to_bits(v.back()[src], c.dtype);
+          }
+    }
+    std::vector<std::uint16_t> qb(q.size());
+    for (std::size_t i = 0; i < q.size(); ++i) qb[i] = to_bits(q[i], c.dtype);
+    dq = to_device(qb);
+    dk_paged = to_device(kp);
+    dv_paged = to_device(vp);
+    dk = to_device(kc);
+    dv = to_device(vc);
+    dtables = to_device(tables);
+    dlens = to_device(c.lens);
+  }
+  PagedKv paged() const {
+    return {dk_paged.data(), dv_paged.data(), dtables.data(), dlens.data(), num_blocks, c.block_size, max_blocks};
+  }
+  std::vector<float> oracle() const {
+    std::vector<float> want;
+    const std::size_t D = static_cast<std::size_t>(c.head_dim), H = static_cast<std::size_t>(c.q_heads);
+    for (std::size_t b = 0; b < c.lens.size(); ++b) {
+      const std::vector<float> qb(q.begin() + static_cast<std::ptrdiff_t>(b * H * D),
+                                  q.begin() + static_cast<std::ptrdiff_t>((b + 1) * H * D));
+      const auto o = decode_attention_oracle(qb, k[b], v[b], c.q_heads, c.kv_heads, c.head_dim, c.lens[b], shape.scale);
+      want.insert(want.end(), o.begin(), o.end());
+    }
+    return want;
+  }
+  std::vector<float> result(cudalab::testing::GuardedOutput<std::uint16_t>& out) const {
+    std::vector<float> got;
+    for (std::uint16_t bits : out.result()) got.push_back(from_bits(bits, c.dtype));
+    return got;
+  }
+  Tolerance tol() const { return c.dtype == DType::kF16 ? Tolerance{1e-3, 0} : Tolerance{4e-3, 0}; }
+  std::size_t out_size() const { return q.size(); }
+};
+
+const std::vector<Case> kCases{
+    {"f16_d128_gqa4_bs16", DType::kF16, 128, 32, 8, 16, {1, 17, 300, 1000}},
+    {"bf16_d64_mha_bs16", DType::kBF16, 64, 8, 8, 16, {5, 64, 129}},
+    {"f16_d128_gqa8_bs32", DType::kF16, 128, 64, 8, 32, {33, 257}},
+    {"bf16_d128_gqa7_bs7", DType::kBF16, 128, 28, 4, 7, {2, 50, 777}},
+    {"f16_d64_gqa2_bs1", DType::kF16, 64, 4, 2, 1, {3, 40}},
+    {"bf16_d64_gqa4_long", DType::kBF16, 64, 8, 2, 16, {4099}},
+    {"f16_d128_LargeScores", DType::kF16, 128, 8, 2, 16, {100, 513}, 200.0f},
+    {"bf16_d64_LargeScores", DType::kBF16, 64, 4, 4, 8, {31, 200}, 250.0f},
+};
+std::string case_name(const ::testing::TestParamInfo<Case>& p) { return p.param.name; }
+
+}  // namespace
+
+class DecodeAttentionGpu : public ::testing::TestWithParam<Case> {};
+
+TEST_P(DecodeAttentionGpu, PagedMatchesOracle) {
+  CUDALAB_REQUIRE_GPU();
+  const Problem p(GetParam());
+  cudalab::testing::GuardedOutput<std::uint16_t> out(p.out_size());
+  decode_attention_paged(p.dq.data(), p.paged(), out.data(), p.shape, p.c.dtype);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  EXPECT_MATCHES(compare(p.result(out), p.oracle(), p.tol(), "decode_attention_paged " + p.c.name));
+  EXPECT_TRUE(out.guard_intact());
+}
+
+TEST_P(DecodeAttentionGpu, ContiguousMatchesOracle) {
+  CUDALAB_REQUIRE_GPU();
+  const Problem p(GetParam());
+  cudalab::testing::GuardedOutput<std::uint16_t> out(p.out_size());
+  decode_attention_contiguous(p.dq.data(), p.dk.data(), p.dv.data(), p.dlens.data(), p.max_len, out.data(), p.shape,
+                              p.c.dtype);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  EXPECT_MATCHES(compare(p.result(out), p.oracle(), p.tol(), "decode_attention_contiguous " + p.c.name));
+  EXPECT_TRUE(out.guard_intact());
+}
+
+TEST_P(DecodeAttentionGpu, SplitKMatchesOracle) {
+  CUDALAB_REQUIRE_GPU();
+  const Problem p(GetParam());
+  const std::vector<float> want = p.oracle();
+  for (int splits : {1, 3, 16, 64}) {  // 64: most chunks of the short sequences are empty
+    DeviceBuffer<float> ws(split_k_workspace_floats(p.shape, splits));
+    cudalab::testing::GuardedOutput<std::uint16_t> out(p.out_size());
+    decode_attention_paged_split_k(p.dq.data(), p.paged(), out.data(), p.shape, p.c.dtype, splits, ws.data(), ws.size());
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+    EXPECT_MATCHES(compare(p.result(out), want, p.tol(),
+                           "decode_attention_paged_split_k " + p.c.name + ", splits " + std::to_string(splits)));
+    EXPECT_TRUE(out.guard_intact());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, DecodeAttentionGpu, ::testing::ValuesIn(kCases), case_name);
+
+TEST(DecodeAttentionArgs, ShapesAreCheckedBeforeAnyPointer) {
+  const PagedKv kv{};
+  DecodeShape s{2, 32, 8, 96, 0.1f};
+  cudalab::testing::expect_throws_naming([&] { decode_attention_paged(nullptr, kv, nullptr, s, DType::kF16); }, "head_dim");
+  s = {2, 32, 6, 128, 0.1f};
+  cudalab::testing::expect_throws_naming([&] { decode_attention_paged(nullptr, kv, nullptr, s, DType::kF16); }, "kv_heads");
+  s = {2, 32, 2, 128, 0.1f};  // a group of 16
+  cudalab::testing::expect_throws_naming([&] { decode_attention_paged(nullptr, kv, nullptr, s, DType::kF16); }, "q_heads");
+  s = {-1, 32, 8, 128, 0.1f};
+  cudalab::testing::expect_throws_naming([&] { decode_attention_paged(nullptr, kv, nullptr, s, DType::kF16); }, "batch");
+  s = {2, 32, 8, 128, NAN};
+  cudalab::testing::expect_throws_naming([&] { decode_attention_paged(nullptr, kv, nullptr, s, DType::kF16); }, "scale");
+  s = {2, 32, 8, 128, 0.1f};
+  cudalab::testing::expect_throws_naming([&] { decode_attention_paged(nullptr, kv, nullptr, s, DType::kF16); }, "num_blocks");
+  const PagedKv nulls{nullptr, nullptr, nullptr, nullptr, 4, 16, 2};
+  cudalab::testing::expect_throws_naming([&] { decode_attention_paged(nullptr, nulls, nullptr, s, DType::kF16); }, "k_cache");
+  cudalab::testing::expect_throws_naming(
+      [&] { decode_attention_contiguous(nullptr, nullptr, nullptr, nullptr, 0, nullptr, s, DType::kBF16); }, "max_len");
+  cudalab::testing::expect_throws_naming(
+      [&] { decode_attention_contiguous(nullptr, nullptr, nullptr, nullptr, 8, nullptr, s, DType::kBF16); }, "q");
+  cudalab::testing::expect_throws_naming(
+      [&] { decode_attention_paged_split_k(nullptr, nulls, nullptr, s, DType::kF16, 0, nullptr, 0); }, "splits");
+  cudalab::testing::expect_throws_naming([&] { (void)split_k_workspace_floats(s, 0); }, "splits");
+  EXPECT_EQ(split_k_workspace_floats(s, 4), 2u * 32 * 4 * 130);
+}
+
+TEST(DecodeAttentionArgs, EmptyBatchIsANoOp) {
+  const DecodeShape s{0, 32, 8, 128, 0.1f};
+  EXPECT_NO_THROW(decode_attention_paged(nullptr, PagedKv{}, nullptr, s, DType::kF16));
+  EXPECT_NO_THROW(decode_attention_contiguous(nullptr, nullptr, nullptr, nullptr, 1, nullptr, s, DType::kF16));
+  EXPECT_NO_THROW(decode_attention_paged_split_k(nullptr, PagedKv{}, nullptr, s, DType::kF16, 4, nullptr, 0));
+}
