@@ -184,4 +184,73 @@ std::vector<double> prefill_attention_oracle(std::span<const float> q, std::span
                                              std::span<const float> v, int q_heads, int kv_heads,
                                              int head_dim, int len, double scale);
 
+// ---------------------------------------------------------------------------------------------
+// Continuous batching, simulated on the CPU with a kernel-cost model.
+struct Request {
+  int id = 0;
+  double arrival_ms = 0;
+  int prompt_tokens = 0;
+  int output_tokens = 0;  // tokens to generate, >= 1
+};
+// A skewed trace, the same on every platform for a seed (own generators over std::mt19937_64's
+// raw output, whose sequence the standard fixes): Poisson arrivals at `rate_per_s`; prompt
+// lengths log-normal (median 256, clipped to [16, 4096]); output lengths 80% short (exponential,
+// mean 64, at least 1) and 20% long (uniform in [512, 2048]).
+std::vector<Request> skewed_trace(int n, std::uint64_t seed, double rate_per_s);
+
+// The cost of one iteration (one forward pass over the running batch), from what the chapter
+// measures: the weights are read once per step (memory-bound GEMVs: weight_bytes / bandwidth)
+// unless the batch's tokens make it compute-bound (tokens * flops_per_token / peak); attention
+// reads every cached token's KV (kv_bytes_per_token / (kv_efficiency * bandwidth)).
+struct CostModel {
+  double weight_bytes = 16.06e9;          // Llama-3-8B, bf16
+  double flops_per_token = 2 * 8.03e9;    // one multiply-add per weight
+  double kv_bytes_per_token = 131072;     // Llama-3-8B, bf16 (kv_bytes_per_token())
+  double bandwidth = 4.2e12;              // bytes/s: the H200's device copy (chapter 3)
+  double kv_efficiency = 0.8;             // decode attention's fraction of copy bandwidth (11.2 goal)
+  double peak_flops = 600e12;             // dense bf16 GEMM reached in practice (chapter 6: ~840 peak cuBLAS)
+  // Milliseconds for an iteration that processes `tokens` new tokens (decodes + prompt tokens)
+  // and reads `kv_tokens` cached tokens.
+  double iteration_ms(long tokens, long kv_tokens) const;
+};
+
+struct SchedulerConfig {
+  int max_batch = 64;          // sequences in one iteration at most
+  int kv_blocks = 4096;        // the KV cache, in blocks
+  int block_size = 16;         // tokens per block
+  int max_prefill_tokens = 8192;  // prompt tokens admitted per iteration at most (chunking aside)
+};
+
+struct SimResult {
+  double makespan_ms = 0;        // first arrival to last token
+  long output_tokens = 0;
+  double throughput_tok_s = 0;   // output tokens per second of makespan
+  double ttft_p50_ms = 0, ttft_p99_ms = 0;  // arrival to first token
+  double tpot_p50_ms = 0, tpot_p99_ms = 0;  // per output token after the first, per request
+  int preemptions = 0;           // sequences evicted for lack of KV blocks (recomputed later)
+  int iterations = 0;
+  int max_running = 0;           // the largest batch seen
+  std::vector<double> first_token_ms, finish_ms;  // per request (trace order)
+};
+
+// Fills makespan, output_tokens, throughput and the percentiles (nearest rank) from
+// first_token_ms and finish_ms (both sized like the trace).
+void summarize(SimResult& r, const std::vector<Request>& trace);
+
+// The argument checks shared by both simulators (the errors listed below).
+void check_simulation_args(const std::vector<Request>& trace, const SchedulerConfig& config);
+
+// Exercise 11.5 — iteration-level scheduling (Orca, vLLM): every iteration retires finished
+// sequences, admits waiting ones while blocks, batch slots and the prefill budget allow, appends
+// one token to every running sequence (preempting the most recently admitted one, its KV freed
+// and its tokens recomputed later, when the cache is full), then advances the clock by the cost
+// model. KV lives in a BlockAllocator. Throws std::invalid_argument naming 'trace' when a request
+// could never fit the cache alone (prompt + output tokens), 'config' when a field is not positive.
+SimResult simulate_continuous(const std::vector<Request>& trace, const SchedulerConfig& config, const CostModel& cost);
+// Static batching, the baseline: take up to max_batch waiting requests, each reserving KV for its
+// whole prompt + output (a contiguous cache; generous: a real server reserves the longest allowed
+// length, not the actual one), prefill them together (no max_prefill_tokens budget), decode until the LAST one
+// finishes (finished ones keep their slot), then take the next batch.
+SimResult simulate_static(const std::vector<Request>& trace, const SchedulerConfig& config, const CostModel& cost);
+
 }  // namespace cudalab::ch11
