@@ -61,6 +61,14 @@ void decode_attention_paged_split_k(const void* q, const PagedKv& kv, void* out,
                                     DType dtype, int splits, float* workspace, std::size_t workspace_floats,
                                     cudaStream_t stream = nullptr);
 
+// Prefill (worked example): causal attention over a whole prompt, flash-style — tiles of 32
+// queries against tiles of 32 keys in shared memory, an online softmax per query row, the
+// len x len score matrix never written to memory. shape.batch sequences of `len` tokens each;
+// q, out: [batch][len][q_heads][head_dim]; k, v: [batch][len][kv_heads][head_dim]. Token i attends
+// to tokens 0..i of its own sequence.
+void prefill_attention(const void* q, const void* k, const void* v, void* out, const DecodeShape& shape, int len,
+                       DType dtype, cudaStream_t stream = nullptr);
+
 // Exercise 11.4 — INT8 weight-only GEMV: y[r] = scale[r] * sum_c q[r][c] * x[c] with q the
 // per-channel INT8 weights (rows x cols, row-major; host.hpp's quantize_int8_per_channel), x and
 // y fp16. Dequantizes in the kernel: half the bytes of an fp16 GEMV, which is memory-bound.

@@ -1,0 +1,100 @@
+// Prefill (worked example, the online softmax of exercise 11.2 over tiles of rows): causal
+// flash-style attention against the double oracle. Lengths around the 32-row and 32-key tiles.
+// Tolerance as in test_decode_attention.cpp (outputs are convex combinations of V in [-1, 1]; the
+// output rounding dominates): fp16 1e-3, bf16 4e-3.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "ch11/ch11.hpp"
+#include "cudalab/memory.hpp"
+#include "cudalab/random.hpp"
+#include "cudalab/testing.hpp"
+
+using namespace cudalab;
+using namespace cudalab::ch11;
+
+namespace {
+struct Case {
+  std::string name;
+  DType dtype;
+  int head_dim, q_heads, kv_heads, batch, len;
+};
+const std::vector<Case> kCases{
+    {"f16_d128_gqa4_len1", DType::kF16, 128, 8, 2, 2, 1},
+    {"f16_d128_gqa4_len33", DType::kF16, 128, 8, 2, 2, 33},
+    {"bf16_d64_mha_len32", DType::kBF16, 64, 4, 4, 3, 32},
+    {"bf16_d128_gqa8_len100", DType::kBF16, 128, 16, 2, 1, 100},
+    {"f16_d64_gqa2_len257", DType::kF16, 64, 4, 2, 2, 257},
+};
+std::string case_name(const ::testing::TestParamInfo<Case>& p) { return p.param.name; }
+
+std::uint16_t to_bits(float x, DType t) {
+  if (t == DType::kF16) return static_cast<__half_raw>(__float2half_rn(x)).x;
+  return static_cast<__nv_bfloat16_raw>(__float2bfloat16_rn(x)).x;
+}
+float from_bits(std::uint16_t b, DType t) {
+  if (t == DType::kF16) {
+    __half_raw r;
+    r.x = b;
+    return __half2float(__half(r));
+  }
+  __nv_bfloat16_raw r;
+  r.x = b;
+  return __bfloat162float(__nv_bfloat16(r));
+}
+}  // namespace
+
+class PrefillGpu : public ::testing::TestWithParam<Case> {};
+
+TEST_P(PrefillGpu, MatchesOracle) {
+  CUDALAB_REQUIRE_GPU();
+  const Case c = GetParam();
+  Rng rng;
+  const std::size_t D = static_cast<std::size_t>(c.head_dim), L = static_cast<std::size_t>(c.len);
+  const std::size_t nq = L * c.q_heads * D, nkv = L * c.kv_heads * D;
+  auto rounded = [&](std::size_t n) {
+    auto x = rng.uniform<float>(n, -1.0f, 1.0f);
+    for (float& e : x) e = from_bits(to_bits(e, c.dtype), c.dtype);
+    return x;
+  };
+  std::vector<float> q, k, v, want;
+  const DecodeShape shape{c.batch, c.q_heads, c.kv_heads, c.head_dim, 1.0f / std::sqrt(static_cast<float>(c.head_dim))};
+  for (int b = 0; b < c.batch; ++b) {
+    const auto qb = rounded(nq), kb = rounded(nkv), vb = rounded(nkv);
+    const auto o = prefill_attention_oracle(qb, kb, vb, c.q_heads, c.kv_heads, c.head_dim, c.len, shape.scale);
+    q.insert(q.end(), qb.begin(), qb.end());
+    k.insert(k.end(), kb.begin(), kb.end());
+    v.insert(v.end(), vb.begin(), vb.end());
+    for (double x : o) want.push_back(static_cast<float>(x));
+  }
+  auto bits = [&](const std::vector<float>& x) {
+    std::vector<std::uint16_t> out(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) out[i] = to_bits(x[i], c.dtype);
+    return out;
+  };
+  auto dq = to_device(bits(q)), dk = to_device(bits(k)), dv = to_device(bits(v));
+  cudalab::testing::GuardedOutput<std::uint16_t> out(q.size());
+  prefill_attention(dq.data(), dk.data(), dv.data(), out.data(), shape, c.len, c.dtype);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  std::vector<float> got;
+  for (std::uint16_t x : out.result()) got.push_back(from_bits(x, c.dtype));
+  const Tolerance tol = c.dtype == DType::kF16 ? Tolerance{1e-3, 0} : Tolerance{4e-3, 0};
+  EXPECT_MATCHES(compare(got, want, tol, "prefill_attention " + c.name));
+  EXPECT_TRUE(out.guard_intact());
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, PrefillGpu, ::testing::ValuesIn(kCases), case_name);
+
+TEST(PrefillArgs, NamedErrors) {
+  const DecodeShape s{1, 8, 2, 128, 0.1f};
+  cudalab::testing::expect_throws_naming([&] { prefill_attention(nullptr, nullptr, nullptr, nullptr, s, -1, DType::kF16); }, "len");
+  cudalab::testing::expect_throws_naming([&] { prefill_attention(nullptr, nullptr, nullptr, nullptr, s, 4, DType::kF16); }, "q");
+  const DecodeShape bad{1, 8, 3, 128, 0.1f};
+  cudalab::testing::expect_throws_naming([&] { prefill_attention(nullptr, nullptr, nullptr, nullptr, bad, 4, DType::kF16); }, "kv_heads");
+  EXPECT_NO_THROW(prefill_attention(nullptr, nullptr, nullptr, nullptr, s, 0, DType::kF16));
+}
