@@ -9,11 +9,17 @@
 //                                               split (vs_base = the split-K speedup)
 //   BM_gemv/fp16/<rows>x<cols>                  base: a copy of the weight bytes
 //   BM_gemv/int8/<rows>x<cols>                  base: the fp16 GEMV (vs_base = INT8 speedup)
+//   BM_lt_gemm/bf16/<size>                      cuBLASLt bf16 GEMM, size^3, TN (the linear layer)
+//   BM_lt_gemm/{int8,fp8,fp8_fast}/<size>       cuBLASLt INT8 (int32 out), FP8 E4M3 (bf16 out;
+//                                               fast: Hopper's fast accumulation); base: the bf16
+//                                               GEMM (vs_base = speedup). FP8 rows are errors
+//                                               below compute capability 8.9, with the reason.
 // Shapes: one Llama-3-8B layer (32 query heads, 8 KV heads, head_dim 128), fp16, 2 GiB of KV per
 // shape (>> 60 MB of L2), block size 16, block tables shuffled (a fragmented cache). Each row checks
 // its output once before timing (bench::verify): the first and the last sequence against the
 // double oracle (ch11/host.hpp), inputs recomputed on the host (ch11::random_at).
 // The ratios and speed goals are declared in bench/ch11.toml.
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <algorithm>
@@ -25,6 +31,7 @@
 #include <vector>
 
 #include "ch11/ch11.hpp"
+#include "ch11/lt_gemm.hpp"
 #include "cudalab/bench.hpp"
 #include "cudalab/memory.hpp"
 
@@ -264,6 +271,108 @@ void BM_gemv_int8(benchmark::State& state, Gemv g) {
                 {.bytes = 1.0 * g.rows * g.cols, .flops = 2.0 * g.rows * g.cols});
 }
 
+// cuBLASLt GEMMs, m = n = k = size. Inputs made on the host; each row checks 256 sampled outputs
+// against the double oracle (tolerances of tests/ch11/test_lt_gemm.cpp).
+struct LtData {
+  int size;
+  std::vector<std::int8_t> wi, xi;
+  std::vector<__nv_bfloat16> wb, xb;
+  Fp8Tensor wf, xf;
+  DeviceBuffer<std::int8_t> dwi, dxi;
+  DeviceBuffer<__nv_bfloat16> dwb, dxb, yb;
+  DeviceBuffer<std::uint8_t> dwf, dxf;
+  DeviceBuffer<float> ws, xs;
+  DeviceBuffer<std::int32_t> yi;
+  LtGemm lt;
+  explicit LtData(int s) : size(s) {
+    const std::size_t n = static_cast<std::size_t>(s) * s;
+    std::mt19937_64 g(99);
+    std::uniform_int_distribution<int> ui(-127, 127);
+    std::uniform_real_distribution<float> uf(-1, 1);
+    std::vector<float> fw(n), fx(n);
+    wi.resize(n);
+    xi.resize(n);
+    wb.resize(n);
+    xb.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      wi[i] = static_cast<std::int8_t>(ui(g));
+      xi[i] = static_cast<std::int8_t>(ui(g));
+      fw[i] = uf(g) * 0.05f;
+      fx[i] = uf(g) * 4.0f;
+      wb[i] = __float2bfloat16_rn(fw[i]);
+      xb[i] = __float2bfloat16_rn(fx[i]);
+    }
+    wf = quantize_fp8(fw, Fp8Format::kE4M3);
+    xf = quantize_fp8(fx, Fp8Format::kE4M3);
+    dwi = to_device(wi);
+    dxi = to_device(xi);
+    dwb = to_device(wb);
+    dxb = to_device(xb);
+    dwf = to_device(wf.codes);
+    dxf = to_device(xf.codes);
+    ws = to_device(std::vector<float>{wf.scale});
+    xs = to_device(std::vector<float>{xf.scale});
+    yb = DeviceBuffer<__nv_bfloat16>(n);
+    yi = DeviceBuffer<std::int32_t>(n);
+  }
+  void bf16(cudaStream_t st) { lt.bf16(dwb.data(), dxb.data(), yb.data(), size, size, size, st); }
+  void int8(cudaStream_t st) { lt.int8(dwi.data(), dxi.data(), yi.data(), size, size, size, st); }
+  void fp8(cudaStream_t st, bool fast) {
+    lt.fp8(dwf.data(), dxf.data(), ws.data(), xs.data(), yb.data(), size, size, size, fast, st);
+  }
+  // kind: 0 bf16, 1 int8, 2 fp8, 3 fp8 fast.
+  std::string check(int kind) const {
+    const std::size_t s = static_cast<std::size_t>(size);
+    const auto gotb = kind == 1 ? std::vector<__nv_bfloat16>() : bench::download(yb.data(), yb.size());
+    const auto goti = kind == 1 ? bench::download(yi.data(), yi.size()) : std::vector<std::int32_t>();
+    std::mt19937_64 g(5);
+    for (int sample = 0; sample < 256; ++sample) {
+      const std::size_t o = g() % s, t = g() % s;  // output feature o of token t: Y[t][o]
+      double want = 0, a = 0;
+      for (std::size_t i = 0; i < s; ++i) {
+        double p;
+        if (kind == 1) p = static_cast<double>(wi[o * s + i]) * xi[t * s + i];
+        else if (kind == 0) p = double{__bfloat162float(wb[o * s + i])} * __bfloat162float(xb[t * s + i]);
+        else p = double{fp8_to_float(wf.codes[o * s + i], Fp8Format::kE4M3)} * wf.scale *
+                 fp8_to_float(xf.codes[t * s + i], Fp8Format::kE4M3) * xf.scale;
+        want += p;
+        a += std::fabs(p);
+      }
+      const double got = kind == 1 ? goti[t * s + o] : __bfloat162float(gotb[t * s + o]);
+      const double tol = kind == 1 ? 0 : std::ldexp(std::fabs(want), -8) + (kind == 3 ? 1e-3 : 1e-5) * a;
+      if (std::fabs(got - want) > tol)
+        return "GEMM " + std::to_string(size) + ": Y[" + std::to_string(t) + "][" + std::to_string(o) + "] = " +
+               std::to_string(got) + ", want " + std::to_string(want);
+    }
+    return "";
+  }
+};
+
+void BM_lt_gemm(benchmark::State& state, int size, int kind) {
+  static const char* names[] = {"bf16", "int8", "fp8", "fp8_fast"};
+  if (kind >= 2) {
+    if (std::string why; !fp8_supported(&why)) {
+      state.SkipWithError(why.c_str());
+      return;
+    }
+  }
+  LtData d(size);
+  auto work = [&](cudaStream_t st) {
+    if (kind == 0) d.bf16(st);
+    else if (kind == 1) d.int8(st);
+    else d.fp8(st, kind == 3);
+  };
+  if (!bench::verify(state, std::string("lt_gemm/") + names[kind] + "/" + std::to_string(size), [&] {
+        work(nullptr);
+        CUDALAB_CHECK(cudaDeviceSynchronize());
+        return d.check(kind);
+      }))
+    return;
+  const double flops = 2.0 * size * size * size;
+  if (kind == 0) bench::run(state, work, {.flops = flops});
+  else bench::run_vs(state, work, [&](cudaStream_t st) { d.bf16(st); }, {.flops = flops});
+}
+
 template <class F>
 void add(const std::string& name, F&& f) {
   benchmark::RegisterBenchmark(name.c_str(), std::forward<F>(f))->UseManualTime()->Unit(benchmark::kMicrosecond);
@@ -282,6 +391,12 @@ void add(const std::string& name, F&& f) {
   for (int splits : {8, 32, 64})
     add("BM_decode_split_k/s" + std::to_string(splits) + "/" + f.name(),
         [f, splits](benchmark::State& st) { BM_decode_split_k(st, f, splits); });
+  for (int size : {4096, 8192})
+    for (int kind = 0; kind < 4; ++kind) {
+      static const char* names[] = {"bf16", "int8", "fp8", "fp8_fast"};
+      add("BM_lt_gemm/" + std::string(names[kind]) + "/" + std::to_string(size),
+          [size, kind](benchmark::State& st) { BM_lt_gemm(st, size, kind); });
+    }
   for (const Gemv& g : kGemvs) {
     add("BM_gemv/fp16/" + g.name(), [g](benchmark::State& st) { BM_gemv_fp16(st, g); });
     add("BM_gemv/int8/" + g.name(), [g](benchmark::State& st) { BM_gemv_int8(st, g); });
