@@ -125,10 +125,10 @@ decode_kernel(const T* __restrict__ q, const T* __restrict__ kc, const T* __rest
   //   Contract: when the loop ends, for every query head g < group of this KV head, the lanes of
   //   token group `grp` hold m[g] (the largest score, log2 domain, of the tokens the group saw;
   //   -INFINITY if none), l[g] = sum of exp2(score - m[g]) and acc[g][0..8) = the same weighted sum
-  //   of V over this lane's 8 dimensions (sub * 8 ..). Scores: qf (already scaled) . K row.
+  //   of V over the 8 dimensions this lane owns. Scores: qf (already scaled) . K row.
   //   Constraints: read each K and V row of this KV head once for the whole group, 16 bytes per
-  //   lane (uint4), addresses from addr.row(b, kh, t); fp32 arithmetic; shuffles for the dot
-  //   product across the kLanes lanes of a row; no shared memory; no second pass.
+  //   lane (uint4), where the Addr functor says the token's row starts; fp32 arithmetic; shuffles
+  //   for the dot product across the kLanes lanes of a row; no shared memory; no second pass.
   //   Goal: KV GB/s >= 0.8 of a device copy at long contexts (bench/ch11.toml). Hints: scripts/lab hint 11.2
   // STARTER: (void)t_begin, (void)t_end, (void)kc, (void)vc, (void)addr, (void)b, (void)kh, (void)qf;
   for (int base = t_begin; base < t_end; base += kGroups * kUnroll) {  // uniform over the block

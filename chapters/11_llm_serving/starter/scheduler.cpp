@@ -40,16 +40,16 @@ SimResult simulate_continuous(const std::vector<Request>& trace, const Scheduler
     std::vector<char> fresh(n, 0);  // admitted (prefilled) in this iteration
     long prefill = 0;
     // TODO(11.5): one iteration's scheduling decisions, before the clock advances below.
-    //   Contract: (1) admit from the front of `waiting` (FCFS; preempted sequences first) while
-    //   the batch has a free slot (max_batch), the iteration's prompt tokens stay within
-    //   max_prefill_tokens (a lone request is admitted whatever its length) and the allocator has
-    //   blocks for the sequence's tokens (prompt + already generated) beyond `watermark` free
-    //   blocks (an empty batch needs no watermark); each admitted sequence is added to `kv`
-    //   (SeqId = trace index), marked in `fresh`, appended to `running`, its tokens added to
-    //   `prefill`. (2) every running sequence that is not fresh appends one token to `kv`; when
-    //   the cache is full, preempt the most recently admitted running sequence (free its blocks,
-    //   put it at the front of `waiting`, count r.preemptions) and retry; a sequence that is
-    //   itself preempted stops there.
+    //   Contract: (1) admission, first come first served (preempted sequences first): a queued
+    //   request joins while a batch slot is free, the prompt tokens of this iteration stay within
+    //   the prefill budget (a lone request joins whatever its length) and the allocator holds
+    //   blocks for its tokens (prompt + already generated) beyond the watermark (none needed when
+    //   nothing runs). A joining request gets its sequence in the allocator (SeqId = its trace
+    //   index), its mark in `fresh`, its place at the back of the running list, and its tokens
+    //   count towards `prefill`. (2) every sequence already running appends one token; when the
+    //   cache is full, the most recently admitted one is preempted (its blocks freed, queued
+    //   again at the head, counted in r.preemptions), then retry; a sequence that has itself
+    //   been preempted stops there.
     //   Constraints: no sequence is ever lost or duplicated; never more than max_batch running.
     //   Goal: >= 2x the static batching throughput on the skewed trace (tests/ch11). Hints: scripts/lab hint 11.5
     (void)watermark;
