@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/11_llm_serving/reference/block_allocator.cpp by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/11_llm_serving/reference/block_allocator.cpp by scripts/variants.py.)
 // Exercise 11.1 — the paged KV block allocator (host.hpp).
 //
 // Why paged: a contiguous cache must reserve the longest possible sequence for every request,

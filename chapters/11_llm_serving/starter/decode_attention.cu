@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/11_llm_serving/reference/decode_attention.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/11_llm_serving/reference/decode_attention.cu by scripts/variants.py.)
 // Exercises 11.2 and 11.3 — decode attention over a paged KV cache, a contiguous one, and split-K.
 //
 // Decode reads the whole KV cache of every sequence for one query token: 2 * len * head_dim
@@ -146,14 +146,11 @@ decode_kernel(const T* __restrict__ q, const T* __restrict__ kc, const T* __rest
 #pragma unroll
     for (int i = 0; i < 8; ++i) sm_acc[grp][g][sub * 8 + i] = acc[g][i];
   }
-  // BEGIN PITFALL missing_merge_sync EXERCISES 11.2 RACE
   // The merge below reads the partial results of every warp. A warp barrier orders only the
   // writes of its own warp: the others may not have stored theirs yet, and the merge mixes stale
   // shared memory into the output on some runs only. compute-sanitizer racecheck reports it every
   // time. Fix: a block barrier between the stores and the merge.
   __syncthreads();
-  // BUG: __syncwarp();
-  // END PITFALL
   for (int idx = threadIdx.x; idx < group * D; idx += kThreads) {
     const int g = idx / D, d = idx % D;
     float mx = -INFINITY;

@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/11_llm_serving/reference/gemv_int8.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/11_llm_serving/reference/gemv_int8.cu by scripts/variants.py.)
 // Exercise 11.4 — INT8 weight-only GEMV, and the fp16 GEMV it is compared with.
 //
 // Decode multiplies every weight matrix by one activation vector per sequence: at batch 1 a GEMV,

@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/11_llm_serving/reference/lt_gemm.cpp by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/11_llm_serving/reference/lt_gemm.cpp by scripts/variants.py.)
 // Quantized GEMMs through cuBLASLt (lt_gemm.hpp). Worked example: the lesson is the call — data
 // types, the compute type, the TN layout, the scale pointers — and what each precision costs in
 // accuracy (tests) and buys in speed (bench rows beside bf16).

@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/11_llm_serving/reference/prefill_attention.cu by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/11_llm_serving/reference/prefill_attention.cu by scripts/variants.py.)
 // Prefill (worked example) — causal flash-style attention over the prompt (ch11.hpp).
 //
 // Prefill is compute-bound (len^2 * head_dim * 4 FLOPs per head against len * head_dim * 6 bytes),

@@ -1,5 +1,5 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
-// fail until you do. (Generated from chapters/11_llm_serving/reference/scheduler.cpp by scripts/gen_starter.py.)
+// fail until you do. (Generated from chapters/11_llm_serving/reference/scheduler.cpp by scripts/variants.py.)
 // Exercise 11.5 — continuous (iteration-level) batching over the paged KV cache, simulated.
 //
 // Static batching holds a batch until its longest request is done: with skewed output lengths
