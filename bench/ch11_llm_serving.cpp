@@ -5,8 +5,9 @@
 //   BM_decode/{paged,contiguous}/<shape>        base: that copy (vs_base = fraction of copy GB/s)
 //   BM_decode_paged_vs_contiguous/<shape>       base: the contiguous kernel (vs_base = contiguous
 //                                               time / paged time: the cost of the indirection)
-//   BM_decode_split_k/s<splits>/<shape>         few long sequences; base: the paged kernel without
-//                                               split (vs_base = the split-K speedup)
+//   BM_decode_split_k/s<splits>/<shape>         few long sequences (b2_ctx131072) or too few blocks
+//                                               (b16_ctx32768); base: the paged kernel without split
+//                                               (vs_base = the split-K speedup)
 //   BM_gemv/fp16/<rows>x<cols>                  base: a copy of the weight bytes
 //   BM_gemv/int8/<rows>x<cols>                  base: the fp16 GEMV (vs_base = INT8 speedup)
 //   BM_lt_gemm/bf16/<size>                      cuBLASLt bf16 GEMM, size^3, TN (the linear layer)
@@ -24,6 +25,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <random>
 #include <string>
@@ -199,31 +201,44 @@ struct Gemv {
 };
 const Gemv kGemvs[] = {{4096, 4096}, {14336, 4096}, {8192, 8192}, {28672, 8192}};
 
+// Host inputs, made once per shape and kept for the process (each repetition re-runs the row).
+struct GemvHost {
+  Int8Matrix m;
+  std::vector<float> wf, xf;  // fp16-rounded weights and input
+  std::vector<__half> wh, xh;
+};
+const GemvHost& gemv_host(Gemv g) {
+  static std::map<std::pair<int, int>, GemvHost> cache;
+  const auto key = std::make_pair(g.rows, g.cols);
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  GemvHost h;
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<float> u(-1, 1);
+  const std::size_t n = static_cast<std::size_t>(g.rows) * g.cols;
+  std::vector<float> raw(n);
+  for (float& e : raw) e = u(rng);
+  h.m = quantize_int8_per_channel(raw, g.rows, g.cols);
+  h.wh.resize(n);
+  h.xh.resize(static_cast<std::size_t>(g.cols));
+  h.wf.resize(n);
+  h.xf.resize(h.xh.size());
+  for (std::size_t i = 0; i < n; ++i) h.wf[i] = __half2float(h.wh[i] = __float2half_rn(raw[i]));
+  for (std::size_t i = 0; i < h.xh.size(); ++i) h.xf[i] = __half2float(h.xh[i] = __float2half_rn(u(rng)));
+  return cache.emplace(key, std::move(h)).first->second;
+}
+
 struct GemvData {
   Gemv g;
-  Int8Matrix m;
-  std::vector<float> wf, xf;  // fp16-rounded weights and input (host)
+  const GemvHost& h;
+  const Int8Matrix& m;
+  const std::vector<float>& wf;
+  const std::vector<float>& xf;
   DeviceBuffer<std::int8_t> q;
   DeviceBuffer<float> scale;
   DeviceBuffer<__half> w, x, y;
-  explicit GemvData(Gemv gg) : g(gg) {
-    std::mt19937_64 rng(7);
-    std::uniform_real_distribution<float> u(-1, 1);
-    const std::size_t n = static_cast<std::size_t>(g.rows) * g.cols;
-    std::vector<float> raw(n);
-    for (float& e : raw) e = u(rng);
-    m = quantize_int8_per_channel(raw, g.rows, g.cols);
-    std::vector<__half> wh(n), xh(static_cast<std::size_t>(g.cols));
-    wf.resize(n);
-    xf.resize(xh.size());
-    for (std::size_t i = 0; i < n; ++i) wf[i] = __half2float(wh[i] = __float2half_rn(raw[i]));
-    for (std::size_t i = 0; i < xh.size(); ++i) xf[i] = __half2float(xh[i] = __float2half_rn(u(rng)));
-    q = to_device(m.q);
-    scale = to_device(m.scale);
-    w = to_device(wh);
-    x = to_device(xh);
-    y = DeviceBuffer<__half>(static_cast<std::size_t>(g.rows));
-  }
+  explicit GemvData(Gemv gg)
+      : g(gg), h(gemv_host(gg)), m(h.m), wf(h.wf), xf(h.xf), q(to_device(h.m.q)), scale(to_device(h.m.scale)),
+        w(to_device(h.wh)), x(to_device(h.xh)), y(static_cast<std::size_t>(gg.rows)) {}
   void int8(cudaStream_t st) { gemv_int8_weight_only(q.data(), scale.data(), x.data(), y.data(), g.rows, g.cols, st); }
   void fp16(cudaStream_t st) { gemv_fp16(w.data(), x.data(), y.data(), g.rows, g.cols, st); }
   // Within the tests' tolerance of the double oracle of the weights the kernel reads.
@@ -273,48 +288,58 @@ void BM_gemv_int8(benchmark::State& state, Gemv g) {
 
 // cuBLASLt GEMMs, m = n = k = size. Inputs made on the host; each row checks 256 sampled outputs
 // against the double oracle (tolerances of tests/ch11/test_lt_gemm.cpp).
-struct LtData {
-  int size;
+struct LtHost {
   std::vector<std::int8_t> wi, xi;
   std::vector<__nv_bfloat16> wb, xb;
   Fp8Tensor wf, xf;
+};
+const LtHost& lt_host(int s) {
+  static std::map<int, LtHost> cache;
+  if (auto it = cache.find(s); it != cache.end()) return it->second;
+  LtHost h;
+  const std::size_t n = static_cast<std::size_t>(s) * s;
+  std::mt19937_64 g(99);
+  std::uniform_int_distribution<int> ui(-127, 127);
+  std::uniform_real_distribution<float> uf(-1, 1);
+  std::vector<float> fw(n), fx(n);
+  h.wi.resize(n);
+  h.xi.resize(n);
+  h.wb.resize(n);
+  h.xb.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    h.wi[i] = static_cast<std::int8_t>(ui(g));
+    h.xi[i] = static_cast<std::int8_t>(ui(g));
+    fw[i] = uf(g) * 0.05f;  // weight-like
+    fx[i] = uf(g) * 4.0f;   // activation-like
+    h.wb[i] = __float2bfloat16_rn(fw[i]);
+    h.xb[i] = __float2bfloat16_rn(fx[i]);
+  }
+  h.wf = quantize_fp8(fw, Fp8Format::kE4M3);
+  h.xf = quantize_fp8(fx, Fp8Format::kE4M3);
+  return cache.emplace(s, std::move(h)).first->second;
+}
+
+struct LtData {
+  int size;
+  const LtHost& h;
+  const std::vector<std::int8_t>& wi;
+  const std::vector<std::int8_t>& xi;
+  const std::vector<__nv_bfloat16>& wb;
+  const std::vector<__nv_bfloat16>& xb;
+  const Fp8Tensor& wf;
+  const Fp8Tensor& xf;
   DeviceBuffer<std::int8_t> dwi, dxi;
   DeviceBuffer<__nv_bfloat16> dwb, dxb, yb;
   DeviceBuffer<std::uint8_t> dwf, dxf;
   DeviceBuffer<float> ws, xs;
   DeviceBuffer<std::int32_t> yi;
   LtGemm lt;
-  explicit LtData(int s) : size(s) {
-    const std::size_t n = static_cast<std::size_t>(s) * s;
-    std::mt19937_64 g(99);
-    std::uniform_int_distribution<int> ui(-127, 127);
-    std::uniform_real_distribution<float> uf(-1, 1);
-    std::vector<float> fw(n), fx(n);
-    wi.resize(n);
-    xi.resize(n);
-    wb.resize(n);
-    xb.resize(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      wi[i] = static_cast<std::int8_t>(ui(g));
-      xi[i] = static_cast<std::int8_t>(ui(g));
-      fw[i] = uf(g) * 0.05f;
-      fx[i] = uf(g) * 4.0f;
-      wb[i] = __float2bfloat16_rn(fw[i]);
-      xb[i] = __float2bfloat16_rn(fx[i]);
-    }
-    wf = quantize_fp8(fw, Fp8Format::kE4M3);
-    xf = quantize_fp8(fx, Fp8Format::kE4M3);
-    dwi = to_device(wi);
-    dxi = to_device(xi);
-    dwb = to_device(wb);
-    dxb = to_device(xb);
-    dwf = to_device(wf.codes);
-    dxf = to_device(xf.codes);
-    ws = to_device(std::vector<float>{wf.scale});
-    xs = to_device(std::vector<float>{xf.scale});
-    yb = DeviceBuffer<__nv_bfloat16>(n);
-    yi = DeviceBuffer<std::int32_t>(n);
-  }
+  explicit LtData(int s)
+      : size(s), h(lt_host(s)), wi(h.wi), xi(h.xi), wb(h.wb), xb(h.xb), wf(h.wf), xf(h.xf), dwi(to_device(h.wi)),
+        dxi(to_device(h.xi)), dwb(to_device(h.wb)), dxb(to_device(h.xb)),
+        yb(static_cast<std::size_t>(s) * static_cast<std::size_t>(s)), dwf(to_device(h.wf.codes)),
+        dxf(to_device(h.xf.codes)), ws(to_device(std::vector<float>{h.wf.scale})),
+        xs(to_device(std::vector<float>{h.xf.scale})), yi(static_cast<std::size_t>(s) * static_cast<std::size_t>(s)) {}
   void bf16(cudaStream_t st) { lt.bf16(dwb.data(), dxb.data(), yb.data(), size, size, size, st); }
   void int8(cudaStream_t st) { lt.int8(dwi.data(), dxi.data(), yi.data(), size, size, size, st); }
   void fp8(cudaStream_t st, bool fast) {
@@ -391,6 +416,10 @@ void add(const std::string& name, F&& f) {
   for (int splits : {8, 32, 64})
     add("BM_decode_split_k/s" + std::to_string(splits) + "/" + f.name(),
         [f, splits](benchmark::State& st) { BM_decode_split_k(st, f, splits); });
+  const Shape mid = kBatchShapes[1];  // 16 x 8 = 128 blocks: one per SM, too few loads in flight
+  for (int splits : {4, 8})
+    add("BM_decode_split_k/s" + std::to_string(splits) + "/" + mid.name(),
+        [mid, splits](benchmark::State& st) { BM_decode_split_k(st, mid, splits); });
   for (int size : {4096, 8192})
     for (int kind = 0; kind < 4; ++kind) {
       static const char* names[] = {"bf16", "int8", "fp8", "fp8_fast"};
