@@ -6,8 +6,8 @@
 //   BM_decode_paged_vs_contiguous/<shape>       base: the contiguous kernel (vs_base = contiguous
 //                                               time / paged time: the cost of the indirection)
 //   BM_decode_split_k/s<splits>/<shape>         few long sequences (b2_ctx131072) or too few blocks
-//                                               (b16_ctx32768); base: the paged kernel without split
-//                                               (vs_base = the split-K speedup)
+//                                               (b16_ctx32768); base: the paged kernel without
+//                                               split (vs_base = the split-K speedup)
 //   BM_gemv/fp16/<rows>x<cols>                  base: a copy of the weight bytes
 //   BM_gemv/int8/<rows>x<cols>                  base: the fp16 GEMV (vs_base = INT8 speedup)
 //   BM_lt_gemm/bf16/<size>                      cuBLASLt bf16 GEMM, size^3, TN (the linear layer)
@@ -16,8 +16,8 @@
 //                                               GEMM (vs_base = speedup). FP8 rows are errors
 //                                               below compute capability 8.9, with the reason.
 // Shapes: one Llama-3-8B layer (32 query heads, 8 KV heads, head_dim 128), fp16, 2 GiB of KV per
-// shape (>> 60 MB of L2), block size 16, block tables shuffled (a fragmented cache). Each row checks
-// its output once before timing (bench::verify): the first and the last sequence against the
+// shape (>> 60 MB of L2), block size 16, block tables shuffled (a fragmented cache). Each row
+// checks its output once before timing (bench::verify): the first and the last sequence against the
 // double oracle (ch11/host.hpp), inputs recomputed on the host (ch11::random_at).
 // The ratios and speed goals are declared in bench/ch11.toml.
 #include <cuda_bf16.h>
@@ -97,17 +97,23 @@ struct Decode {
     dtables = to_device(tables);
     lens = to_device(std::vector<int>(static_cast<std::size_t>(s.batch), s.ctx));
   }
-  PagedKv paged_kv() const { return {kp.data(), vp.data(), dtables.data(), lens.data(), num_blocks, kBlockSize, max_blocks}; }
-  void run_paged(cudaStream_t st) { decode_attention_paged(q.data(), paged_kv(), out.data(), shape, kType, st); }
+  PagedKv paged_kv() const {
+    return {kp.data(), vp.data(), dtables.data(), lens.data(), num_blocks, kBlockSize, max_blocks};
+  }
+  void run_paged(cudaStream_t st) {
+    decode_attention_paged(q.data(), paged_kv(), out.data(), shape, kType, st);
+  }
   void run_contiguous(cudaStream_t st) {
-    decode_attention_contiguous(q.data(), kc.data(), vc.data(), lens.data(), s.ctx, out.data(), shape, kType, st);
+    decode_attention_contiguous(q.data(), kc.data(), vc.data(), lens.data(), s.ctx, out.data(),
+                                shape, kType, st);
   }
   // "" when sequences 0 and batch-1 of `out` match the oracle (tolerance: tests/ch11, fp16 1e-3).
   std::string check(bool paged) const {
     const std::vector<std::uint16_t> got = bench::download(out.data(), out.size());
     for (int b : {0, s.batch - 1}) {
       std::vector<float> qb(static_cast<std::size_t>(kQHeads) * kDim);
-      for (std::size_t i = 0; i < qb.size(); ++i) qb[i] = random_at(kSeedQ, b * qb.size() + i, kType, -1, 1);
+      for (std::size_t i = 0; i < qb.size(); ++i)
+        qb[i] = random_at(kSeedQ, b * qb.size() + i, kType, -1, 1);
       const std::size_t per = static_cast<std::size_t>(kKvHeads) * s.ctx * kDim;
       std::vector<float> k(per), v(per);
       for (int h = 0; h < kKvHeads; ++h)
@@ -116,7 +122,9 @@ struct Decode {
             std::size_t idx;
             if (paged) {
               const int blk = tables[static_cast<std::size_t>(b) * max_blocks + t / kBlockSize];
-              idx = ((static_cast<std::size_t>(blk) * kKvHeads + h) * kBlockSize + t % kBlockSize) * kDim + d;
+              idx = ((static_cast<std::size_t>(blk) * kKvHeads + h) * kBlockSize + t % kBlockSize) *
+                        kDim +
+                    d;
             } else {
               idx = ((static_cast<std::size_t>(b) * kKvHeads + h) * s.ctx + t) * kDim + d;
             }
@@ -124,7 +132,8 @@ struct Decode {
             k[dst] = random_at(kSeedK, idx, kType, -1, 1);
             v[dst] = random_at(kSeedV, idx, kType, -1, 1);
           }
-      const auto want = decode_attention_oracle(qb, k, v, kQHeads, kKvHeads, kDim, s.ctx, shape.scale);
+      const auto want =
+          decode_attention_oracle(qb, k, v, kQHeads, kKvHeads, kDim, s.ctx, shape.scale);
       std::vector<float> g(want.size()), w(want.size());
       for (std::size_t i = 0; i < want.size(); ++i) {
         __half_raw r;
@@ -132,7 +141,8 @@ struct Decode {
         g[i] = __half2float(__half(r));
         w[i] = static_cast<float>(want[i]);
       }
-      const std::string m = bench::mismatch(g, w, {1e-3, 0}, "decode attention " + s.name() + ", sequence " + std::to_string(b));
+      const std::string m = bench::mismatch(
+          g, w, {1e-3, 0}, "decode attention " + s.name() + ", sequence " + std::to_string(b));
       if (!m.empty()) return m;
     }
     return "";
@@ -158,7 +168,8 @@ void BM_decode(benchmark::State& state, Shape s, bool paged) {
       }))
     return;
   const bench::CopyBase copy(s.kv_bytes());
-  bench::run_vs(state, work, std::cref(copy), {.bytes = s.kv_bytes(), .flops = 4.0 * s.batch * kQHeads * s.ctx * kDim});
+  bench::run_vs(state, work, std::cref(copy),
+                {.bytes = s.kv_bytes(), .flops = 4.0 * s.batch * kQHeads * s.ctx * kDim});
 }
 
 void BM_decode_paged_vs_contiguous(benchmark::State& state, Shape s) {
@@ -174,7 +185,8 @@ void BM_decode_paged_vs_contiguous(benchmark::State& state, Shape s) {
       }))
     return;
   bench::run_vs(
-      state, [&](cudaStream_t st) { d.run_paged(st); }, [&](cudaStream_t st) { d.run_contiguous(st); },
+      state, [&](cudaStream_t st) { d.run_paged(st); },
+      [&](cudaStream_t st) { d.run_contiguous(st); },
       {.bytes = s.kv_bytes(), .flops = 4.0 * s.batch * kQHeads * s.ctx * kDim});
 }
 
@@ -182,7 +194,8 @@ void BM_decode_split_k(benchmark::State& state, Shape s, int splits) {
   Decode d(s, true, false);
   DeviceBuffer<float> ws(split_k_workspace_floats(d.shape, splits));
   auto work = [&](cudaStream_t st) {
-    decode_attention_paged_split_k(d.q.data(), d.paged_kv(), d.out.data(), d.shape, kType, splits, ws.data(), ws.size(), st);
+    decode_attention_paged_split_k(d.q.data(), d.paged_kv(), d.out.data(), d.shape, kType, splits,
+                                   ws.data(), ws.size(), st);
   };
   if (!bench::verify(state, "split_k/" + std::to_string(splits) + "/" + s.name(), [&] {
         work(nullptr);
@@ -223,7 +236,8 @@ const GemvHost& gemv_host(Gemv g) {
   h.wf.resize(n);
   h.xf.resize(h.xh.size());
   for (std::size_t i = 0; i < n; ++i) h.wf[i] = __half2float(h.wh[i] = __float2half_rn(raw[i]));
-  for (std::size_t i = 0; i < h.xh.size(); ++i) h.xf[i] = __half2float(h.xh[i] = __float2half_rn(u(rng)));
+  for (std::size_t i = 0; i < h.xh.size(); ++i)
+    h.xf[i] = __half2float(h.xh[i] = __float2half_rn(u(rng)));
   return cache.emplace(key, std::move(h)).first->second;
 }
 
@@ -237,9 +251,19 @@ struct GemvData {
   DeviceBuffer<float> scale;
   DeviceBuffer<__half> w, x, y;
   explicit GemvData(Gemv gg)
-      : g(gg), h(gemv_host(gg)), m(h.m), wf(h.wf), xf(h.xf), q(to_device(h.m.q)), scale(to_device(h.m.scale)),
-        w(to_device(h.wh)), x(to_device(h.xh)), y(static_cast<std::size_t>(gg.rows)) {}
-  void int8(cudaStream_t st) { gemv_int8_weight_only(q.data(), scale.data(), x.data(), y.data(), g.rows, g.cols, st); }
+      : g(gg),
+        h(gemv_host(gg)),
+        m(h.m),
+        wf(h.wf),
+        xf(h.xf),
+        q(to_device(h.m.q)),
+        scale(to_device(h.m.scale)),
+        w(to_device(h.wh)),
+        x(to_device(h.xh)),
+        y(static_cast<std::size_t>(gg.rows)) {}
+  void int8(cudaStream_t st) {
+    gemv_int8_weight_only(q.data(), scale.data(), x.data(), y.data(), g.rows, g.cols, st);
+  }
   void fp16(cudaStream_t st) { gemv_fp16(w.data(), x.data(), y.data(), g.rows, g.cols, st); }
   // Within the tests' tolerance of the double oracle of the weights the kernel reads.
   std::string check(bool quantized) const {
@@ -248,14 +272,15 @@ struct GemvData {
       double exact = 0, abs_terms = 0;
       for (int c = 0; c < g.cols; ++c) {
         const std::size_t i = static_cast<std::size_t>(r) * g.cols + c;
-        const double wv = quantized ? static_cast<double>(m.q[i]) * m.scale[static_cast<std::size_t>(r)] : wf[i];
+        const double wv =
+            quantized ? static_cast<double>(m.q[i]) * m.scale[static_cast<std::size_t>(r)] : wf[i];
         exact += wv * xf[static_cast<std::size_t>(c)];
         abs_terms += std::fabs(wv * xf[static_cast<std::size_t>(c)]);
       }
       const double e = std::fabs(__half2float(got[static_cast<std::size_t>(r)]) - exact);
       if (e > 1e-3 * std::fabs(exact) + 1e-5 * abs_terms + 1e-7)
-        return (quantized ? std::string("int8") : std::string("fp16")) + " GEMV " + g.name() + ": row " +
-               std::to_string(r) + " off by " + std::to_string(e);
+        return (quantized ? std::string("int8") : std::string("fp16")) + " GEMV " + g.name() +
+               ": row " + std::to_string(r) + " off by " + std::to_string(e);
     }
     return "";
   }
@@ -271,7 +296,8 @@ void BM_gemv_fp16(benchmark::State& state, Gemv g) {
     return;
   const double bytes = 2.0 * g.rows * g.cols;
   const bench::CopyBase copy(bytes);
-  bench::run_vs(state, [&](cudaStream_t st) { d.fp16(st); }, std::cref(copy), {.bytes = bytes, .flops = 2.0 * g.rows * g.cols});
+  bench::run_vs(state, [&](cudaStream_t st) { d.fp16(st); }, std::cref(copy),
+                {.bytes = bytes, .flops = 2.0 * g.rows * g.cols});
 }
 
 void BM_gemv_int8(benchmark::State& state, Gemv g) {
@@ -282,8 +308,9 @@ void BM_gemv_int8(benchmark::State& state, Gemv g) {
         return d.check(true);
       }))
     return;
-  bench::run_vs(state, [&](cudaStream_t st) { d.int8(st); }, [&](cudaStream_t st) { d.fp16(st); },
-                {.bytes = 1.0 * g.rows * g.cols, .flops = 2.0 * g.rows * g.cols});
+  bench::run_vs(
+      state, [&](cudaStream_t st) { d.int8(st); }, [&](cudaStream_t st) { d.fp16(st); },
+      {.bytes = 1.0 * g.rows * g.cols, .flops = 2.0 * g.rows * g.cols});
 }
 
 // cuBLASLt GEMMs, m = n = k = size. Inputs made on the host; each row checks 256 sampled outputs
@@ -335,11 +362,24 @@ struct LtData {
   DeviceBuffer<std::int32_t> yi;
   LtGemm lt;
   explicit LtData(int s)
-      : size(s), h(lt_host(s)), wi(h.wi), xi(h.xi), wb(h.wb), xb(h.xb), wf(h.wf), xf(h.xf), dwi(to_device(h.wi)),
-        dxi(to_device(h.xi)), dwb(to_device(h.wb)), dxb(to_device(h.xb)),
-        yb(static_cast<std::size_t>(s) * static_cast<std::size_t>(s)), dwf(to_device(h.wf.codes)),
-        dxf(to_device(h.xf.codes)), ws(to_device(std::vector<float>{h.wf.scale})),
-        xs(to_device(std::vector<float>{h.xf.scale})), yi(static_cast<std::size_t>(s) * static_cast<std::size_t>(s)) {}
+      : size(s),
+        h(lt_host(s)),
+        wi(h.wi),
+        xi(h.xi),
+        wb(h.wb),
+        xb(h.xb),
+        wf(h.wf),
+        xf(h.xf),
+        dwi(to_device(h.wi)),
+        dxi(to_device(h.xi)),
+        dwb(to_device(h.wb)),
+        dxb(to_device(h.xb)),
+        yb(static_cast<std::size_t>(s) * static_cast<std::size_t>(s)),
+        dwf(to_device(h.wf.codes)),
+        dxf(to_device(h.xf.codes)),
+        ws(to_device(std::vector<float>{h.wf.scale})),
+        xs(to_device(std::vector<float>{h.xf.scale})),
+        yi(static_cast<std::size_t>(s) * static_cast<std::size_t>(s)) {}
   void bf16(cudaStream_t st) { lt.bf16(dwb.data(), dxb.data(), yb.data(), size, size, size, st); }
   void int8(cudaStream_t st) { lt.int8(dwi.data(), dxi.data(), yi.data(), size, size, size, st); }
   void fp8(cudaStream_t st, bool fast) {
@@ -348,26 +388,32 @@ struct LtData {
   // kind: 0 bf16, 1 int8, 2 fp8, 3 fp8 fast.
   std::string check(int kind) const {
     const std::size_t s = static_cast<std::size_t>(size);
-    const auto gotb = kind == 1 ? std::vector<__nv_bfloat16>() : bench::download(yb.data(), yb.size());
-    const auto goti = kind == 1 ? bench::download(yi.data(), yi.size()) : std::vector<std::int32_t>();
+    const auto gotb =
+        kind == 1 ? std::vector<__nv_bfloat16>() : bench::download(yb.data(), yb.size());
+    const auto goti =
+        kind == 1 ? bench::download(yi.data(), yi.size()) : std::vector<std::int32_t>();
     std::mt19937_64 g(5);
     for (int sample = 0; sample < 256; ++sample) {
       const std::size_t o = g() % s, t = g() % s;  // output feature o of token t: Y[t][o]
       double want = 0, a = 0;
       for (std::size_t i = 0; i < s; ++i) {
         double p;
-        if (kind == 1) p = static_cast<double>(wi[o * s + i]) * xi[t * s + i];
-        else if (kind == 0) p = double{__bfloat162float(wb[o * s + i])} * __bfloat162float(xb[t * s + i]);
-        else p = double{fp8_to_float(wf.codes[o * s + i], Fp8Format::kE4M3)} * wf.scale *
-                 fp8_to_float(xf.codes[t * s + i], Fp8Format::kE4M3) * xf.scale;
+        if (kind == 1)
+          p = static_cast<double>(wi[o * s + i]) * xi[t * s + i];
+        else if (kind == 0)
+          p = double{__bfloat162float(wb[o * s + i])} * __bfloat162float(xb[t * s + i]);
+        else
+          p = double{fp8_to_float(wf.codes[o * s + i], Fp8Format::kE4M3)} * wf.scale *
+              fp8_to_float(xf.codes[t * s + i], Fp8Format::kE4M3) * xf.scale;
         want += p;
         a += std::fabs(p);
       }
       const double got = kind == 1 ? goti[t * s + o] : __bfloat162float(gotb[t * s + o]);
-      const double tol = kind == 1 ? 0 : std::ldexp(std::fabs(want), -8) + (kind == 3 ? 1e-3 : 1e-5) * a;
+      const double tol =
+          kind == 1 ? 0 : std::ldexp(std::fabs(want), -8) + (kind == 3 ? 1e-3 : 1e-5) * a;
       if (std::fabs(got - want) > tol)
-        return "GEMM " + std::to_string(size) + ": Y[" + std::to_string(t) + "][" + std::to_string(o) + "] = " +
-               std::to_string(got) + ", want " + std::to_string(want);
+        return "GEMM " + std::to_string(size) + ": Y[" + std::to_string(t) + "][" +
+               std::to_string(o) + "] = " + std::to_string(got) + ", want " + std::to_string(want);
     }
     return "";
   }
@@ -383,24 +429,32 @@ void BM_lt_gemm(benchmark::State& state, int size, int kind) {
   }
   LtData d(size);
   auto work = [&](cudaStream_t st) {
-    if (kind == 0) d.bf16(st);
-    else if (kind == 1) d.int8(st);
-    else d.fp8(st, kind == 3);
+    if (kind == 0)
+      d.bf16(st);
+    else if (kind == 1)
+      d.int8(st);
+    else
+      d.fp8(st, kind == 3);
   };
-  if (!bench::verify(state, std::string("lt_gemm/") + names[kind] + "/" + std::to_string(size), [&] {
-        work(nullptr);
-        CUDALAB_CHECK(cudaDeviceSynchronize());
-        return d.check(kind);
-      }))
+  if (!bench::verify(state, std::string("lt_gemm/") + names[kind] + "/" + std::to_string(size),
+                     [&] {
+                       work(nullptr);
+                       CUDALAB_CHECK(cudaDeviceSynchronize());
+                       return d.check(kind);
+                     }))
     return;
   const double flops = 2.0 * size * size * size;
-  if (kind == 0) bench::run(state, work, {.flops = flops});
-  else bench::run_vs(state, work, [&](cudaStream_t st) { d.bf16(st); }, {.flops = flops});
+  if (kind == 0)
+    bench::run(state, work, {.flops = flops});
+  else
+    bench::run_vs(state, work, [&](cudaStream_t st) { d.bf16(st); }, {.flops = flops});
 }
 
 template <class F>
 void add(const std::string& name, F&& f) {
-  benchmark::RegisterBenchmark(name.c_str(), std::forward<F>(f))->UseManualTime()->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark(name.c_str(), std::forward<F>(f))
+      ->UseManualTime()
+      ->Unit(benchmark::kMicrosecond);
 }
 
 [[maybe_unused]] const bool kRegistered = [] {
@@ -408,7 +462,8 @@ void add(const std::string& name, F&& f) {
     add("BM_kv_copy/" + s.name(), [s](benchmark::State& st) { BM_kv_copy(st, s); });
     add("BM_decode/paged/" + s.name(), [s](benchmark::State& st) { BM_decode(st, s, true); });
     add("BM_decode/contiguous/" + s.name(), [s](benchmark::State& st) { BM_decode(st, s, false); });
-    add("BM_decode_paged_vs_contiguous/" + s.name(), [s](benchmark::State& st) { BM_decode_paged_vs_contiguous(st, s); });
+    add("BM_decode_paged_vs_contiguous/" + s.name(),
+        [s](benchmark::State& st) { BM_decode_paged_vs_contiguous(st, s); });
   }
   const Shape f = kFewLong;
   add("BM_kv_copy/" + f.name(), [f](benchmark::State& st) { BM_kv_copy(st, f); });

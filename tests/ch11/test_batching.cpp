@@ -14,7 +14,8 @@ using namespace cudalab::ch11;
 
 namespace {
 // Every request done, in order: arrival <= first token <= finish; nothing else to check by hand.
-void expect_complete(const SimResult& r, const std::vector<Request>& trace, const SchedulerConfig& c) {
+void expect_complete(const SimResult& r, const std::vector<Request>& trace,
+                     const SchedulerConfig& c) {
   ASSERT_EQ(r.first_token_ms.size(), trace.size());
   long tokens = 0;
   for (std::size_t i = 0; i < trace.size(); ++i) {
@@ -27,14 +28,17 @@ void expect_complete(const SimResult& r, const std::vector<Request>& trace, cons
   EXPECT_GT(r.throughput_tok_s, 0);
 }
 void print(const char* name, const SimResult& r) {
-  std::printf("%-11s %9.0f tok/s  TTFT p50 %8.1f ms p99 %8.1f ms  TPOT p50 %6.2f ms p99 %6.2f ms  preemptions %d  iterations %d  max batch %d\n",
-              name, r.throughput_tok_s, r.ttft_p50_ms, r.ttft_p99_ms, r.tpot_p50_ms, r.tpot_p99_ms, r.preemptions,
-              r.iterations, r.max_running);
+  std::printf(
+      "%-11s %9.0f tok/s  TTFT p50 %8.1f ms p99 %8.1f ms  TPOT p50 %6.2f ms p99 %6.2f ms  "
+      "preemptions %d  iterations %d  max batch %d\n",
+      name, r.throughput_tok_s, r.ttft_p50_ms, r.ttft_p99_ms, r.tpot_p50_ms, r.tpot_p99_ms,
+      r.preemptions, r.iterations, r.max_running);
 }
 }  // namespace
 
 TEST(Trace, SkewedAndReproducible) {
-  const auto a = skewed_trace(2000, 42, 20.0), b = skewed_trace(2000, 42, 20.0), c = skewed_trace(2000, 43, 20.0);
+  const auto a = skewed_trace(2000, 42, 20.0), b = skewed_trace(2000, 42, 20.0),
+             c = skewed_trace(2000, 43, 20.0);
   ASSERT_EQ(a.size(), 2000u);
   int long_outputs = 0;
   for (std::size_t i = 0; i < a.size(); ++i) {
@@ -49,7 +53,7 @@ TEST(Trace, SkewedAndReproducible) {
     }
     long_outputs += a[i].output_tokens >= 512;
   }
-  EXPECT_NEAR(long_outputs / 2000.0, 0.2, 0.04);  // 20% long, binomial spread ~0.009
+  EXPECT_NEAR(long_outputs / 2000.0, 0.2, 0.04);         // 20% long, binomial spread ~0.009
   EXPECT_NEAR(a.back().arrival_ms / 2000.0, 50.0, 5.0);  // mean gap 1 / 20 s
   int same = 0;
   for (std::size_t i = 0; i < a.size(); ++i) same += a[i].prompt_tokens == c[i].prompt_tokens;
@@ -69,7 +73,7 @@ TEST(CostModel, MemoryBoundThenComputeBound) {
 
 TEST(Batching, ContinuousBeatsStaticTwiceOnTheSkewedTrace) {
   const auto trace = skewed_trace(1000, 2024, 40.0);  // more than the GPU can serve: a queue forms
-  const SchedulerConfig c;                             // 64 slots, 4096 blocks of 16 = 65536 tokens
+  const SchedulerConfig c;                            // 64 slots, 4096 blocks of 16 = 65536 tokens
   const CostModel m;
   const SimResult st = simulate_static(trace, c, m);
   const SimResult co = simulate_continuous(trace, c, m);
@@ -77,8 +81,10 @@ TEST(Batching, ContinuousBeatsStaticTwiceOnTheSkewedTrace) {
   print("continuous", co);
   expect_complete(st, trace, c);
   expect_complete(co, trace, c);
-  RecordProperty("continuous_over_static_throughput", std::to_string(co.throughput_tok_s / st.throughput_tok_s));
-  EXPECT_GE(co.throughput_tok_s, 2.0 * st.throughput_tok_s) << "the issue's goal: >= 2x static throughput";
+  RecordProperty("continuous_over_static_throughput",
+                 std::to_string(co.throughput_tok_s / st.throughput_tok_s));
+  EXPECT_GE(co.throughput_tok_s, 2.0 * st.throughput_tok_s)
+      << "the issue's goal: >= 2x static throughput";
   EXPECT_LT(co.ttft_p50_ms, st.ttft_p50_ms);
 }
 
@@ -101,7 +107,8 @@ TEST(Batching, OneRequestAndEmptyTrace) {
   const SimResult r = simulate_continuous(one, c, m);
   expect_complete(r, one, c);
   EXPECT_EQ(r.iterations, 3);  // prefill (token 1) and two decode steps
-  EXPECT_DOUBLE_EQ(r.first_token_ms[0], 5.0 + m.iteration_ms(10, 10));  // attention reads the prompt
+  EXPECT_DOUBLE_EQ(r.first_token_ms[0],
+                   5.0 + m.iteration_ms(10, 10));  // attention reads the prompt
   const SimResult s = simulate_static(one, c, m);
   EXPECT_DOUBLE_EQ(s.finish_ms[0], r.finish_ms[0]);  // alone, both policies are the same
   EXPECT_EQ(simulate_continuous({}, c, m).output_tokens, 0);
@@ -112,11 +119,14 @@ TEST(Batching, ArgumentsAreNamed) {
   SchedulerConfig c;
   c.kv_blocks = 4;
   const std::vector<Request> big{{0, 0.0, 60, 10}};  // 70 tokens > 64
-  cudalab::testing::expect_throws_naming([&] { simulate_continuous(big, c, CostModel{}); }, "trace");
+  cudalab::testing::expect_throws_naming([&] { simulate_continuous(big, c, CostModel{}); },
+                                         "trace");
   cudalab::testing::expect_throws_naming([&] { simulate_static(big, c, CostModel{}); }, "trace");
   c.max_batch = 0;
-  cudalab::testing::expect_throws_naming([&] { simulate_continuous({}, c, CostModel{}); }, "config");
+  cudalab::testing::expect_throws_naming([&] { simulate_continuous({}, c, CostModel{}); },
+                                         "config");
   const std::vector<Request> unsorted{{0, 5.0, 1, 1}, {1, 1.0, 1, 1}};
-  cudalab::testing::expect_throws_naming([&] { simulate_continuous(unsorted, SchedulerConfig{}, CostModel{}); }, "trace");
+  cudalab::testing::expect_throws_naming(
+      [&] { simulate_continuous(unsorted, SchedulerConfig{}, CostModel{}); }, "trace");
   cudalab::testing::expect_throws_naming([] { skewed_trace(3, 1, 0.0); }, "rate_per_s");
 }

@@ -129,12 +129,14 @@ struct Sim {
     for (const auto& [id, tokens] : model) {
       ASSERT_TRUE(alloc.has_sequence(id)) << step;
       ASSERT_EQ(alloc.length(id), tokens.size()) << step << ", sequence " << id;
-      ASSERT_EQ(alloc.block_table(id).size(), static_cast<std::size_t>(alloc.blocks_for(tokens.size())))
+      ASSERT_EQ(alloc.block_table(id).size(),
+                static_cast<std::size_t>(alloc.blocks_for(tokens.size())))
           << step << ", sequence " << id;
       for (int b : alloc.block_table(id)) ++refs[static_cast<std::size_t>(b)];
       for (std::size_t t = 0; t < tokens.size(); ++t)
-        ASSERT_EQ(slot(id, t), tokens[t]) << step << ": sequence " << id << " reads token " << t
-                                          << " wrong (a write into a shared block leaked, or a copy was lost)";
+        ASSERT_EQ(slot(id, t), tokens[t])
+            << step << ": sequence " << id << " reads token " << t
+            << " wrong (a write into a shared block leaked, or a copy was lost)";
     }
     int free_count = 0;
     for (int b = 0; b < alloc.num_blocks(); ++b) {
@@ -156,8 +158,12 @@ TEST(BlockAllocator, RandomizedAgainstAModel) {
       const int op = rng.scalar(0, 9);
       std::vector<int> ids;
       for (const auto& kv : sim.model) ids.push_back(kv.first);
-      const int pick = ids.empty() ? -1 : ids[static_cast<std::size_t>(rng.scalar<int>(0, static_cast<int>(ids.size()) - 1))];
-      const std::string what = "block_size " + std::to_string(bs) + ", step " + std::to_string(step);
+      const int pick =
+          ids.empty()
+              ? -1
+              : ids[static_cast<std::size_t>(rng.scalar<int>(0, static_cast<int>(ids.size()) - 1))];
+      const std::string what =
+          "block_size " + std::to_string(bs) + ", step " + std::to_string(step);
       if (op <= 1 || pick < 0) {  // add a prompt
         const auto len = static_cast<std::size_t>(rng.scalar(0, 3 * bs + 2));
         try {

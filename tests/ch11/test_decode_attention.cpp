@@ -59,15 +59,16 @@ struct Problem {
   Case c;
   DecodeShape shape;
   int max_blocks = 0, num_blocks = 0, max_len = 0;
-  std::vector<float> q;                   // [batch][q_heads][D]
-  std::vector<std::vector<float>> k, v;   // per sequence [kv_heads][len][D]
-  std::vector<int> tables;                // [batch][max_blocks]
+  std::vector<float> q;                  // [batch][q_heads][D]
+  std::vector<std::vector<float>> k, v;  // per sequence [kv_heads][len][D]
+  std::vector<int> tables;               // [batch][max_blocks]
   DeviceBuffer<std::uint16_t> dq, dk_paged, dv_paged, dk, dv;
   DeviceBuffer<int> dtables, dlens;
 
   explicit Problem(const Case& cs) : c(cs) {
     Rng rng;
-    const int B = static_cast<int>(c.lens.size()), D = c.head_dim, KH = c.kv_heads, bs = c.block_size;
+    const int B = static_cast<int>(c.lens.size()), D = c.head_dim, KH = c.kv_heads,
+              bs = c.block_size;
     shape = {B, c.q_heads, KH, D, c.scale_factor / std::sqrt(static_cast<float>(D))};
     max_len = *std::max_element(c.lens.begin(), c.lens.end());
     max_blocks = (max_len + bs - 1) / bs;
@@ -112,15 +113,18 @@ struct Problem {
     dlens = to_device(c.lens);
   }
   PagedKv paged() const {
-    return {dk_paged.data(), dv_paged.data(), dtables.data(), dlens.data(), num_blocks, c.block_size, max_blocks};
+    return {dk_paged.data(), dv_paged.data(), dtables.data(), dlens.data(),
+            num_blocks,      c.block_size,    max_blocks};
   }
   std::vector<float> oracle() const {
     std::vector<float> want;
-    const std::size_t D = static_cast<std::size_t>(c.head_dim), H = static_cast<std::size_t>(c.q_heads);
+    const std::size_t D = static_cast<std::size_t>(c.head_dim),
+                      H = static_cast<std::size_t>(c.q_heads);
     for (std::size_t b = 0; b < c.lens.size(); ++b) {
       const std::vector<float> qb(q.begin() + static_cast<std::ptrdiff_t>(b * H * D),
                                   q.begin() + static_cast<std::ptrdiff_t>((b + 1) * H * D));
-      const auto o = decode_attention_oracle(qb, k[b], v[b], c.q_heads, c.kv_heads, c.head_dim, c.lens[b], shape.scale);
+      const auto o = decode_attention_oracle(qb, k[b], v[b], c.q_heads, c.kv_heads, c.head_dim,
+                                             c.lens[b], shape.scale);
       want.insert(want.end(), o.begin(), o.end());
     }
     return want;
@@ -144,7 +148,9 @@ const std::vector<Case> kCases{
     {"f16_d128_LargeScores", DType::kF16, 128, 8, 2, 16, {100, 513}, 200.0f},
     {"bf16_d64_LargeScores", DType::kBF16, 64, 4, 4, 8, {31, 200}, 250.0f},
 };
-std::string case_name(const ::testing::TestParamInfo<Case>& p) { return p.param.name; }
+std::string case_name(const ::testing::TestParamInfo<Case>& p) {
+  return p.param.name;
+}
 
 }  // namespace
 
@@ -164,10 +170,11 @@ TEST_P(DecodeAttentionGpu, ContiguousMatchesOracle) {
   CUDALAB_REQUIRE_GPU();
   const Problem p(GetParam());
   cudalab::testing::GuardedOutput<std::uint16_t> out(p.out_size());
-  decode_attention_contiguous(p.dq.data(), p.dk.data(), p.dv.data(), p.dlens.data(), p.max_len, out.data(), p.shape,
-                              p.c.dtype);
+  decode_attention_contiguous(p.dq.data(), p.dk.data(), p.dv.data(), p.dlens.data(), p.max_len,
+                              out.data(), p.shape, p.c.dtype);
   CUDALAB_CHECK(cudaDeviceSynchronize());
-  EXPECT_MATCHES(compare(p.result(out), p.oracle(), p.tol(), "decode_attention_contiguous " + p.c.name));
+  EXPECT_MATCHES(
+      compare(p.result(out), p.oracle(), p.tol(), "decode_attention_contiguous " + p.c.name));
   EXPECT_TRUE(out.guard_intact());
 }
 
@@ -178,10 +185,12 @@ TEST_P(DecodeAttentionGpu, SplitKMatchesOracle) {
   for (int splits : {1, 3, 16, 64}) {  // 64: most chunks of the short sequences are empty
     DeviceBuffer<float> ws(split_k_workspace_floats(p.shape, splits));
     cudalab::testing::GuardedOutput<std::uint16_t> out(p.out_size());
-    decode_attention_paged_split_k(p.dq.data(), p.paged(), out.data(), p.shape, p.c.dtype, splits, ws.data(), ws.size());
+    decode_attention_paged_split_k(p.dq.data(), p.paged(), out.data(), p.shape, p.c.dtype, splits,
+                                   ws.data(), ws.size());
     CUDALAB_CHECK(cudaDeviceSynchronize());
-    EXPECT_MATCHES(compare(p.result(out), want, p.tol(),
-                           "decode_attention_paged_split_k " + p.c.name + ", splits " + std::to_string(splits)));
+    EXPECT_MATCHES(compare(
+        p.result(out), want, p.tol(),
+        "decode_attention_paged_split_k " + p.c.name + ", splits " + std::to_string(splits)));
     EXPECT_TRUE(out.guard_intact());
   }
 }
@@ -191,25 +200,43 @@ INSTANTIATE_TEST_SUITE_P(Shapes, DecodeAttentionGpu, ::testing::ValuesIn(kCases)
 TEST(DecodeAttentionArgs, ShapesAreCheckedBeforeAnyPointer) {
   const PagedKv kv{};
   DecodeShape s{2, 32, 8, 96, 0.1f};
-  cudalab::testing::expect_throws_naming([&] { decode_attention_paged(nullptr, kv, nullptr, s, DType::kF16); }, "head_dim");
+  cudalab::testing::expect_throws_naming(
+      [&] { decode_attention_paged(nullptr, kv, nullptr, s, DType::kF16); }, "head_dim");
   s = {2, 32, 6, 128, 0.1f};
-  cudalab::testing::expect_throws_naming([&] { decode_attention_paged(nullptr, kv, nullptr, s, DType::kF16); }, "kv_heads");
+  cudalab::testing::expect_throws_naming(
+      [&] { decode_attention_paged(nullptr, kv, nullptr, s, DType::kF16); }, "kv_heads");
   s = {2, 32, 2, 128, 0.1f};  // a group of 16
-  cudalab::testing::expect_throws_naming([&] { decode_attention_paged(nullptr, kv, nullptr, s, DType::kF16); }, "q_heads");
+  cudalab::testing::expect_throws_naming(
+      [&] { decode_attention_paged(nullptr, kv, nullptr, s, DType::kF16); }, "q_heads");
   s = {-1, 32, 8, 128, 0.1f};
-  cudalab::testing::expect_throws_naming([&] { decode_attention_paged(nullptr, kv, nullptr, s, DType::kF16); }, "batch");
+  cudalab::testing::expect_throws_naming(
+      [&] { decode_attention_paged(nullptr, kv, nullptr, s, DType::kF16); }, "batch");
   s = {2, 32, 8, 128, NAN};
-  cudalab::testing::expect_throws_naming([&] { decode_attention_paged(nullptr, kv, nullptr, s, DType::kF16); }, "scale");
+  cudalab::testing::expect_throws_naming(
+      [&] { decode_attention_paged(nullptr, kv, nullptr, s, DType::kF16); }, "scale");
   s = {2, 32, 8, 128, 0.1f};
-  cudalab::testing::expect_throws_naming([&] { decode_attention_paged(nullptr, kv, nullptr, s, DType::kF16); }, "num_blocks");
+  cudalab::testing::expect_throws_naming(
+      [&] { decode_attention_paged(nullptr, kv, nullptr, s, DType::kF16); }, "num_blocks");
   const PagedKv nulls{nullptr, nullptr, nullptr, nullptr, 4, 16, 2};
-  cudalab::testing::expect_throws_naming([&] { decode_attention_paged(nullptr, nulls, nullptr, s, DType::kF16); }, "k_cache");
   cudalab::testing::expect_throws_naming(
-      [&] { decode_attention_contiguous(nullptr, nullptr, nullptr, nullptr, 0, nullptr, s, DType::kBF16); }, "max_len");
+      [&] { decode_attention_paged(nullptr, nulls, nullptr, s, DType::kF16); }, "k_cache");
   cudalab::testing::expect_throws_naming(
-      [&] { decode_attention_contiguous(nullptr, nullptr, nullptr, nullptr, 8, nullptr, s, DType::kBF16); }, "q");
+      [&] {
+        decode_attention_contiguous(nullptr, nullptr, nullptr, nullptr, 0, nullptr, s,
+                                    DType::kBF16);
+      },
+      "max_len");
   cudalab::testing::expect_throws_naming(
-      [&] { decode_attention_paged_split_k(nullptr, nulls, nullptr, s, DType::kF16, 0, nullptr, 0); }, "splits");
+      [&] {
+        decode_attention_contiguous(nullptr, nullptr, nullptr, nullptr, 8, nullptr, s,
+                                    DType::kBF16);
+      },
+      "q");
+  cudalab::testing::expect_throws_naming(
+      [&] {
+        decode_attention_paged_split_k(nullptr, nulls, nullptr, s, DType::kF16, 0, nullptr, 0);
+      },
+      "splits");
   cudalab::testing::expect_throws_naming([&] { (void)split_k_workspace_floats(s, 0); }, "splits");
   EXPECT_EQ(split_k_workspace_floats(s, 4), 2u * 32 * 4 * 130);
 }
@@ -217,6 +244,8 @@ TEST(DecodeAttentionArgs, ShapesAreCheckedBeforeAnyPointer) {
 TEST(DecodeAttentionArgs, EmptyBatchIsANoOp) {
   const DecodeShape s{0, 32, 8, 128, 0.1f};
   EXPECT_NO_THROW(decode_attention_paged(nullptr, PagedKv{}, nullptr, s, DType::kF16));
-  EXPECT_NO_THROW(decode_attention_contiguous(nullptr, nullptr, nullptr, nullptr, 1, nullptr, s, DType::kF16));
-  EXPECT_NO_THROW(decode_attention_paged_split_k(nullptr, PagedKv{}, nullptr, s, DType::kF16, 4, nullptr, 0));
+  EXPECT_NO_THROW(
+      decode_attention_contiguous(nullptr, nullptr, nullptr, nullptr, 1, nullptr, s, DType::kF16));
+  EXPECT_NO_THROW(
+      decode_attention_paged_split_k(nullptr, PagedKv{}, nullptr, s, DType::kF16, 4, nullptr, 0));
 }

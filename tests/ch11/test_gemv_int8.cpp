@@ -25,7 +25,8 @@ namespace {
 struct Size {
   int rows, cols;
 };
-const std::vector<Size> kSizes{{1, 1}, {7, 33}, {9, 16}, {256, 4096}, {1000, 1000}, {4099, 2048}, {3, 5000}};
+const std::vector<Size> kSizes{{1, 1},       {7, 33},      {9, 16},  {256, 4096},
+                               {1000, 1000}, {4099, 2048}, {3, 5000}};
 std::string size_name(const ::testing::TestParamInfo<Size>& p) {
   return std::to_string(p.param.rows) + "x" + std::to_string(p.param.cols);
 }
@@ -48,7 +49,8 @@ TEST_P(GemvInt8Gpu, MatchesQuantizedAndFp32Oracles) {
   const auto [rows, cols] = GetParam();
   Rng rng;
   const auto w = rng.uniform<float>(static_cast<std::size_t>(rows) * cols, -1.0f, 1.0f);
-  const std::vector<float> x = to_float(to_half(rng.uniform<float>(static_cast<std::size_t>(cols), -1.0f, 1.0f)));
+  const std::vector<float> x =
+      to_float(to_half(rng.uniform<float>(static_cast<std::size_t>(cols), -1.0f, 1.0f)));
   const Int8Matrix m = quantize_int8_per_channel(w, rows, cols);
   auto dq = to_device(m.q);
   auto ds = to_device(m.scale);
@@ -63,16 +65,20 @@ TEST_P(GemvInt8Gpu, MatchesQuantizedAndFp32Oracles) {
     double exact = 0, abs_terms = 0, fp32 = 0, sum_x = 0;
     for (int c = 0; c < cols; ++c) {
       const std::size_t i = static_cast<std::size_t>(r) * cols + c;
-      const double term = static_cast<double>(m.q[i]) * m.scale[static_cast<std::size_t>(r)] * x[static_cast<std::size_t>(c)];
+      const double term = static_cast<double>(m.q[i]) * m.scale[static_cast<std::size_t>(r)] *
+                          x[static_cast<std::size_t>(c)];
       exact += term;
       abs_terms += std::fabs(term);
       fp32 += double{w[i]} * x[static_cast<std::size_t>(c)];
       sum_x += std::fabs(x[static_cast<std::size_t>(c)]);
     }
-    const double g = got[static_cast<std::size_t>(r)], kernel_tol = 1e-3 * std::fabs(exact) + 1e-5 * abs_terms + 1e-7;
-    ASSERT_LE(std::fabs(g - exact), kernel_tol) << "row " << r << ": got " << g << ", want " << exact;
+    const double g = got[static_cast<std::size_t>(r)],
+                 kernel_tol = 1e-3 * std::fabs(exact) + 1e-5 * abs_terms + 1e-7;
+    ASSERT_LE(std::fabs(g - exact), kernel_tol)
+        << "row " << r << ": got " << g << ", want " << exact;
     const double bound = 0.5 * m.scale[static_cast<std::size_t>(r)] * sum_x;
-    ASSERT_LE(std::fabs(g - fp32), bound + kernel_tol) << "row " << r << ": quantization error above its bound";
+    ASSERT_LE(std::fabs(g - fp32), bound + kernel_tol)
+        << "row " << r << ": quantization error above its bound";
     worst_quant = std::max(worst_quant, std::fabs(g - fp32) / (std::fabs(fp32) + 1e-3));
   }
   RecordProperty("int8_relative_error_vs_fp32_worst", std::to_string(worst_quant));
@@ -82,8 +88,10 @@ TEST_P(GemvInt8Gpu, Fp16BaselineMatchesOracle) {
   CUDALAB_REQUIRE_GPU();
   const auto [rows, cols] = GetParam();
   Rng rng;
-  const std::vector<float> w = to_float(to_half(rng.uniform<float>(static_cast<std::size_t>(rows) * cols, -1.0f, 1.0f)));
-  const std::vector<float> x = to_float(to_half(rng.uniform<float>(static_cast<std::size_t>(cols), -1.0f, 1.0f)));
+  const std::vector<float> w =
+      to_float(to_half(rng.uniform<float>(static_cast<std::size_t>(rows) * cols, -1.0f, 1.0f)));
+  const std::vector<float> x =
+      to_float(to_half(rng.uniform<float>(static_cast<std::size_t>(cols), -1.0f, 1.0f)));
   auto dw = to_device(to_half(w));
   auto dx = to_device(to_half(x));
   cudalab::testing::GuardedOutput<__half> y(static_cast<std::size_t>(rows));
@@ -94,11 +102,13 @@ TEST_P(GemvInt8Gpu, Fp16BaselineMatchesOracle) {
   for (int r = 0; r < rows; ++r) {
     double exact = 0, abs_terms = 0;
     for (int c = 0; c < cols; ++c) {
-      const double term = double{w[static_cast<std::size_t>(r) * cols + c]} * x[static_cast<std::size_t>(c)];
+      const double term =
+          double{w[static_cast<std::size_t>(r) * cols + c]} * x[static_cast<std::size_t>(c)];
       exact += term;
       abs_terms += std::fabs(term);
     }
-    ASSERT_LE(std::fabs(got[static_cast<std::size_t>(r)] - exact), 1e-3 * std::fabs(exact) + 1e-5 * abs_terms + 1e-7)
+    ASSERT_LE(std::fabs(got[static_cast<std::size_t>(r)] - exact),
+              1e-3 * std::fabs(exact) + 1e-5 * abs_terms + 1e-7)
         << "row " << r;
   }
 }
@@ -106,9 +116,12 @@ TEST_P(GemvInt8Gpu, Fp16BaselineMatchesOracle) {
 INSTANTIATE_TEST_SUITE_P(Sizes, GemvInt8Gpu, ::testing::ValuesIn(kSizes), size_name);
 
 TEST(GemvInt8Args, NamedErrors) {
-  cudalab::testing::expect_throws_naming([] { gemv_int8_weight_only(nullptr, nullptr, nullptr, nullptr, -1, 4); }, "rows");
-  cudalab::testing::expect_throws_naming([] { gemv_int8_weight_only(nullptr, nullptr, nullptr, nullptr, 4, -4); }, "cols");
-  cudalab::testing::expect_throws_naming([] { gemv_int8_weight_only(nullptr, nullptr, nullptr, nullptr, 4, 4); }, "q");
+  cudalab::testing::expect_throws_naming(
+      [] { gemv_int8_weight_only(nullptr, nullptr, nullptr, nullptr, -1, 4); }, "rows");
+  cudalab::testing::expect_throws_naming(
+      [] { gemv_int8_weight_only(nullptr, nullptr, nullptr, nullptr, 4, -4); }, "cols");
+  cudalab::testing::expect_throws_naming(
+      [] { gemv_int8_weight_only(nullptr, nullptr, nullptr, nullptr, 4, 4); }, "q");
   cudalab::testing::expect_throws_naming([] { gemv_fp16(nullptr, nullptr, nullptr, 4, 4); }, "w");
   EXPECT_NO_THROW(gemv_int8_weight_only(nullptr, nullptr, nullptr, nullptr, 0, 4));
 }

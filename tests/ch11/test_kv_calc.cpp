@@ -21,7 +21,8 @@ TEST(KvCalc, BytesPerTokenWithGqa) {
 TEST(KvCalc, GqaDividesTheCacheByTheGroup) {
   ModelConfig mha = llama3_8b();
   mha.kv_heads = mha.q_heads;  // what Llama-2-7B did: 32 KV heads
-  EXPECT_EQ(kv_bytes_per_token(mha, Precision::kBF16), 4 * kv_bytes_per_token(llama3_8b(), Precision::kBF16));
+  EXPECT_EQ(kv_bytes_per_token(mha, Precision::kBF16),
+            4 * kv_bytes_per_token(llama3_8b(), Precision::kBF16));
 }
 
 TEST(KvCalc, PerSequence) {
@@ -75,7 +76,8 @@ TEST(KvCalc, ArgumentsAreNamed) {
   cudalab::testing::expect_throws_naming([&] { kv_budget(llama3_8b(), d, 1); }, "gpu_bytes");
   d.gpu_bytes = 1;
   d.reserved_fraction = 1.0;
-  cudalab::testing::expect_throws_naming([&] { kv_budget(llama3_8b(), d, 1); }, "reserved_fraction");
+  cudalab::testing::expect_throws_naming([&] { kv_budget(llama3_8b(), d, 1); },
+                                         "reserved_fraction");
   ModelConfig bad = llama3_8b();
   bad.kv_heads = 5;
   cudalab::testing::expect_throws_naming([&] { kv_bytes_per_token(bad, Precision::kBF16); }, "m");

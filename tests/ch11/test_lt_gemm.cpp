@@ -30,7 +30,8 @@ struct Size {
 };
 const std::vector<Size> kSizes{{16, 16, 16}, {64, 32, 128}, {256, 48, 512}, {512, 16, 4096}};
 std::string size_name(const ::testing::TestParamInfo<Size>& p) {
-  return std::to_string(p.param.m) + "x" + std::to_string(p.param.n) + "x" + std::to_string(p.param.k);
+  return std::to_string(p.param.m) + "x" + std::to_string(p.param.n) + "x" +
+         std::to_string(p.param.k);
 }
 std::vector<float> bf16_result(const DeviceBuffer<__nv_bfloat16>& y) {
   std::vector<float> out;
@@ -56,7 +57,8 @@ TEST_P(LtGemmGpu, Int8IsExact) {
   for (int t = 0; t < n; ++t)
     for (int o = 0; o < m; ++o) {
       std::int32_t s = 0;
-      for (int i = 0; i < k; ++i) s += w[static_cast<std::size_t>(o) * k + i] * x[static_cast<std::size_t>(t) * k + i];
+      for (int i = 0; i < k; ++i)
+        s += w[static_cast<std::size_t>(o) * k + i] * x[static_cast<std::size_t>(t) * k + i];
       want[static_cast<std::size_t>(t) * m + o] = s;
     }
   EXPECT_MATCHES(compare(y.to_host(), want, {}, "INT8 GEMM"));
@@ -71,7 +73,8 @@ TEST_P(LtGemmGpu, Bf16MatchesOracle) {
     for (float v : rng.uniform<float>(count, -1.0f, 1.0f)) b.push_back(__float2bfloat16_rn(v));
     return b;
   };
-  const auto w = rounded(static_cast<std::size_t>(m) * k), x = rounded(static_cast<std::size_t>(n) * k);
+  const auto w = rounded(static_cast<std::size_t>(m) * k),
+             x = rounded(static_cast<std::size_t>(n) * k);
   auto dw = to_device(w), dx = to_device(x);
   DeviceBuffer<__nv_bfloat16> y(static_cast<std::size_t>(m) * n);
   LtGemm g;
@@ -87,7 +90,8 @@ TEST_P(LtGemmGpu, Bf16MatchesOracle) {
         s += p;
         a += std::fabs(p);
       }
-      ASSERT_LE(std::fabs(got[static_cast<std::size_t>(t) * m + o] - s), std::ldexp(std::fabs(s), -8) + 1e-5 * a)
+      ASSERT_LE(std::fabs(got[static_cast<std::size_t>(t) * m + o] - s),
+                std::ldexp(std::fabs(s), -8) + 1e-5 * a)
           << "bf16 GEMM, output " << o << " of token " << t;
     }
 }
@@ -97,8 +101,10 @@ TEST_P(LtGemmGpu, Fp8E4M3WithScales) {
   CUDALAB_REQUIRE_ARCH(8, 9);
   const auto [m, n, k] = GetParam();
   Rng rng;
-  const auto wf = rng.uniform<float>(static_cast<std::size_t>(m) * k, -0.05f, 0.05f);  // weight-like
-  const auto xf = rng.uniform<float>(static_cast<std::size_t>(n) * k, -4.0f, 4.0f);    // activation-like
+  const auto wf =
+      rng.uniform<float>(static_cast<std::size_t>(m) * k, -0.05f, 0.05f);  // weight-like
+  const auto xf =
+      rng.uniform<float>(static_cast<std::size_t>(n) * k, -4.0f, 4.0f);  // activation-like
   const Fp8Tensor wq = quantize_fp8(wf, Fp8Format::kE4M3), xq = quantize_fp8(xf, Fp8Format::kE4M3);
   const auto wd = dequantize(wq), xd = dequantize(xq);
   auto dw = to_device(wq.codes), dx = to_device(xq.codes);
@@ -114,19 +120,22 @@ TEST_P(LtGemmGpu, Fp8E4M3WithScales) {
       for (int o = 0; o < m; ++o) {
         double s = 0, a = 0, exact = 0;
         for (int i = 0; i < k; ++i) {
-          const std::size_t wi = static_cast<std::size_t>(o) * k + i, xi = static_cast<std::size_t>(t) * k + i;
+          const std::size_t wi = static_cast<std::size_t>(o) * k + i,
+                            xi = static_cast<std::size_t>(t) * k + i;
           s += double{wd[wi]} * xd[xi];
           a += std::fabs(double{wd[wi]} * xd[xi]);
           exact += double{wf[wi]} * xf[xi];
         }
         const double v = got[static_cast<std::size_t>(t) * m + o];
         ASSERT_LE(std::fabs(v - s), std::ldexp(std::fabs(s), -8) + (fast ? 1e-3 : 1e-5) * a)
-            << "FP8 GEMM" << (fast ? " (fast accumulation)" : "") << ", output " << o << " of token " << t;
+            << "FP8 GEMM" << (fast ? " (fast accumulation)" : "") << ", output " << o
+            << " of token " << t;
         err2 += (v - exact) * (v - exact);
         ref2 += exact * exact;
       }
     const double rel = std::sqrt(err2 / ref2);
-    RecordProperty(fast ? "fp8_fast_rel_error_vs_fp32" : "fp8_rel_error_vs_fp32", std::to_string(rel));
+    RecordProperty(fast ? "fp8_fast_rel_error_vs_fp32" : "fp8_rel_error_vs_fp32",
+                   std::to_string(rel));
     EXPECT_LT(rel, 0.08) << "normwise relative error against the unquantized fp32 product";
   }
 }
@@ -136,8 +145,11 @@ INSTANTIATE_TEST_SUITE_P(Sizes, LtGemmGpu, ::testing::ValuesIn(kSizes), size_nam
 TEST(LtGemmArgsGpu, NamedErrors) {
   CUDALAB_REQUIRE_GPU();
   LtGemm g;
-  cudalab::testing::expect_throws_naming([&] { g.int8(nullptr, nullptr, nullptr, 15, 16, 16); }, "m");
-  cudalab::testing::expect_throws_naming([&] { g.int8(nullptr, nullptr, nullptr, 16, 16, 8); }, "k");
+  cudalab::testing::expect_throws_naming([&] { g.int8(nullptr, nullptr, nullptr, 15, 16, 16); },
+                                         "m");
+  cudalab::testing::expect_throws_naming([&] { g.int8(nullptr, nullptr, nullptr, 16, 16, 8); },
+                                         "k");
   cudalab::testing::expect_throws_naming([&] { g.bf16(nullptr, nullptr, nullptr, 3, 0, 3); }, "n");
-  cudalab::testing::expect_throws_naming([&] { g.int8(nullptr, nullptr, nullptr, 16, 16, 16); }, "w");
+  cudalab::testing::expect_throws_naming([&] { g.int8(nullptr, nullptr, nullptr, 16, 16, 16); },
+                                         "w");
 }

@@ -31,7 +31,9 @@ const std::vector<Case> kCases{
     {"bf16_d128_gqa8_len100", DType::kBF16, 128, 16, 2, 1, 100},
     {"f16_d64_gqa2_len257", DType::kF16, 64, 4, 2, 2, 257},
 };
-std::string case_name(const ::testing::TestParamInfo<Case>& p) { return p.param.name; }
+std::string case_name(const ::testing::TestParamInfo<Case>& p) {
+  return p.param.name;
+}
 
 std::uint16_t to_bits(float x, DType t) {
   if (t == DType::kF16) return static_cast<__half_raw>(__float2half_rn(x)).x;
@@ -63,10 +65,12 @@ TEST_P(PrefillGpu, MatchesOracle) {
     return x;
   };
   std::vector<float> q, k, v, want;
-  const DecodeShape shape{c.batch, c.q_heads, c.kv_heads, c.head_dim, 1.0f / std::sqrt(static_cast<float>(c.head_dim))};
+  const DecodeShape shape{c.batch, c.q_heads, c.kv_heads, c.head_dim,
+                          1.0f / std::sqrt(static_cast<float>(c.head_dim))};
   for (int b = 0; b < c.batch; ++b) {
     const auto qb = rounded(nq), kb = rounded(nkv), vb = rounded(nkv);
-    const auto o = prefill_attention_oracle(qb, kb, vb, c.q_heads, c.kv_heads, c.head_dim, c.len, shape.scale);
+    const auto o =
+        prefill_attention_oracle(qb, kb, vb, c.q_heads, c.kv_heads, c.head_dim, c.len, shape.scale);
     q.insert(q.end(), qb.begin(), qb.end());
     k.insert(k.end(), kb.begin(), kb.end());
     v.insert(v.end(), vb.begin(), vb.end());
@@ -92,9 +96,13 @@ INSTANTIATE_TEST_SUITE_P(Shapes, PrefillGpu, ::testing::ValuesIn(kCases), case_n
 
 TEST(PrefillArgs, NamedErrors) {
   const DecodeShape s{1, 8, 2, 128, 0.1f};
-  cudalab::testing::expect_throws_naming([&] { prefill_attention(nullptr, nullptr, nullptr, nullptr, s, -1, DType::kF16); }, "len");
-  cudalab::testing::expect_throws_naming([&] { prefill_attention(nullptr, nullptr, nullptr, nullptr, s, 4, DType::kF16); }, "q");
+  cudalab::testing::expect_throws_naming(
+      [&] { prefill_attention(nullptr, nullptr, nullptr, nullptr, s, -1, DType::kF16); }, "len");
+  cudalab::testing::expect_throws_naming(
+      [&] { prefill_attention(nullptr, nullptr, nullptr, nullptr, s, 4, DType::kF16); }, "q");
   const DecodeShape bad{1, 8, 3, 128, 0.1f};
-  cudalab::testing::expect_throws_naming([&] { prefill_attention(nullptr, nullptr, nullptr, nullptr, bad, 4, DType::kF16); }, "kv_heads");
+  cudalab::testing::expect_throws_naming(
+      [&] { prefill_attention(nullptr, nullptr, nullptr, nullptr, bad, 4, DType::kF16); },
+      "kv_heads");
   EXPECT_NO_THROW(prefill_attention(nullptr, nullptr, nullptr, nullptr, s, 0, DType::kF16));
 }

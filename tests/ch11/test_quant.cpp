@@ -17,22 +17,29 @@ using namespace cudalab;
 using namespace cudalab::ch11;
 
 namespace {
-__nv_fp8_interpretation_t interp(Fp8Format f) { return f == Fp8Format::kE4M3 ? __NV_E4M3 : __NV_E5M2; }
+__nv_fp8_interpretation_t interp(Fp8Format f) {
+  return f == Fp8Format::kE4M3 ? __NV_E4M3 : __NV_E5M2;
+}
 std::uint8_t cuda_encode(float x, Fp8Format f, bool sat) {
-  return static_cast<std::uint8_t>(__nv_cvt_float_to_fp8(x, sat ? __NV_SATFINITE : __NV_NOSAT, interp(f)));
+  return static_cast<std::uint8_t>(
+      __nv_cvt_float_to_fp8(x, sat ? __NV_SATFINITE : __NV_NOSAT, interp(f)));
 }
 float cuda_decode(std::uint8_t c, Fp8Format f) {
   const __half_raw h = __nv_cvt_fp8_to_halfraw(static_cast<__nv_fp8_storage_t>(c), interp(f));
   return __half2float(__half(h));
 }
-bool same(float a, float b) { return (std::isnan(a) && std::isnan(b)) || (a == b && std::signbit(a) == std::signbit(b)); }
-const char* name(Fp8Format f) { return f == Fp8Format::kE4M3 ? "E4M3" : "E5M2"; }
+bool same(float a, float b) {
+  return (std::isnan(a) && std::isnan(b)) || (a == b && std::signbit(a) == std::signbit(b));
+}
+const char* name(Fp8Format f) {
+  return f == Fp8Format::kE4M3 ? "E4M3" : "E5M2";
+}
 }  // namespace
 
 TEST(Int8Quant, PerChannelScaleAndRoundTrip) {
   const int rows = 3, cols = 5;
-  const std::vector<float> w{0.5f, -1.0f, 0.25f, 0.0f, 1.0f,      // amax 1
-                             0, 0, 0, 0, 0,                        // a zero row
+  const std::vector<float> w{0.5f,   -1.0f,  0.25f, 0.0f,  1.0f,      // amax 1
+                             0,      0,      0,     0,     0,         // a zero row
                              100.0f, -50.0f, 25.0f, 1e-3f, -100.0f};  // amax 100
   const Int8Matrix m = quantize_int8_per_channel(w, rows, cols);
   EXPECT_FLOAT_EQ(m.scale[0], 1.0f / 127);
@@ -58,7 +65,8 @@ TEST(Int8Quant, RandomRowsErrorBound) {
     int at_limit = 0;
     for (int c = 0; c < cols; ++c) {
       const std::size_t i = static_cast<std::size_t>(r) * cols + c;
-      ASSERT_LE(std::fabs(back[i] - w[i]), 0.5f * m.scale[static_cast<std::size_t>(r)] * (1 + 1e-6f));
+      ASSERT_LE(std::fabs(back[i] - w[i]),
+                0.5f * m.scale[static_cast<std::size_t>(r)] * (1 + 1e-6f));
       ASSERT_GE(m.q[i], -127);  // symmetric: -128 never used
       at_limit += std::abs(m.q[i]) == 127;
     }
@@ -81,15 +89,22 @@ TEST(Fp8, EveryCodeDecodesLikeCuda) {
     for (int c = 0; c < 256; ++c) {
       const float want = cuda_decode(static_cast<std::uint8_t>(c), f);
       const float got = fp8_to_float(static_cast<std::uint8_t>(c), f);
-      ASSERT_TRUE(same(got, want)) << name(f) << " code " << c << ": got " << got << ", cuda " << want;
+      ASSERT_TRUE(same(got, want))
+          << name(f) << " code " << c << ": got " << got << ", cuda " << want;
     }
 }
 
 TEST(Fp8, EncodingMatchesCudaOnCodesMidpointsAndRandomFloats) {
   Rng rng;
   for (Fp8Format f : {Fp8Format::kE4M3, Fp8Format::kE5M2}) {
-    std::vector<float> xs{0.0f, -0.0f, std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
-                          std::numeric_limits<float>::quiet_NaN(), 1e-30f, -1e-30f, 3e38f};
+    std::vector<float> xs{0.0f,
+                          -0.0f,
+                          std::numeric_limits<float>::infinity(),
+                          -std::numeric_limits<float>::infinity(),
+                          std::numeric_limits<float>::quiet_NaN(),
+                          1e-30f,
+                          -1e-30f,
+                          3e38f};
     std::vector<float> finite;
     for (int c = 0; c < 256; ++c) {
       const float v = fp8_to_float(static_cast<std::uint8_t>(c), f);
@@ -114,18 +129,21 @@ TEST(Fp8, EncodingMatchesCudaOnCodesMidpointsAndRandomFloats) {
       for (bool sat : {true, false}) {
         const std::uint8_t got = float_to_fp8(x, f, sat), want = cuda_encode(x, f, sat);
         ASSERT_TRUE(same(fp8_to_float(got, f), fp8_to_float(want, f)))
-            << name(f) << (sat ? " satfinite" : " nosat") << ": x = " << x << " gives code " << int(got)
-            << " (" << fp8_to_float(got, f) << "), cuda " << int(want) << " (" << fp8_to_float(want, f) << ")";
+            << name(f) << (sat ? " satfinite" : " nosat") << ": x = " << x << " gives code "
+            << int(got) << " (" << fp8_to_float(got, f) << "), cuda " << int(want) << " ("
+            << fp8_to_float(want, f) << ")";
       }
   }
 }
 
 TEST(Fp8, EdgeCasesSpelledOut) {
   EXPECT_EQ(fp8_to_float(float_to_fp8(1000.0f, Fp8Format::kE4M3, true), Fp8Format::kE4M3), 448.0f);
-  EXPECT_TRUE(std::isnan(fp8_to_float(float_to_fp8(1000.0f, Fp8Format::kE4M3, false), Fp8Format::kE4M3)));
-  EXPECT_TRUE(std::isinf(fp8_to_float(float_to_fp8(1e6f, Fp8Format::kE5M2, false), Fp8Format::kE5M2)));
+  EXPECT_TRUE(
+      std::isnan(fp8_to_float(float_to_fp8(1000.0f, Fp8Format::kE4M3, false), Fp8Format::kE4M3)));
+  EXPECT_TRUE(
+      std::isinf(fp8_to_float(float_to_fp8(1e6f, Fp8Format::kE5M2, false), Fp8Format::kE5M2)));
   EXPECT_EQ(fp8_to_float(float_to_fp8(-1e6f, Fp8Format::kE5M2, true), Fp8Format::kE5M2), -57344.0f);
-  EXPECT_EQ(fp8_to_float(0x01, Fp8Format::kE4M3), std::ldexp(1.0f, -9));   // smallest subnormal
+  EXPECT_EQ(fp8_to_float(0x01, Fp8Format::kE4M3), std::ldexp(1.0f, -9));  // smallest subnormal
   EXPECT_EQ(fp8_to_float(0x01, Fp8Format::kE5M2), std::ldexp(1.0f, -16));
   EXPECT_EQ(float_to_fp8(std::ldexp(1.0f, -11), Fp8Format::kE4M3), 0x00);  // below half of it: zero
   EXPECT_EQ(float_to_fp8(-0.0f, Fp8Format::kE4M3), 0x80);                  // the sign of zero kept
@@ -137,7 +155,8 @@ TEST(Fp8, PerTensorScaling) {
   EXPECT_FLOAT_EQ(t.scale, 1000.0f / 448.0f);
   const auto back = dequantize(t);
   EXPECT_FLOAT_EQ(back[3], -1000.0f);  // amax maps to the largest code exactly
-  for (std::size_t i = 0; i < x.size(); ++i)  // 3 mantissa bits: relative error <= 2^-4 (normal range)
+  for (std::size_t i = 0; i < x.size();
+       ++i)  // 3 mantissa bits: relative error <= 2^-4 (normal range)
     if (std::fabs(x[i]) > t.scale * std::ldexp(1.0f, -6)) {
       EXPECT_LE(std::fabs(back[i] - x[i]), std::fabs(x[i]) / 16) << i;
     }

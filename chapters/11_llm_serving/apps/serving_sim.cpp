@@ -62,7 +62,9 @@ Measured measure() {
     auto lens = to_device(std::vector<int>(static_cast<std::size_t>(batch), ctx));
     const PagedKv kv{k.data(), v.data(), dt.data(), lens.data(), num_blocks, bs, max_blocks};
     const DecodeShape shape{batch, 32, kv_heads, dim, 1.0f / std::sqrt(128.0f)};
-    const auto t = time_gpu([&](cudaStream_t s) { decode_attention_paged(q.data(), kv, out.data(), shape, DType::kF16, s); });
+    const auto t = time_gpu([&](cudaStream_t s) {
+      decode_attention_paged(q.data(), kv, out.data(), shape, DType::kF16, s);
+    });
     m.decode_gbps = t.per_second(2.0 * nkv * 2) / 1e9;
   }
   {  // bf16 GEMM through cuBLASLt
@@ -72,22 +74,25 @@ Measured measure() {
     fill_random(a.data(), e, 4, DType::kBF16, -1, 1);
     fill_random(b.data(), e, 5, DType::kBF16, -1, 1);
     LtGemm lt;
-    const auto t = time_gpu([&](cudaStream_t s) { lt.bf16(a.data(), b.data(), c.data(), n, n, n, s); });
+    const auto t =
+        time_gpu([&](cudaStream_t s) { lt.bf16(a.data(), b.data(), c.data(), n, n, n, s); });
     m.gemm_tflops = t.per_second(2.0 * n * n * n) / 1e12;
   }
   return m;
 }
 
 std::string row(const char* name, const SimResult& r) {
-  return fmt::format("| {} | {:.0f} | {:.1f} | {:.1f} | {:.2f} | {:.2f} | {} | {} |", name, r.throughput_tok_s,
-                     r.ttft_p50_ms, r.ttft_p99_ms, r.tpot_p50_ms, r.tpot_p99_ms, r.preemptions, r.iterations);
+  return fmt::format("| {} | {:.0f} | {:.1f} | {:.1f} | {:.2f} | {:.2f} | {} | {} |", name,
+                     r.throughput_tok_s, r.ttft_p50_ms, r.ttft_p99_ms, r.tpot_p50_ms, r.tpot_p99_ms,
+                     r.preemptions, r.iterations);
 }
 
 std::string json(const char* name, const SimResult& r) {
   return fmt::format(
       "\"{}\": {{\"throughput_tok_s\": {:.3f}, \"ttft_p50_ms\": {:.3f}, \"ttft_p99_ms\": {:.3f}, "
       "\"tpot_p50_ms\": {:.4f}, \"tpot_p99_ms\": {:.4f}, \"preemptions\": {}, \"iterations\": {}}}",
-      name, r.throughput_tok_s, r.ttft_p50_ms, r.ttft_p99_ms, r.tpot_p50_ms, r.tpot_p99_ms, r.preemptions, r.iterations);
+      name, r.throughput_tok_s, r.ttft_p50_ms, r.ttft_p99_ms, r.tpot_p50_ms, r.tpot_p99_ms,
+      r.preemptions, r.iterations);
 }
 
 }  // namespace
@@ -100,20 +105,29 @@ int main(int argc, char** argv) {
       cost.bandwidth = m.copy_gbps * 1e9;
       cost.kv_efficiency = m.decode_gbps / m.copy_gbps;
       cost.peak_flops = m.gemm_tflops * 1e12;
-      std::printf("Measured on %s: copy %.0f GB/s, paged decode %.0f GB/s (%.2f of copy), bf16 GEMM %.0f TFLOP/s\n\n",
-                  device_info().name.c_str(), m.copy_gbps, m.decode_gbps, cost.kv_efficiency, m.gemm_tflops);
+      std::printf(
+          "Measured on %s: copy %.0f GB/s, paged decode %.0f GB/s (%.2f of copy), bf16 GEMM %.0f "
+          "TFLOP/s\n\n",
+          device_info().name.c_str(), m.copy_gbps, m.decode_gbps, cost.kv_efficiency,
+          m.gemm_tflops);
     } else {
-      std::printf("%s: the cost model's defaults (host.hpp), nothing measured.\n\n", no_gpu_reason().c_str());
+      std::printf("%s: the cost model's defaults (host.hpp), nothing measured.\n\n",
+                  no_gpu_reason().c_str());
     }
     const auto trace = skewed_trace(1000, 2024, 40.0);
     const SchedulerConfig config;
     const SimResult st = simulate_static(trace, config, cost);
     const SimResult co = simulate_continuous(trace, config, cost);
-    std::printf("Llama-3-8B cost model, skewed trace (1000 requests, seed 2024, 40/s), 64 slots, 65536 KV tokens\n\n");
-    std::printf("| policy | tok/s | TTFT p50 ms | TTFT p99 ms | TPOT p50 ms | TPOT p99 ms | preemptions | iterations |\n");
-    std::printf("| --- | --- | --- | --- | --- | --- | --- | --- |\n%s\n%s\n\n", row("static", st).c_str(),
-                row("continuous", co).c_str());
-    std::printf("continuous / static throughput: %.2fx\n", co.throughput_tok_s / st.throughput_tok_s);
+    std::printf(
+        "Llama-3-8B cost model, skewed trace (1000 requests, seed 2024, 40/s), 64 slots, 65536 KV "
+        "tokens\n\n");
+    std::printf(
+        "| policy | tok/s | TTFT p50 ms | TTFT p99 ms | TPOT p50 ms | TPOT p99 ms | preemptions | "
+        "iterations |\n");
+    std::printf("| --- | --- | --- | --- | --- | --- | --- | --- |\n%s\n%s\n\n",
+                row("static", st).c_str(), row("continuous", co).c_str());
+    std::printf("continuous / static throughput: %.2fx\n",
+                co.throughput_tok_s / st.throughput_tok_s);
     if (argc > 1) {
       std::ofstream f(argv[1]);
       f << "{\"measured\": " << (m.on_gpu ? "true" : "false") << ", \"copy_gbps\": " << m.copy_gbps

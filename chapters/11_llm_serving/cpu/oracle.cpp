@@ -23,7 +23,8 @@ std::vector<double> decode_attention_oracle(std::span<const float> q, std::span<
   require(len >= 0, "len", "must not be negative");
   const std::size_t D = static_cast<std::size_t>(head_dim), L = static_cast<std::size_t>(len);
   require(q.size() == static_cast<std::size_t>(q_heads) * D, "q", "must hold q_heads * head_dim");
-  require(k.size() == static_cast<std::size_t>(kv_heads) * L * D, "k", "must hold kv_heads * len * head_dim");
+  require(k.size() == static_cast<std::size_t>(kv_heads) * L * D, "k",
+          "must hold kv_heads * len * head_dim");
   require(v.size() == k.size(), "v", "must hold kv_heads * len * head_dim");
   std::vector<double> out(static_cast<std::size_t>(q_heads) * D, 0.0);
   const int group = q_heads / kv_heads;
@@ -33,14 +34,16 @@ std::vector<double> decode_attention_oracle(std::span<const float> q, std::span<
     double m = -std::numeric_limits<double>::infinity();
     for (std::size_t t = 0; t < L; ++t) {
       double dot = 0;
-      for (std::size_t d = 0; d < D; ++d) dot += double{q[h * D + d]} * double{k[(kh * L + t) * D + d]};
+      for (std::size_t d = 0; d < D; ++d)
+        dot += double{q[h * D + d]} * double{k[(kh * L + t) * D + d]};
       s[t] = scale * dot;
       m = std::max(m, s[t]);
     }
     double sum = 0;
     for (std::size_t t = 0; t < L; ++t) sum += (s[t] = std::exp(s[t] - m));
     for (std::size_t t = 0; t < L; ++t)
-      for (std::size_t d = 0; d < D; ++d) out[h * D + d] += s[t] / sum * double{v[(kh * L + t) * D + d]};
+      for (std::size_t d = 0; d < D; ++d)
+        out[h * D + d] += s[t] / sum * double{v[(kh * L + t) * D + d]};
   }
   return out;
 }
@@ -64,14 +67,16 @@ std::vector<double> prefill_attention_oracle(std::span<const float> q, std::span
       double m = -std::numeric_limits<double>::infinity();
       for (std::size_t t = 0; t <= i; ++t) {
         double dot = 0;
-        for (std::size_t d = 0; d < D; ++d) dot += double{q[(i * H + h) * D + d]} * double{k[(t * KH + kh) * D + d]};
+        for (std::size_t d = 0; d < D; ++d)
+          dot += double{q[(i * H + h) * D + d]} * double{k[(t * KH + kh) * D + d]};
         s[t] = scale * dot;
         m = std::max(m, s[t]);
       }
       double sum = 0;
       for (std::size_t t = 0; t <= i; ++t) sum += (s[t] = std::exp(s[t] - m));
       for (std::size_t t = 0; t <= i; ++t)
-        for (std::size_t d = 0; d < D; ++d) out[(i * H + h) * D + d] += s[t] / sum * double{v[(t * KH + kh) * D + d]};
+        for (std::size_t d = 0; d < D; ++d)
+          out[(i * H + h) * D + d] += s[t] / sum * double{v[(t * KH + kh) * D + d]};
     }
   return out;
 }

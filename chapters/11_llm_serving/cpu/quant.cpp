@@ -51,10 +51,14 @@ struct Layout {
   int man_bits, bias;
   bool ieee_inf;  // E5M2: exponent all ones is inf/NaN; E4M3fn: only S.1111.111 is NaN
 };
-Layout layout(Fp8Format f) { return f == Fp8Format::kE4M3 ? Layout{3, 7, false} : Layout{2, 15, true}; }
+Layout layout(Fp8Format f) {
+  return f == Fp8Format::kE4M3 ? Layout{3, 7, false} : Layout{2, 15, true};
+}
 }  // namespace
 
-double fp8_max(Fp8Format f) { return f == Fp8Format::kE4M3 ? 448.0 : 57344.0; }
+double fp8_max(Fp8Format f) {
+  return f == Fp8Format::kE4M3 ? 448.0 : 57344.0;
+}
 
 float fp8_to_float(std::uint8_t code, Fp8Format f) {
   const Layout l = layout(f);

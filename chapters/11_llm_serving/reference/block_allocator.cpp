@@ -22,7 +22,8 @@ BlockAllocator::BlockAllocator(int num_blocks, int block_size)
 }
 
 int BlockAllocator::blocks_for(std::size_t tokens) const {
-  return static_cast<int>((tokens + static_cast<std::size_t>(block_size_) - 1) / static_cast<std::size_t>(block_size_));
+  return static_cast<int>((tokens + static_cast<std::size_t>(block_size_) - 1) /
+                          static_cast<std::size_t>(block_size_));
 }
 
 BlockAllocator::Seq& BlockAllocator::seq(SeqId id, const char* argument) {
@@ -49,9 +50,10 @@ void BlockAllocator::add_sequence(SeqId id, std::size_t tokens) {
   require(!has_sequence(id), "id", "sequence " + std::to_string(id) + " exists already");
   const int need = blocks_for(tokens);
   if (need > free_blocks())
-    throw CacheFull("KV cache full: sequence " + std::to_string(id) + " needs " + std::to_string(need) +
-                    " blocks of " + std::to_string(block_size_) + " tokens, " + std::to_string(free_blocks()) +
-                    " of " + std::to_string(num_blocks_) + " are free (preempt or free a sequence)");
+    throw CacheFull("KV cache full: sequence " + std::to_string(id) + " needs " +
+                    std::to_string(need) + " blocks of " + std::to_string(block_size_) +
+                    " tokens, " + std::to_string(free_blocks()) + " of " +
+                    std::to_string(num_blocks_) + " are free (preempt or free a sequence)");
   Seq s;
   s.length = tokens;
   for (int i = 0; i < need; ++i) s.table.push_back(allocate());
@@ -88,13 +90,15 @@ void BlockAllocator::append_token(SeqId id) {
   // text). The randomized test catches it: after a fork and an append, the sibling's logical
   // contents no longer match the model. Fix: a block with more than one reference is copied
   // before the first write (copy-on-write).
-  const bool shared_tail = s.length % bs != 0 && refs_[static_cast<std::size_t>(s.table.back())] > 1;
+  const bool shared_tail =
+      s.length % bs != 0 && refs_[static_cast<std::size_t>(s.table.back())] > 1;
   // BUG: const bool shared_tail = false;
   // END PITFALL
   if (s.length % bs == 0 || shared_tail) {
     if (free_.empty())
       throw CacheFull("KV cache full: sequence " + std::to_string(id) + " needs a block at token " +
-                      std::to_string(s.length) + ", 0 of " + std::to_string(num_blocks_) + " are free");
+                      std::to_string(s.length) + ", 0 of " + std::to_string(num_blocks_) +
+                      " are free");
     const int fresh = allocate();
     if (shared_tail) {  // copy-on-write: the tokens already in the shared block come along
       copies_.emplace_back(s.table.back(), fresh);
@@ -132,14 +136,20 @@ void BlockAllocator::free_sequence(SeqId id) {
   // END EXERCISE
 }
 
-const std::vector<int>& BlockAllocator::block_table(SeqId id) const { return seq(id, "id").table; }
-std::size_t BlockAllocator::length(SeqId id) const { return seq(id, "id").length; }
+const std::vector<int>& BlockAllocator::block_table(SeqId id) const {
+  return seq(id, "id").table;
+}
+std::size_t BlockAllocator::length(SeqId id) const {
+  return seq(id, "id").length;
+}
 
 int BlockAllocator::ref_count(int block) const {
   require(block >= 0 && block < num_blocks_, "block", "out of range");
   return refs_[static_cast<std::size_t>(block)];
 }
 
-std::vector<std::pair<int, int>> BlockAllocator::take_copies() { return std::exchange(copies_, {}); }
+std::vector<std::pair<int, int>> BlockAllocator::take_copies() {
+  return std::exchange(copies_, {});
+}
 
 }  // namespace cudalab::ch11

@@ -36,7 +36,8 @@ struct PagedAddr {
   int max_blocks, block_size, kv_heads, head_dim;
   __device__ std::size_t row(int b, int kh, int t) const {
     const int blk = __ldg(tables + static_cast<std::size_t>(b) * max_blocks + t / block_size);
-    return ((static_cast<std::size_t>(blk) * kv_heads + kh) * block_size + t % block_size) * head_dim;
+    return ((static_cast<std::size_t>(blk) * kv_heads + kh) * block_size + t % block_size) *
+           head_dim;
   }
 };
 struct ContigAddr {
@@ -81,18 +82,21 @@ __device__ __forceinline__ void unpack8(const uint4& raw, float (&f)[8]) {
 
 template <class T>
 __device__ __forceinline__ T from_float(float x) {
-  if constexpr (std::is_same_v<T, __half>) return __float2half_rn(x);
-  else return __float2bfloat16_rn(x);
+  if constexpr (std::is_same_v<T, __half>)
+    return __float2half_rn(x);
+  else
+    return __float2bfloat16_rn(x);
 }
 
 // kSplit: write (m, l, acc) of chunk blockIdx.y to the workspace instead of the output.
 // Workspace: acc [batch][q_heads][splits][D], then ml [batch][q_heads][splits][2].
 template <class T, int D, int kMaxG, class Addr, bool kSplit>
 __global__ void __launch_bounds__(kThreads)
-decode_kernel(const T* __restrict__ q, const T* __restrict__ kc, const T* __restrict__ vc,
-              const int* __restrict__ seq_lens, Addr addr, T* __restrict__ out, float* __restrict__ ws,
-              int q_heads, int kv_heads, int group, float scale_log2, int capacity, int split_tokens) {
-  constexpr int kLanes = D / 8;                 // lanes per token row (16 bytes each)
+    decode_kernel(const T* __restrict__ q, const T* __restrict__ kc, const T* __restrict__ vc,
+                  const int* __restrict__ seq_lens, Addr addr, T* __restrict__ out,
+                  float* __restrict__ ws, int q_heads, int kv_heads, int group, float scale_log2,
+                  int capacity, int split_tokens) {
+  constexpr int kLanes = D / 8;                    // lanes per token row (16 bytes each)
   constexpr int kGroups = kWarps * (32 / kLanes);  // token groups per block
   const int b = blockIdx.x / kv_heads, kh = blockIdx.x % kv_heads;
   const int len = min(seq_lens[b], capacity);
@@ -129,7 +133,8 @@ decode_kernel(const T* __restrict__ q, const T* __restrict__ kc, const T* __rest
   //   Constraints: read each K and V row of this KV head once for the whole group, 16 bytes per
   //   lane (uint4), where the Addr functor says the token's row starts; fp32 arithmetic; shuffles
   //   for the dot product across the kLanes lanes of a row; no shared memory; no second pass.
-  //   Goal: KV GB/s >= 0.8 of a device copy at long contexts (bench/ch11.toml). Hints: scripts/lab hint 11.2
+  //   Goal: KV GB/s >= 0.8 of a device copy at long contexts (bench/ch11.toml). Hints: scripts/lab
+  //   hint 11.2
   // STARTER: (void)t_begin, (void)t_end, (void)kc, (void)vc, (void)addr, (void)b, (void)kh, (void)qf;
   for (int base = t_begin; base < t_end; base += kGroups * kUnroll) {  // uniform over the block
     uint4 kr[kUnroll], vr[kUnroll];
@@ -170,11 +175,12 @@ decode_kernel(const T* __restrict__ q, const T* __restrict__ kc, const T* __rest
       // The running maximum is what keeps exp2 in range: without it a score above 128 (log2
       // domain) overflows fp32 to infinity and the output turns NaN; scores all below -149
       // underflow to 0 and the output to 0. The LargeScores tests (scale x200 and x250: scores
-      // near 300) catch it. Fix: subtract the running maximum and rescale the old sums when it grows.
+      // near 300) catch it. Fix: subtract the running maximum and rescale the old sums when it
+      // grows.
       const float m_new = fmaxf(m[g], cmax);
       // BUG: const float m_new = cmax > -INFINITY ? 0.0f : m[g];
       // END PITFALL
-      if (m_new == -INFINITY) continue;  // nothing valid seen yet
+      if (m_new == -INFINITY) continue;     // nothing valid seen yet
       const float c = exp2f(m[g] - m_new);  // exp2f(-inf) = 0 on the first chunk
       l[g] *= c;
 #pragma unroll
@@ -235,17 +241,20 @@ decode_kernel(const T* __restrict__ q, const T* __restrict__ kc, const T* __rest
         ml[2 * slot + 1] = sum;
       }
     } else {
-      out[(static_cast<std::size_t>(b) * q_heads + h) * D + d] = from_float<T>(sum > 0 ? o / sum : 0.0f);
+      out[(static_cast<std::size_t>(b) * q_heads + h) * D + d] =
+          from_float<T>(sum > 0 ? o / sum : 0.0f);
     }
   }
 }
 
 // One block per (sequence, query head), one thread per dimension: combine the chunks.
 template <class T>
-__global__ void combine_kernel(const float* __restrict__ ws, T* __restrict__ out, int rows, int splits, int D) {
+__global__ void combine_kernel(const float* __restrict__ ws, T* __restrict__ out, int rows,
+                               int splits, int D) {
   const int row = blockIdx.x;  // b * q_heads + h
   const float* acc = ws + static_cast<std::size_t>(row) * splits * D;
-  const float* ml = ws + static_cast<std::size_t>(rows) * splits * D + static_cast<std::size_t>(row) * splits * 2;
+  const float* ml =
+      ws + static_cast<std::size_t>(rows) * splits * D + static_cast<std::size_t>(row) * splits * 2;
   for (int d = threadIdx.x; d < D; d += blockDim.x) {
     // BEGIN EXERCISE 11.3
     // TODO(11.3): out[row][d] from the `splits` partial results of this row: chunk s has its max
@@ -271,8 +280,10 @@ __global__ void combine_kernel(const float* __restrict__ ws, T* __restrict__ out
 void check_shape(const DecodeShape& s) {
   require(s.batch >= 0, "batch", "must not be negative");
   require(s.q_heads > 0, "q_heads", "must be positive");
-  require(s.kv_heads > 0 && s.q_heads % s.kv_heads == 0, "kv_heads", "must be positive and divide q_heads");
-  require(s.q_heads / s.kv_heads <= kMaxGroup, "q_heads", "q_heads / kv_heads (the GQA group) must be at most 8");
+  require(s.kv_heads > 0 && s.q_heads % s.kv_heads == 0, "kv_heads",
+          "must be positive and divide q_heads");
+  require(s.q_heads / s.kv_heads <= kMaxGroup, "q_heads",
+          "q_heads / kv_heads (the GQA group) must be at most 8");
   require(s.head_dim == 64 || s.head_dim == 128, "head_dim", "must be 64 or 128");
   require(std::isfinite(s.scale), "scale", "must be finite");
   require(static_cast<long long>(s.batch) * s.kv_heads <= std::numeric_limits<int>::max(), "batch",
@@ -280,58 +291,76 @@ void check_shape(const DecodeShape& s) {
 }
 
 void check_aligned(const void* p, const char* argument) {
-  require(reinterpret_cast<std::uintptr_t>(p) % 16 == 0, argument, "must be 16-byte aligned (vector loads)");
+  require(reinterpret_cast<std::uintptr_t>(p) % 16 == 0, argument,
+          "must be 16-byte aligned (vector loads)");
 }
 
 void check_paged(const PagedKv& kv, const DecodeShape& s) {
   require(kv.num_blocks > 0, "num_blocks", "must be positive");
   require(kv.block_size > 0, "block_size", "must be positive");
   require(kv.max_blocks_per_seq > 0, "max_blocks_per_seq", "must be positive");
-  require(static_cast<long long>(kv.max_blocks_per_seq) * kv.block_size <= std::numeric_limits<int>::max(),
+  require(static_cast<long long>(kv.max_blocks_per_seq) * kv.block_size <=
+              std::numeric_limits<int>::max(),
           "max_blocks_per_seq", "times block_size must fit in an int");
-  const std::size_t cache = static_cast<std::size_t>(kv.num_blocks) * s.kv_heads * kv.block_size * s.head_dim;
+  const std::size_t cache =
+      static_cast<std::size_t>(kv.num_blocks) * s.kv_heads * kv.block_size * s.head_dim;
   require_device_pointer(kv.k_cache, cache, "k_cache");
   require_device_pointer(kv.v_cache, cache, "v_cache");
   check_aligned(kv.k_cache, "k_cache");
   check_aligned(kv.v_cache, "v_cache");
-  require_device_pointer(kv.block_tables, static_cast<std::size_t>(s.batch) * kv.max_blocks_per_seq, "block_tables");
+  require_device_pointer(kv.block_tables, static_cast<std::size_t>(s.batch) * kv.max_blocks_per_seq,
+                         "block_tables");
   require_device_pointer(kv.seq_lens, static_cast<std::size_t>(s.batch), "seq_lens");
 }
 
-float log2_scale(float scale) { return scale * 1.4426950408889634f; }
+float log2_scale(float scale) {
+  return scale * 1.4426950408889634f;
+}
 
 template <class T, int D, int G, class Addr, bool kSplit>
-void launch_one(const void* q, const void* k, const void* v, const int* lens, Addr addr, void* out, float* ws,
-                const DecodeShape& s, int capacity, int splits, int split_tokens, cudaStream_t stream) {
+void launch_one(const void* q, const void* k, const void* v, const int* lens, Addr addr, void* out,
+                float* ws, const DecodeShape& s, int capacity, int splits, int split_tokens,
+                cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(s.batch * s.kv_heads), static_cast<unsigned>(splits));
   decode_kernel<T, D, G, Addr, kSplit><<<grid, kThreads, 0, stream>>>(
       static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v), lens, addr,
-      static_cast<T*>(out), ws, s.q_heads, s.kv_heads, s.q_heads / s.kv_heads, log2_scale(s.scale), capacity,
-      split_tokens);
+      static_cast<T*>(out), ws, s.q_heads, s.kv_heads, s.q_heads / s.kv_heads, log2_scale(s.scale),
+      capacity, split_tokens);
   CUDALAB_CHECK_LAUNCH();
 }
 
 template <class Addr, bool kSplit>
-void dispatch(const void* q, const void* k, const void* v, const int* lens, Addr addr, void* out, float* ws,
-              const DecodeShape& s, DType dtype, int capacity, int splits, int split_tokens, cudaStream_t stream) {
+void dispatch(const void* q, const void* k, const void* v, const int* lens, Addr addr, void* out,
+              float* ws, const DecodeShape& s, DType dtype, int capacity, int splits,
+              int split_tokens, cudaStream_t stream) {
   const bool small_group = s.q_heads / s.kv_heads <= 4;
   auto go = [&]<class T>(T*) {
     if (s.head_dim == 64) {
-      if (small_group) launch_one<T, 64, 4, Addr, kSplit>(q, k, v, lens, addr, out, ws, s, capacity, splits, split_tokens, stream);
-      else launch_one<T, 64, 8, Addr, kSplit>(q, k, v, lens, addr, out, ws, s, capacity, splits, split_tokens, stream);
+      if (small_group)
+        launch_one<T, 64, 4, Addr, kSplit>(q, k, v, lens, addr, out, ws, s, capacity, splits,
+                                           split_tokens, stream);
+      else
+        launch_one<T, 64, 8, Addr, kSplit>(q, k, v, lens, addr, out, ws, s, capacity, splits,
+                                           split_tokens, stream);
     } else {
-      if (small_group) launch_one<T, 128, 4, Addr, kSplit>(q, k, v, lens, addr, out, ws, s, capacity, splits, split_tokens, stream);
-      else launch_one<T, 128, 8, Addr, kSplit>(q, k, v, lens, addr, out, ws, s, capacity, splits, split_tokens, stream);
+      if (small_group)
+        launch_one<T, 128, 4, Addr, kSplit>(q, k, v, lens, addr, out, ws, s, capacity, splits,
+                                            split_tokens, stream);
+      else
+        launch_one<T, 128, 8, Addr, kSplit>(q, k, v, lens, addr, out, ws, s, capacity, splits,
+                                            split_tokens, stream);
     }
   };
-  if (dtype == DType::kF16) go(static_cast<__half*>(nullptr));
-  else go(static_cast<__nv_bfloat16*>(nullptr));
+  if (dtype == DType::kF16)
+    go(static_cast<__half*>(nullptr));
+  else
+    go(static_cast<__nv_bfloat16*>(nullptr));
 }
 
 }  // namespace
 
-void decode_attention_paged(const void* q, const PagedKv& kv, void* out, const DecodeShape& shape, DType dtype,
-                            cudaStream_t stream) {
+void decode_attention_paged(const void* q, const PagedKv& kv, void* out, const DecodeShape& shape,
+                            DType dtype, cudaStream_t stream) {
   check_shape(shape);
   if (shape.batch == 0) return;
   check_paged(kv, shape);
@@ -339,18 +368,21 @@ void decode_attention_paged(const void* q, const PagedKv& kv, void* out, const D
   require_device_pointer(q, n, "q");
   require_device_pointer(out, n, "out");
   check_aligned(q, "q");
-  const PagedAddr addr{kv.block_tables, kv.max_blocks_per_seq, kv.block_size, shape.kv_heads, shape.head_dim};
-  dispatch<PagedAddr, false>(q, kv.k_cache, kv.v_cache, kv.seq_lens, addr, out, nullptr, shape, dtype,
-                             kv.max_blocks_per_seq * kv.block_size, 1, 0, stream);
+  const PagedAddr addr{kv.block_tables, kv.max_blocks_per_seq, kv.block_size, shape.kv_heads,
+                       shape.head_dim};
+  dispatch<PagedAddr, false>(q, kv.k_cache, kv.v_cache, kv.seq_lens, addr, out, nullptr, shape,
+                             dtype, kv.max_blocks_per_seq * kv.block_size, 1, 0, stream);
 }
 
-void decode_attention_contiguous(const void* q, const void* k, const void* v, const int* seq_lens, int max_len,
-                                 void* out, const DecodeShape& shape, DType dtype, cudaStream_t stream) {
+void decode_attention_contiguous(const void* q, const void* k, const void* v, const int* seq_lens,
+                                 int max_len, void* out, const DecodeShape& shape, DType dtype,
+                                 cudaStream_t stream) {
   check_shape(shape);
   require(max_len > 0, "max_len", "must be positive");
   if (shape.batch == 0) return;
   const std::size_t n = static_cast<std::size_t>(shape.batch) * shape.q_heads * shape.head_dim;
-  const std::size_t cache = static_cast<std::size_t>(shape.batch) * shape.kv_heads * max_len * shape.head_dim;
+  const std::size_t cache =
+      static_cast<std::size_t>(shape.batch) * shape.kv_heads * max_len * shape.head_dim;
   require_device_pointer(q, n, "q");
   require_device_pointer(out, n, "out");
   require_device_pointer(k, cache, "k");
@@ -360,7 +392,8 @@ void decode_attention_contiguous(const void* q, const void* k, const void* v, co
   check_aligned(k, "k");
   check_aligned(v, "v");
   const ContigAddr addr{max_len, shape.kv_heads, shape.head_dim};
-  dispatch<ContigAddr, false>(q, k, v, seq_lens, addr, out, nullptr, shape, dtype, max_len, 1, 0, stream);
+  dispatch<ContigAddr, false>(q, k, v, seq_lens, addr, out, nullptr, shape, dtype, max_len, 1, 0,
+                              stream);
 }
 
 std::size_t split_k_workspace_floats(const DecodeShape& shape, int splits) {
@@ -369,8 +402,9 @@ std::size_t split_k_workspace_floats(const DecodeShape& shape, int splits) {
   return static_cast<std::size_t>(shape.batch) * shape.q_heads * splits * (shape.head_dim + 2);
 }
 
-void decode_attention_paged_split_k(const void* q, const PagedKv& kv, void* out, const DecodeShape& shape,
-                                    DType dtype, int splits, float* workspace, std::size_t workspace_floats,
+void decode_attention_paged_split_k(const void* q, const PagedKv& kv, void* out,
+                                    const DecodeShape& shape, DType dtype, int splits,
+                                    float* workspace, std::size_t workspace_floats,
                                     cudaStream_t stream) {
   check_shape(shape);
   require(splits >= 1 && splits <= 65535, "splits", "must be in 1..65535 (grid.y)");
@@ -381,19 +415,22 @@ void decode_attention_paged_split_k(const void* q, const PagedKv& kv, void* out,
   require_device_pointer(out, n, "out");
   check_aligned(q, "q");
   const std::size_t need = split_k_workspace_floats(shape, splits);
-  require(workspace_floats >= need, "workspace_floats", "is below split_k_workspace_floats(shape, splits)");
+  require(workspace_floats >= need, "workspace_floats",
+          "is below split_k_workspace_floats(shape, splits)");
   require_device_pointer(workspace, need, "workspace");
   const int capacity = kv.max_blocks_per_seq * kv.block_size;
   const int split_tokens = ceil_div(capacity, splits);
-  const PagedAddr addr{kv.block_tables, kv.max_blocks_per_seq, kv.block_size, shape.kv_heads, shape.head_dim};
-  dispatch<PagedAddr, true>(q, kv.k_cache, kv.v_cache, kv.seq_lens, addr, out, workspace, shape, dtype, capacity,
-                            splits, split_tokens, stream);
+  const PagedAddr addr{kv.block_tables, kv.max_blocks_per_seq, kv.block_size, shape.kv_heads,
+                       shape.head_dim};
+  dispatch<PagedAddr, true>(q, kv.k_cache, kv.v_cache, kv.seq_lens, addr, out, workspace, shape,
+                            dtype, capacity, splits, split_tokens, stream);
   const int rows = shape.batch * shape.q_heads;
   if (dtype == DType::kF16)
-    combine_kernel<__half><<<rows, shape.head_dim, 0, stream>>>(workspace, static_cast<__half*>(out), rows, splits, shape.head_dim);
+    combine_kernel<__half><<<rows, shape.head_dim, 0, stream>>>(
+        workspace, static_cast<__half*>(out), rows, splits, shape.head_dim);
   else
-    combine_kernel<__nv_bfloat16><<<rows, shape.head_dim, 0, stream>>>(workspace, static_cast<__nv_bfloat16*>(out), rows, splits,
-                                                                       shape.head_dim);
+    combine_kernel<__nv_bfloat16><<<rows, shape.head_dim, 0, stream>>>(
+        workspace, static_cast<__nv_bfloat16*>(out), rows, splits, shape.head_dim);
   CUDALAB_CHECK_LAUNCH();
 }
 

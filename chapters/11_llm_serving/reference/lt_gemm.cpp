@@ -32,9 +32,12 @@ void destroy(Plan& p) noexcept {
 }
 
 void check_dims(int m, int n, int k, int multiple) {
-  require(m > 0 && m % multiple == 0, "m", multiple == 1 ? "must be positive" : "must be a positive multiple of 16");
-  require(n > 0 && n % multiple == 0, "n", multiple == 1 ? "must be positive" : "must be a positive multiple of 16");
-  require(k > 0 && k % multiple == 0, "k", multiple == 1 ? "must be positive" : "must be a positive multiple of 16");
+  require(m > 0 && m % multiple == 0, "m",
+          multiple == 1 ? "must be positive" : "must be a positive multiple of 16");
+  require(n > 0 && n % multiple == 0, "n",
+          multiple == 1 ? "must be positive" : "must be a positive multiple of 16");
+  require(k > 0 && k % multiple == 0, "k",
+          multiple == 1 ? "must be positive" : "must be a positive multiple of 16");
 }
 }  // namespace
 
@@ -69,34 +72,43 @@ struct LtGemm::Impl {
       }
       CUDALAB_LT(cublasLtMatmulDescCreate(&p.op, compute, scale));
       const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-      CUDALAB_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
-      CUDALAB_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
+      CUDALAB_LT(
+          cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
+      CUDALAB_LT(
+          cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
       if (kind == Kind::kFP8Fast) {
         const std::int8_t fast = 1;
-        CUDALAB_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof(fast)));
+        CUDALAB_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast,
+                                                  sizeof(fast)));
       }
-      CUDALAB_LT(cublasLtMatrixLayoutCreate(&p.a, ab, static_cast<std::uint64_t>(k), static_cast<std::uint64_t>(m), k));
-      CUDALAB_LT(cublasLtMatrixLayoutCreate(&p.b, ab, static_cast<std::uint64_t>(k), static_cast<std::uint64_t>(n), k));
-      CUDALAB_LT(cublasLtMatrixLayoutCreate(&p.c, cd, static_cast<std::uint64_t>(m), static_cast<std::uint64_t>(n), m));
+      CUDALAB_LT(cublasLtMatrixLayoutCreate(&p.a, ab, static_cast<std::uint64_t>(k),
+                                            static_cast<std::uint64_t>(m), k));
+      CUDALAB_LT(cublasLtMatrixLayoutCreate(&p.b, ab, static_cast<std::uint64_t>(k),
+                                            static_cast<std::uint64_t>(n), k));
+      CUDALAB_LT(cublasLtMatrixLayoutCreate(&p.c, cd, static_cast<std::uint64_t>(m),
+                                            static_cast<std::uint64_t>(n), m));
       if (kind == Kind::kFP8 || kind == Kind::kFP8Fast) {  // placeholders until the call sets them
         const float* none = nullptr;
-        CUDALAB_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &none, sizeof(none)));
-        CUDALAB_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &none, sizeof(none)));
+        CUDALAB_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &none,
+                                                  sizeof(none)));
+        CUDALAB_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &none,
+                                                  sizeof(none)));
       }
       cublasLtMatmulPreference_t pref = nullptr;
       CUDALAB_LT(cublasLtMatmulPreferenceCreate(&pref));
       cublasLtMatmulHeuristicResult_t result{};
       int found = 0;
       const cublasStatus_t st =
-          cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
-                                               sizeof(workspace_bytes));
-      const cublasStatus_t hs =
-          st == CUBLAS_STATUS_SUCCESS
-              ? cublasLtMatmulAlgoGetHeuristic(handle, p.op, p.a, p.b, p.c, p.c, pref, 1, &result, &found)
-              : st;
+          cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                               &workspace_bytes, sizeof(workspace_bytes));
+      const cublasStatus_t hs = st == CUBLAS_STATUS_SUCCESS
+                                    ? cublasLtMatmulAlgoGetHeuristic(handle, p.op, p.a, p.b, p.c,
+                                                                     p.c, pref, 1, &result, &found)
+                                    : st;
       cublasLtMatmulPreferenceDestroy(pref);
       CUDALAB_LT(hs);
-      if (found == 0) throw std::runtime_error("cuBLASLt has no algorithm for this GEMM (type, sizes, GPU)");
+      if (found == 0)
+        throw std::runtime_error("cuBLASLt has no algorithm for this GEMM (type, sizes, GPU)");
       p.algo = result.algo;
     } catch (...) {
       destroy(p);
@@ -107,8 +119,8 @@ struct LtGemm::Impl {
 
   template <class S>
   void run(Plan& p, S alpha, S beta, const void* w, const void* x, void* y, cudaStream_t stream) {
-    CUDALAB_LT(cublasLtMatmul(handle, p.op, &alpha, w, p.a, x, p.b, &beta, y, p.c, y, p.c, &p.algo, workspace,
-                              workspace_bytes, stream));
+    CUDALAB_LT(cublasLtMatmul(handle, p.op, &alpha, w, p.a, x, p.b, &beta, y, p.c, y, p.c, &p.algo,
+                              workspace, workspace_bytes, stream));
   }
 };
 
@@ -144,13 +156,14 @@ bool fp8_supported(std::string* why_not) {
   CUDALAB_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
   const bool ok = major * 10 + minor >= 89;
   if (!ok && why_not)
-    *why_not = "FP8 GEMMs need compute capability 8.9 or newer (Ada, Hopper); this GPU is " + std::to_string(major) +
-               "." + std::to_string(minor);
+    *why_not = "FP8 GEMMs need compute capability 8.9 or newer (Ada, Hopper); this GPU is " +
+               std::to_string(major) + "." + std::to_string(minor);
   return ok;
 }
 
-void LtGemm::fp8(const std::uint8_t* w, const std::uint8_t* x, const float* w_scale, const float* x_scale, void* y,
-                 int m, int n, int k, bool fast_accum, cudaStream_t stream) {
+void LtGemm::fp8(const std::uint8_t* w, const std::uint8_t* x, const float* w_scale,
+                 const float* x_scale, void* y, int m, int n, int k, bool fast_accum,
+                 cudaStream_t stream) {
   check_dims(m, n, k, 16);
   require_device_pointer(w, static_cast<std::size_t>(m) * k, "w");
   require_device_pointer(x, static_cast<std::size_t>(n) * k, "x");
@@ -159,8 +172,10 @@ void LtGemm::fp8(const std::uint8_t* w, const std::uint8_t* x, const float* w_sc
   require_device_pointer(y, static_cast<std::size_t>(m) * n, "y");
   if (std::string why; !fp8_supported(&why)) throw std::runtime_error(why);
   Plan& p = impl_->plan(fast_accum ? Kind::kFP8Fast : Kind::kFP8, m, n, k);
-  CUDALAB_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &w_scale, sizeof(w_scale)));
-  CUDALAB_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &x_scale, sizeof(x_scale)));
+  CUDALAB_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &w_scale,
+                                            sizeof(w_scale)));
+  CUDALAB_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &x_scale,
+                                            sizeof(x_scale)));
   impl_->run(p, 1.0f, 0.0f, w, x, y, stream);
 }
 

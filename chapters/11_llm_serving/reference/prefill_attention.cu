@@ -29,30 +29,38 @@ constexpr int kBr = 32, kBc = 32, kThreads = kBr * 4;
 
 template <class T>
 __device__ __forceinline__ float to_f(T x) {
-  if constexpr (std::is_same_v<T, __half>) return __half2float(x);
-  else return __bfloat162float(x);
+  if constexpr (std::is_same_v<T, __half>)
+    return __half2float(x);
+  else
+    return __bfloat162float(x);
 }
 template <class T>
 __device__ __forceinline__ T from_f(float x) {
-  if constexpr (std::is_same_v<T, __half>) return __float2half_rn(x);
-  else return __float2bfloat16_rn(x);
+  if constexpr (std::is_same_v<T, __half>)
+    return __float2half_rn(x);
+  else
+    return __float2bfloat16_rn(x);
 }
 
 template <class T, int D>
 __global__ void __launch_bounds__(kThreads)
-prefill_kernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v, T* __restrict__ out,
-               int len, int q_heads, int kv_heads, float scale_log2) {
+    prefill_kernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
+                   T* __restrict__ out, int len, int q_heads, int kv_heads, float scale_log2) {
   __shared__ float qs[kBr][D + 1];
-  __shared__ T ks[kBc][D + 2];  // +2 elements: a row is an odd number of 4-byte words (no conflicts)
+  __shared__ T
+      ks[kBc][D + 2];  // +2 elements: a row is an odd number of 4-byte words (no conflicts)
   __shared__ T vs[kBc][D];
   __shared__ float ps[kBr][kBc + 1];
   const int q0 = blockIdx.x * kBr, h = blockIdx.y, b = blockIdx.z;
   const int kh = h / (q_heads / kv_heads);
   const int r = threadIdx.x / 4, c4 = threadIdx.x % 4;
-  const std::size_t q_stride = static_cast<std::size_t>(q_heads) * D, kv_stride = static_cast<std::size_t>(kv_heads) * D;
+  const std::size_t q_stride = static_cast<std::size_t>(q_heads) * D,
+                    kv_stride = static_cast<std::size_t>(kv_heads) * D;
   const T* qb = q + static_cast<std::size_t>(b) * len * q_stride + static_cast<std::size_t>(h) * D;
-  const T* kb = k + static_cast<std::size_t>(b) * len * kv_stride + static_cast<std::size_t>(kh) * D;
-  const T* vb = v + static_cast<std::size_t>(b) * len * kv_stride + static_cast<std::size_t>(kh) * D;
+  const T* kb =
+      k + static_cast<std::size_t>(b) * len * kv_stride + static_cast<std::size_t>(kh) * D;
+  const T* vb =
+      v + static_cast<std::size_t>(b) * len * kv_stride + static_cast<std::size_t>(kh) * D;
 
   for (int idx = threadIdx.x; idx < kBr * D; idx += kThreads) {
     const int rr = idx / D, d = idx % D, i = q0 + rr;
@@ -110,29 +118,32 @@ prefill_kernel(const T* __restrict__ q, const T* __restrict__ k, const T* __rest
     }
   }
   if (row < len) {
-    T* o = out + (static_cast<std::size_t>(b) * len + row) * q_stride + static_cast<std::size_t>(h) * D;
+    T* o = out + (static_cast<std::size_t>(b) * len + row) * q_stride +
+           static_cast<std::size_t>(h) * D;
 #pragma unroll
     for (int j = 0; j < D / 4; ++j) o[c4 + 4 * j] = from_f<T>(l > 0 ? acc[j] / l : 0.0f);
   }
 }
 
 template <class T, int D>
-void launch(const void* q, const void* k, const void* v, void* out, const DecodeShape& s, int len, cudaStream_t st) {
+void launch(const void* q, const void* k, const void* v, void* out, const DecodeShape& s, int len,
+            cudaStream_t st) {
   const dim3 grid(static_cast<unsigned>(ceil_div(len, kBr)), static_cast<unsigned>(s.q_heads),
                   static_cast<unsigned>(s.batch));
-  prefill_kernel<T, D><<<grid, kThreads, 0, st>>>(static_cast<const T*>(q), static_cast<const T*>(k),
-                                                  static_cast<const T*>(v), static_cast<T*>(out), len, s.q_heads,
-                                                  s.kv_heads, s.scale * 1.4426950408889634f);
+  prefill_kernel<T, D><<<grid, kThreads, 0, st>>>(
+      static_cast<const T*>(q), static_cast<const T*>(k), static_cast<const T*>(v),
+      static_cast<T*>(out), len, s.q_heads, s.kv_heads, s.scale * 1.4426950408889634f);
   CUDALAB_CHECK_LAUNCH();
 }
 
 }  // namespace
 
-void prefill_attention(const void* q, const void* k, const void* v, void* out, const DecodeShape& s, int len,
-                       DType dtype, cudaStream_t stream) {
+void prefill_attention(const void* q, const void* k, const void* v, void* out, const DecodeShape& s,
+                       int len, DType dtype, cudaStream_t stream) {
   require(s.batch >= 0 && s.batch <= 65535, "batch", "must be in 0..65535 (grid.z)");
   require(s.q_heads > 0 && s.q_heads <= 65535, "q_heads", "must be in 1..65535 (grid.y)");
-  require(s.kv_heads > 0 && s.q_heads % s.kv_heads == 0, "kv_heads", "must be positive and divide q_heads");
+  require(s.kv_heads > 0 && s.q_heads % s.kv_heads == 0, "kv_heads",
+          "must be positive and divide q_heads");
   require(s.head_dim == 64 || s.head_dim == 128, "head_dim", "must be 64 or 128");
   require(std::isfinite(s.scale), "scale", "must be finite");
   require(len >= 0, "len", "must not be negative");
@@ -145,11 +156,15 @@ void prefill_attention(const void* q, const void* k, const void* v, void* out, c
   require_device_pointer(out, nq, "out");
   const bool f16 = dtype == DType::kF16;
   if (s.head_dim == 64) {
-    if (f16) launch<__half, 64>(q, k, v, out, s, len, stream);
-    else launch<__nv_bfloat16, 64>(q, k, v, out, s, len, stream);
+    if (f16)
+      launch<__half, 64>(q, k, v, out, s, len, stream);
+    else
+      launch<__nv_bfloat16, 64>(q, k, v, out, s, len, stream);
   } else {
-    if (f16) launch<__half, 128>(q, k, v, out, s, len, stream);
-    else launch<__nv_bfloat16, 128>(q, k, v, out, s, len, stream);
+    if (f16)
+      launch<__half, 128>(q, k, v, out, s, len, stream);
+    else
+      launch<__nv_bfloat16, 128>(q, k, v, out, s, len, stream);
   }
 }
 

@@ -16,17 +16,19 @@
 
 namespace cudalab::ch11 {
 
-SimResult simulate_continuous(const std::vector<Request>& trace, const SchedulerConfig& c, const CostModel& cost) {
+SimResult simulate_continuous(const std::vector<Request>& trace, const SchedulerConfig& c,
+                              const CostModel& cost) {
   check_simulation_args(trace, c);
   SimResult r;
   const std::size_t n = trace.size();
   r.first_token_ms.assign(n, 0);
   r.finish_ms.assign(n, 0);
   BlockAllocator kv(c.kv_blocks, c.block_size);
-  const int watermark = std::max(1, c.kv_blocks / 100);  // blocks kept free for running sequences to grow
-  std::vector<int> generated(n, 0);  // tokens produced so far (kept across a preemption)
-  std::deque<std::size_t> waiting;   // trace indices; preempted ones go back to the front
-  std::vector<std::size_t> running;  // in admission order: the back is the most recent
+  const int watermark =
+      std::max(1, c.kv_blocks / 100);  // blocks kept free for running sequences to grow
+  std::vector<int> generated(n, 0);    // tokens produced so far (kept across a preemption)
+  std::deque<std::size_t> waiting;     // trace indices; preempted ones go back to the front
+  std::vector<std::size_t> running;    // in admission order: the back is the most recent
   std::size_t next = 0, done = 0;
   double now = n ? trace[0].arrival_ms : 0;
   while (done < n) {
@@ -50,7 +52,8 @@ SimResult simulate_continuous(const std::vector<Request>& trace, const Scheduler
     //   again at the head, counted in r.preemptions), then retry; a sequence that has itself
     //   been preempted stops there.
     //   Constraints: no sequence is ever lost or duplicated; never more than max_batch running.
-    //   Goal: >= 2x the static batching throughput on the skewed trace (tests/ch11). Hints: scripts/lab hint 11.5
+    //   Goal: >= 2x the static batching throughput on the skewed trace (tests/ch11). Hints:
+    //   scripts/lab hint 11.5
     // STARTER: (void)watermark;
     // STARTER: throw NotImplemented("Exercise 11.5: the scheduler step (chapters/11_llm_serving/starter/scheduler.cpp)");
     while (!waiting.empty() && static_cast<int>(running.size()) < c.max_batch) {
@@ -86,8 +89,9 @@ SimResult simulate_continuous(const std::vector<Request>& trace, const Scheduler
     // END EXERCISE
     long kv_tokens = 0;
     for (std::size_t i : running) kv_tokens += static_cast<long>(kv.length(static_cast<int>(i)));
-    const long decodes = static_cast<long>(running.size()) -
-                         std::count_if(running.begin(), running.end(), [&](std::size_t i) { return fresh[i] != 0; });
+    const long decodes =
+        static_cast<long>(running.size()) -
+        std::count_if(running.begin(), running.end(), [&](std::size_t i) { return fresh[i] != 0; });
     r.max_running = std::max(r.max_running, static_cast<int>(running.size()));
     now += cost.iteration_ms(prefill + decodes, kv_tokens);
     ++r.iterations;

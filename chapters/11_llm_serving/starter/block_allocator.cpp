@@ -24,7 +24,8 @@ BlockAllocator::BlockAllocator(int num_blocks, int block_size)
 }
 
 int BlockAllocator::blocks_for(std::size_t tokens) const {
-  return static_cast<int>((tokens + static_cast<std::size_t>(block_size_) - 1) / static_cast<std::size_t>(block_size_));
+  return static_cast<int>((tokens + static_cast<std::size_t>(block_size_) - 1) /
+                          static_cast<std::size_t>(block_size_));
 }
 
 BlockAllocator::Seq& BlockAllocator::seq(SeqId id, const char* argument) {
@@ -51,9 +52,10 @@ void BlockAllocator::add_sequence(SeqId id, std::size_t tokens) {
   require(!has_sequence(id), "id", "sequence " + std::to_string(id) + " exists already");
   const int need = blocks_for(tokens);
   if (need > free_blocks())
-    throw CacheFull("KV cache full: sequence " + std::to_string(id) + " needs " + std::to_string(need) +
-                    " blocks of " + std::to_string(block_size_) + " tokens, " + std::to_string(free_blocks()) +
-                    " of " + std::to_string(num_blocks_) + " are free (preempt or free a sequence)");
+    throw CacheFull("KV cache full: sequence " + std::to_string(id) + " needs " +
+                    std::to_string(need) + " blocks of " + std::to_string(block_size_) +
+                    " tokens, " + std::to_string(free_blocks()) + " of " +
+                    std::to_string(num_blocks_) + " are free (preempt or free a sequence)");
   Seq s;
   s.length = tokens;
   for (int i = 0; i < need; ++i) s.table.push_back(allocate());
@@ -99,14 +101,20 @@ void BlockAllocator::free_sequence(SeqId id) {
   throw NotImplemented("Exercise 11.1: free_sequence (chapters/11_llm_serving/starter/block_allocator.cpp)");
 }
 
-const std::vector<int>& BlockAllocator::block_table(SeqId id) const { return seq(id, "id").table; }
-std::size_t BlockAllocator::length(SeqId id) const { return seq(id, "id").length; }
+const std::vector<int>& BlockAllocator::block_table(SeqId id) const {
+  return seq(id, "id").table;
+}
+std::size_t BlockAllocator::length(SeqId id) const {
+  return seq(id, "id").length;
+}
 
 int BlockAllocator::ref_count(int block) const {
   require(block >= 0 && block < num_blocks_, "block", "out of range");
   return refs_[static_cast<std::size_t>(block)];
 }
 
-std::vector<std::pair<int, int>> BlockAllocator::take_copies() { return std::exchange(copies_, {}); }
+std::vector<std::pair<int, int>> BlockAllocator::take_copies() {
+  return std::exchange(copies_, {});
+}
 
 }  // namespace cudalab::ch11

@@ -44,8 +44,8 @@ __device__ __forceinline__ void load_x8(const __half* x, int c, float* f) {
 // kVec: cols % 16 == 0 (every row 16-byte aligned); else element by element.
 template <bool kVec>
 __global__ void __launch_bounds__(kThreads)
-gemv_int8_kernel(const std::int8_t* __restrict__ q, const float* __restrict__ scale, const __half* __restrict__ x,
-                 __half* __restrict__ y, int rows, int cols) {
+    gemv_int8_kernel(const std::int8_t* __restrict__ q, const float* __restrict__ scale,
+                     const __half* __restrict__ x, __half* __restrict__ y, int rows, int cols) {
   const int lane = threadIdx.x % 32;
   const int r = blockIdx.x * kRowsPerBlock + threadIdx.x / 32;
   if (r >= rows) return;  // whole warps leave together: the shuffles below stay converged
@@ -56,15 +56,16 @@ gemv_int8_kernel(const std::int8_t* __restrict__ q, const float* __restrict__ sc
   //   Constraints: read each weight once, as int8, 16 bytes per lane per load when kVec (the
   //   warp reading 512 contiguous bytes); dequantize in registers (no fp16 copy of the weights);
   //   fp32 accumulation; any cols (kVec false: element by element).
-  //   Goal: >= 1.6x the fp16 GEMV's speed at 8192 x 8192 (bench/ch11.toml). Hints: scripts/lab hint 11.4
+  //   Goal: >= 1.6x the fp16 GEMV's speed at 8192 x 8192 (bench/ch11.toml). Hints: scripts/lab
+  //   hint 11.4
   (void)row, (void)x, (void)lane;
   if (lane == 0) y[r] = __float2half_rn(sum * scale[r]);
 }
 
 template <bool kVec>
 __global__ void __launch_bounds__(kThreads)
-gemv_fp16_kernel(const __half* __restrict__ w, const __half* __restrict__ x, __half* __restrict__ y, int rows,
-                 int cols) {
+    gemv_fp16_kernel(const __half* __restrict__ w, const __half* __restrict__ x,
+                     __half* __restrict__ y, int rows, int cols) {
   const int lane = threadIdx.x % 32;
   const int r = blockIdx.x * kRowsPerBlock + threadIdx.x / 32;
   if (r >= rows) return;
@@ -91,12 +92,14 @@ void check_gemv(int rows, int cols) {
   require(cols >= 0, "cols", "must not be negative");
 }
 
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+bool aligned16(const void* p) {
+  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+}
 
 }  // namespace
 
-void gemv_int8_weight_only(const std::int8_t* q, const float* scale, const void* x, void* y, int rows, int cols,
-                           cudaStream_t stream) {
+void gemv_int8_weight_only(const std::int8_t* q, const float* scale, const void* x, void* y,
+                           int rows, int cols, cudaStream_t stream) {
   check_gemv(rows, cols);
   if (rows == 0) return;
   require_device_pointer(q, static_cast<std::size_t>(rows) * cols, "q");

@@ -21,9 +21,9 @@ enum class DType { kF16, kBF16 };  // storage of q, K, V and out; accumulation i
 struct DecodeShape {
   int batch = 0;
   int q_heads = 0;
-  int kv_heads = 0;    // divides q_heads; q_heads / kv_heads (the GQA group) at most kMaxGroup
-  int head_dim = 0;    // 64 or 128
-  float scale = 0;     // softmax scale, usually 1 / sqrt(head_dim)
+  int kv_heads = 0;  // divides q_heads; q_heads / kv_heads (the GQA group) at most kMaxGroup
+  int head_dim = 0;  // 64 or 128
+  float scale = 0;   // softmax scale, usually 1 / sqrt(head_dim)
 };
 inline constexpr int kMaxGroup = 8;
 
@@ -57,8 +57,9 @@ void decode_attention_contiguous(const void* q, const void* k, const void* v, co
 // For a few long sequences, where batch * kv_heads blocks cannot fill the GPU.
 // workspace: at least split_k_workspace_floats(shape, splits) floats.
 std::size_t split_k_workspace_floats(const DecodeShape& shape, int splits);
-void decode_attention_paged_split_k(const void* q, const PagedKv& kv, void* out, const DecodeShape& shape,
-                                    DType dtype, int splits, float* workspace, std::size_t workspace_floats,
+void decode_attention_paged_split_k(const void* q, const PagedKv& kv, void* out,
+                                    const DecodeShape& shape, DType dtype, int splits,
+                                    float* workspace, std::size_t workspace_floats,
                                     cudaStream_t stream = nullptr);
 
 // Prefill (worked example): causal attention over a whole prompt, flash-style — tiles of 32
@@ -66,16 +67,18 @@ void decode_attention_paged_split_k(const void* q, const PagedKv& kv, void* out,
 // len x len score matrix never written to memory. shape.batch sequences of `len` tokens each;
 // q, out: [batch][len][q_heads][head_dim]; k, v: [batch][len][kv_heads][head_dim]. Token i attends
 // to tokens 0..i of its own sequence.
-void prefill_attention(const void* q, const void* k, const void* v, void* out, const DecodeShape& shape, int len,
-                       DType dtype, cudaStream_t stream = nullptr);
+void prefill_attention(const void* q, const void* k, const void* v, void* out,
+                       const DecodeShape& shape, int len, DType dtype,
+                       cudaStream_t stream = nullptr);
 
 // Exercise 11.4 — INT8 weight-only GEMV: y[r] = scale[r] * sum_c q[r][c] * x[c] with q the
 // per-channel INT8 weights (rows x cols, row-major; host.hpp's quantize_int8_per_channel), x and
 // y fp16. Dequantizes in the kernel: half the bytes of an fp16 GEMV, which is memory-bound.
-void gemv_int8_weight_only(const std::int8_t* q, const float* scale, const void* x, void* y, int rows,
-                           int cols, cudaStream_t stream = nullptr);
+void gemv_int8_weight_only(const std::int8_t* q, const float* scale, const void* x, void* y,
+                           int rows, int cols, cudaStream_t stream = nullptr);
 // The fp16 baseline: y = W x, W fp16 rows x cols row-major, fp32 accumulation.
-void gemv_fp16(const void* w, const void* x, void* y, int rows, int cols, cudaStream_t stream = nullptr);
+void gemv_fp16(const void* w, const void* x, void* y, int rows, int cols,
+               cudaStream_t stream = nullptr);
 
 // Inputs made on the device (benchmarks: gigabytes of KV cache): element i of `out` is
 // random_at(seed, i, dtype, lo, hi), the hash of common/device_fill.hpp rounded to dtype, so a host

@@ -49,17 +49,17 @@ std::uint64_t weight_bytes(const ModelConfig& m, Precision w);
 struct Deployment {
   Precision weights = Precision::kBF16;
   Precision kv = Precision::kBF16;
-  int gpus = 1;                     // tensor-parallel degree: KV heads and weights split across GPUs
-  std::uint64_t gpu_bytes = 0;      // memory of one GPU
-  double reserved_fraction = 0.1;   // in [0, 1)
+  int gpus = 1;                    // tensor-parallel degree: KV heads and weights split across GPUs
+  std::uint64_t gpu_bytes = 0;     // memory of one GPU
+  double reserved_fraction = 0.1;  // in [0, 1)
 };
 struct KvBudget {
   std::uint64_t weight_bytes_per_gpu = 0;
   std::uint64_t kv_bytes_per_token_per_gpu = 0;  // KV heads per GPU = kv_heads / gpus (at least 1)
   std::uint64_t kv_bytes_per_sequence_per_gpu = 0;
-  std::uint64_t free_bytes_per_gpu = 0;          // after weights and the reserve (0 if they do not fit)
-  std::uint64_t sequences = 0;                   // whole sequences of `context` tokens that fit
-  std::uint64_t tokens = 0;                      // tokens of KV that fit (the paged cache's capacity)
+  std::uint64_t free_bytes_per_gpu = 0;  // after weights and the reserve (0 if they do not fit)
+  std::uint64_t sequences = 0;           // whole sequences of `context` tokens that fit
+  std::uint64_t tokens = 0;              // tokens of KV that fit (the paged cache's capacity)
 };
 // Throws std::invalid_argument naming 'gpus' when kv_heads is neither a multiple nor a divisor of
 // gpus (a KV head cannot be split across GPUs), 'gpu_bytes' when 0, 'context' when 0.
@@ -203,33 +203,33 @@ std::vector<Request> skewed_trace(int n, std::uint64_t seed, double rate_per_s);
 // unless the batch's tokens make it compute-bound (tokens * flops_per_token / peak); attention
 // reads every cached token's KV (kv_bytes_per_token / (kv_efficiency * bandwidth)).
 struct CostModel {
-  double weight_bytes = 16.06e9;          // Llama-3-8B, bf16
-  double flops_per_token = 2 * 8.03e9;    // one multiply-add per weight
-  double kv_bytes_per_token = 131072;     // Llama-3-8B, bf16 (kv_bytes_per_token())
-  double bandwidth = 4.2e12;              // bytes/s: the H200's device copy (chapter 3)
-  double kv_efficiency = 0.8;             // decode attention's fraction of copy bandwidth (11.2 goal)
-  double peak_flops = 600e12;             // dense bf16 GEMM reached in practice (chapter 6: ~840 peak cuBLAS)
+  double weight_bytes = 16.06e9;        // Llama-3-8B, bf16
+  double flops_per_token = 2 * 8.03e9;  // one multiply-add per weight
+  double kv_bytes_per_token = 131072;   // Llama-3-8B, bf16 (kv_bytes_per_token())
+  double bandwidth = 4.2e12;            // bytes/s: the H200's device copy (chapter 3)
+  double kv_efficiency = 0.8;           // decode attention's fraction of copy bandwidth (11.2 goal)
+  double peak_flops = 600e12;  // dense bf16 GEMM reached in practice (chapter 6: ~840 peak cuBLAS)
   // Milliseconds for an iteration that processes `tokens` new tokens (decodes + prompt tokens)
   // and reads `kv_tokens` cached tokens.
   double iteration_ms(long tokens, long kv_tokens) const;
 };
 
 struct SchedulerConfig {
-  int max_batch = 64;          // sequences in one iteration at most
-  int kv_blocks = 4096;        // the KV cache, in blocks
-  int block_size = 16;         // tokens per block
+  int max_batch = 64;             // sequences in one iteration at most
+  int kv_blocks = 4096;           // the KV cache, in blocks
+  int block_size = 16;            // tokens per block
   int max_prefill_tokens = 8192;  // prompt tokens admitted per iteration at most (chunking aside)
 };
 
 struct SimResult {
-  double makespan_ms = 0;        // first arrival to last token
+  double makespan_ms = 0;  // first arrival to last token
   long output_tokens = 0;
-  double throughput_tok_s = 0;   // output tokens per second of makespan
+  double throughput_tok_s = 0;              // output tokens per second of makespan
   double ttft_p50_ms = 0, ttft_p99_ms = 0;  // arrival to first token
   double tpot_p50_ms = 0, tpot_p99_ms = 0;  // per output token after the first, per request
-  int preemptions = 0;           // sequences evicted for lack of KV blocks (recomputed later)
+  int preemptions = 0;  // sequences evicted for lack of KV blocks (recomputed later)
   int iterations = 0;
-  int max_running = 0;           // the largest batch seen
+  int max_running = 0;                            // the largest batch seen
   std::vector<double> first_token_ms, finish_ms;  // per request (trace order)
 };
 
@@ -246,11 +246,13 @@ void check_simulation_args(const std::vector<Request>& trace, const SchedulerCon
 // and its tokens recomputed later, when the cache is full), then advances the clock by the cost
 // model. KV lives in a BlockAllocator. Throws std::invalid_argument naming 'trace' when a request
 // could never fit the cache alone (prompt + output tokens), 'config' when a field is not positive.
-SimResult simulate_continuous(const std::vector<Request>& trace, const SchedulerConfig& config, const CostModel& cost);
+SimResult simulate_continuous(const std::vector<Request>& trace, const SchedulerConfig& config,
+                              const CostModel& cost);
 // Static batching, the baseline: take up to max_batch waiting requests, each reserving KV for its
 // whole prompt + output (a contiguous cache; generous: a real server reserves the longest allowed
-// length, not the actual one), prefill them together (no max_prefill_tokens budget), decode until the LAST one
-// finishes (finished ones keep their slot), then take the next batch.
-SimResult simulate_static(const std::vector<Request>& trace, const SchedulerConfig& config, const CostModel& cost);
+// length, not the actual one), prefill them together (no max_prefill_tokens budget), decode until
+// the LAST one finishes (finished ones keep their slot), then take the next batch.
+SimResult simulate_static(const std::vector<Request>& trace, const SchedulerConfig& config,
+                          const CostModel& cost);
 
 }  // namespace cudalab::ch11

@@ -21,7 +21,8 @@ class LtGemm {
   LtGemm& operator=(const LtGemm&) = delete;
 
   // bf16 in and out, fp32 accumulation. Any positive m, n, k.
-  void bf16(const void* w, const void* x, void* y, int m, int n, int k, cudaStream_t stream = nullptr);
+  void bf16(const void* w, const void* x, void* y, int m, int n, int k,
+            cudaStream_t stream = nullptr);
   // INT8 in, INT32 out: exact integer sums. m, n, k multiples of 16 (cuBLASLt's INT8 tensor-core
   // kernels want 16-byte aligned rows).
   void int8(const std::int8_t* w, const std::int8_t* x, std::int32_t* y, int m, int n, int k,
@@ -30,8 +31,8 @@ class LtGemm {
   // y = (*w_scale) * (*x_scale) * sum_k w x, the scales device floats (host.hpp's quantize_fp8).
   // fp32 accumulation unless fast_accum (Hopper's faster, less precise FP8 accumulation).
   // m, n, k multiples of 16. Throws std::runtime_error on a GPU below compute capability 8.9.
-  void fp8(const std::uint8_t* w, const std::uint8_t* x, const float* w_scale, const float* x_scale, void* y, int m,
-           int n, int k, bool fast_accum = false, cudaStream_t stream = nullptr);
+  void fp8(const std::uint8_t* w, const std::uint8_t* x, const float* w_scale, const float* x_scale,
+           void* y, int m, int n, int k, bool fast_accum = false, cudaStream_t stream = nullptr);
 
  private:
   struct Impl;
