@@ -2,11 +2,13 @@
 // not multiples of the block (or of the 4-element vector), on misaligned inputs, and n = 0.
 //
 // Inputs sit between guard zones of NaN / 2^24 (GuardedInput): a kernel that reads past n fails.
-// Float is checked twice: (1) small integers (|x| <= 8, n <= 2^20, so every partial sum is an
-// integer below 2^24 and exact in float, in any order): the result must be exact, so a single
-// dropped or doubled element shows; (2) uniform reals in [-1, 1] against a double oracle, within
-// the bound of float_sum_tolerance (reduce_scan_testing.hpp). Int is exact (values small enough
-// that no partial sum overflows).
+// Float is checked twice: (1) exact inputs, multiples of 1/16 with sum|x| < 2^20 (every partial
+// sum, in any order, is a multiple of 1/16 below 2^20 and exact in float): the result must be
+// exact, so a single dropped or doubled element, or a sum truncated to an integer, shows; (2)
+// uniform reals in [-0.5, 1] (a positive mean: the sum ~ n / 4 is far above the bound, so an
+// all-zero result fails at every size) against a double oracle, within the bound of
+// float_sum_tolerance (reduce_scan_testing.hpp). Int is exact (values small enough that no
+// partial sum overflows).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "ch05/reduce.hpp"
+#include "cudalab/device_fill.hpp"
 #include "cudalab/random.hpp"
 #include "cudalab/testing.hpp"
 #include "reduce_scan_testing.hpp"
@@ -70,26 +73,25 @@ std::string param_name(const ::testing::TestParamInfo<Param>& p) {
 
 class ReduceGpu : public ::testing::TestWithParam<Param> {};
 
-TEST_P(ReduceGpu, FloatExactOnSmallIntegers) {
+TEST_P(ReduceGpu, FloatExactOnSixteenths) {
   CUDALAB_REQUIRE_GPU();
   const auto [v, n, offset] = GetParam();
   Rng rng;
-  const std::vector<int> k = rng.uniform<int>(n, -8, 8);
-  std::vector<float> x(n);
+  const std::vector<float> x = ch05_testing::exact_float_inputs(rng, n);
   double want = 0;
-  for (std::size_t i = 0; i < n; ++i) want += (x[i] = static_cast<float>(k[i]));
+  for (float e : x) want += e;
   GuardedInput<float> in(x, offset);
   auto ws = make_workspace(n);
   const std::vector<float> got{run_reduce(in.data(), n, v, ws)};
   EXPECT_MATCHES(compare(got, std::vector<float>{static_cast<float>(want)}, {},
-                         what(v, "float", n, offset, "integers in [-8, 8]: every partial sum is exact")));
+                         what(v, "float", n, offset, "multiples of 1/16, sum|x| < 2^20: every partial sum is exact")));
 }
 
 TEST_P(ReduceGpu, FloatWithinErrorBound) {
   CUDALAB_REQUIRE_GPU();
   const auto [v, n, offset] = GetParam();
   Rng rng;
-  const std::vector<float> x = rng.uniform<float>(n, -1.0f, 1.0f);
+  const std::vector<float> x = rng.uniform<float>(n, -0.5f, 1.0f);
   double want = 0, sum_abs = 0;
   for (float e : x) want += e, sum_abs += std::fabs(e);
   GuardedInput<float> in(x, offset);
@@ -97,7 +99,7 @@ TEST_P(ReduceGpu, FloatWithinErrorBound) {
   const float first = run_reduce(in.data(), n, v, ws);
   const Tolerance tol{ch05_testing::float_sum_tolerance(n, sum_abs), 0.0};
   EXPECT_MATCHES(compare(std::vector<float>{first}, std::vector<float>{static_cast<float>(want)}, tol,
-                         what(v, "float", n, offset, "uniform [-1, 1], |err| <= gamma_D sum|x|")));
+                         what(v, "float", n, offset, "uniform [-0.5, 1], |err| <= gamma_D sum|x|")));
   // No atomics on the sum: a second call (same workspace: the one-pass counter was reset) gives
   // the same bits.
   const float second = run_reduce(in.data(), n, v, ws);
@@ -134,6 +136,26 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::Values(ReduceVariant::kVectorized, ReduceVariant::kOnePass),
                        ::testing::Values<std::size_t>(2, 7, 100'003), ::testing::Values<std::size_t>(1, 3)),
     param_name);
+
+// n = 2^31 + 5 ints (8.6 GB; past 2^31 elements and 2^33 bytes): every variant, exact. Inputs in
+// [-2, 2] from the device fill (the sum stays far below 2^31: ~sqrt(2 n) ~ 65,000); the oracle is
+// a 64-bit sum on the device. A 32-bit element or byte index drops or re-reads elements and fails.
+// Cost on an H200 (~4 TB/s): fill 8.6 GB, oracle 8.6 GB, 8 variants x 8.6 GB read = ~90 GB,
+// ~25 ms of GPU time, plus allocation.
+TEST(ReduceLargeGpu, EveryVariantPastTwoToThe31) {
+  const std::size_t n = (std::size_t{1} << 31) + 5;
+  CUDALAB_REQUIRE_DEVICE_MEMORY(n * sizeof(int) + ch05::reduce_workspace_bytes(n) + (std::size_t{1} << 30));
+  const std::uint64_t seed = Rng().seed();
+  DeviceBuffer<int> in(n);
+  fill_uniform_device(in.data(), n, seed, -2, 2);
+  const long long want = cudalab::testing::sum_int64(in.data(), n);
+  auto ws = make_workspace(n);
+  for (ReduceVariant v : ch05::kAllReduceVariants) {
+    const std::vector<int> got{run_reduce(in.data(), n, v, ws)};
+    EXPECT_MATCHES(compare(got, std::vector<int>{static_cast<int>(want)}, {},
+                           what(v, "int", n, 0, "2^31 + 5 ints in [-2, 2], exact")));
+  }
+}
 
 TEST(ReduceEmptyGpu, ZeroElementsGiveZero) {
   CUDALAB_REQUIRE_GPU();
