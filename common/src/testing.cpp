@@ -2,6 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <cerrno>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <filesystem>
 #include <string_view>
 
 #include "cudalab/device.hpp"
@@ -26,6 +32,22 @@ std::string gpu_skip_reason() {
   check_suite_label();
   if (has_gpu()) return {};
   return "skipped: " + no_gpu_reason();
+}
+
+LargeTestLock::LargeTestLock() {
+  std::error_code ec;
+  const auto dir = std::filesystem::temp_directory_path(ec);
+  const std::string path = (ec ? std::filesystem::path("/tmp") : dir).string() + "/cudalab-large-gpu-tests-" +
+                           std::to_string(static_cast<long>(::getuid())) + ".lock";
+  fd_ = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+  if (fd_ < 0) return;  // no lock file: run unserialized rather than not at all
+  while (::flock(fd_, LOCK_EX) != 0) {
+    if (errno != EINTR) break;
+  }
+}
+
+LargeTestLock::~LargeTestLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing releases the lock
 }
 
 std::string memory_skip_reason(std::size_t bytes) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ch03/ch03.hpp"
+#include "cudalab/device_fill.hpp"
 #include "cudalab/random.hpp"
 #include "cudalab/testing.hpp"
 
@@ -40,6 +41,8 @@ TEST_P(GridStrideGpu, MatchesOracle) {
   for (std::size_t i = 0; i < n; ++i) want[i] = a[i + offset] + b[i + offset];
   EXPECT_MATCHES(compare(got, want, {}, "vector_add_grid_stride (exercise 3.4, " + param_name({GetParam(), 0}) + ")"));
   EXPECT_TRUE(c.guard_intact());
+  // With offset 1, c[0] sits in front of the output: nothing may write it.
+  EXPECT_TRUE(c.untouched(0, offset, "vector_add_grid_stride (exercise 3.4, " + param_name({GetParam(), 0}) + ")"));
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -48,6 +51,28 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values<std::size_t>(1, 3, 4, 5, 1000, 1001, 1003, 4'000'037),
                        ::testing::Values<std::size_t>(0, 1)),
     param_name);
+
+// n = 2^31 + 4099 floats (25.8 GB), both variants: the loop index (and the float4 index times 4)
+// must be 64-bit; a loop on an int index stops (or wraps) at 2^31 and leaves the rest poisoned.
+// Checked on the device (c[i] == a[i] + b[i]). Cost on an H200: ~2 x (9 + 26 + 26) GB + 17 GB of
+// fill = ~140 GB, ~35 ms of GPU time, plus allocation.
+TEST(GridStrideLargeGpu, PastTwoToThe31Elements) {
+  const std::size_t n = (std::size_t{1} << 31) + 4099;
+  CUDALAB_REQUIRE_DEVICE_MEMORY(3 * n * sizeof(float) + (std::size_t{1} << 30));
+  const std::uint64_t seed = Rng().seed();
+  DeviceBuffer<float> a(n), b(n), c(n);
+  fill_uniform_device(a.data(), n, seed, -4.0f, 4.0f);
+  fill_uniform_device(b.data(), n, seed + 1, -4.0f, 4.0f);
+  for (const StrideVariant v : {StrideVariant::kScalar, StrideVariant::kFloat4}) {
+    poison_device(c.data(), c.bytes());
+    ch03::vector_add_grid_stride(a.data(), b.data(), c.data(), n, v);
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(cudalab::testing::device_matches(
+        cudalab::testing::check_sum(a.data(), b.data(), c.data(), n),
+        std::string("vector_add_grid_stride ") + (v == StrideVariant::kScalar ? "scalar" : "float4") +
+            " (exercise 3.4, n = 2^31 + 4099)"));
+  }
+}
 
 TEST(GridStrideArgs, RejectsNullAndUnknownVariant) {
   EXPECT_THROW(ch03::vector_add_grid_stride(nullptr, nullptr, nullptr, 5), std::invalid_argument);

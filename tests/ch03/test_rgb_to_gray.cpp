@@ -39,6 +39,31 @@ TEST_P(RgbToGrayGpu, MatchesOracle) {
                              ", rgb pitch " + std::to_string(d_rgb.pitch_bytes()) + " bytes)"));
 }
 
+// The bytes between `width` and the pitch of every gray row are padding: nothing may write them
+// (an x bound off by one writes column `width` there, and the image itself still looks right).
+TEST_P(RgbToGrayGpu, PaddingUntouched) {
+  CUDALAB_REQUIRE_GPU();
+  const auto [w, h] = GetParam();
+  Rng rng;
+  const auto rgb = rng.uniform<std::uint8_t>(static_cast<std::size_t>(w) * h * 3, 0, 255);
+  PitchedBuffer<std::uint8_t> d_rgb(static_cast<std::size_t>(h), static_cast<std::size_t>(w) * 3);
+  PitchedBuffer<std::uint8_t> d_gray(static_cast<std::size_t>(h), static_cast<std::size_t>(w));
+  d_rgb.upload(rgb);
+  d_gray.fill_bytes(0xFF);  // poison, padding included
+  ch03::rgb_to_gray(d_rgb.data(), d_rgb.pitch_bytes(), d_gray.data(), d_gray.pitch_bytes(), w, h);
+  const std::size_t pitch = d_gray.pitch_bytes();
+  std::vector<std::uint8_t> raw(pitch * static_cast<std::size_t>(h));
+  CUDALAB_CHECK(cudaMemcpy(raw.data(), d_gray.data(), raw.size(), cudaMemcpyDeviceToHost));
+  std::size_t written = 0, first_row = 0, first_col = 0;
+  for (std::size_t y = 0; y < static_cast<std::size_t>(h); ++y)
+    for (std::size_t x = static_cast<std::size_t>(w); x < pitch; ++x)
+      if (raw[y * pitch + x] != 0xFF && written++ == 0) first_row = y, first_col = x;
+  EXPECT_EQ(written, 0u) << "rgb_to_gray (exercise 3.5, " << w << "x" << h << ", gray pitch " << pitch
+                         << " bytes): " << written << " padding bytes written, first at row " << first_row
+                         << ", column " << first_col << " (value " << int(raw[first_row * pitch + first_col])
+                         << "): the x bound must be x < width";
+}
+
 INSTANTIATE_TEST_SUITE_P(OddShapes, RgbToGrayGpu,
                          ::testing::Values(Shape{1, 1}, Shape{33, 17}, Shape{31, 9}, Shape{1, 1000},
                                            Shape{1000, 1}, Shape{647, 483}, Shape{1920, 1080}),

@@ -1,6 +1,7 @@
 // Exercise 3.3 — saxpy, including one size past 2^31 elements (the 32-bit index overflow).
 #include <gtest/gtest.h>
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -27,12 +28,15 @@ TEST_P(SaxpyGpu, MatchesOracle) {
   Rng rng;
   const float alpha = rng.scalar(0.5f, 2.0f);
   const auto x = rng.uniform<float>(n, 0.5f, 1.5f), y = rng.uniform<float>(n, 0.5f, 1.5f);
-  auto dx = to_device(x), dy = to_device(y);
+  auto dx = to_device(x);
+  cudalab::testing::GuardedOutput<float> dy(n, std::span<const float>(y));  // y, then a poisoned guard zone
   ch03::saxpy(alpha, dx.data(), dy.data(), n);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
   std::vector<float> want(n);
   for (std::size_t i = 0; i < n; ++i)
     want[i] = static_cast<float>(static_cast<double>(alpha) * x[i] + y[i]);
-  EXPECT_MATCHES(compare(dy.to_host(), want, kTol, "saxpy (exercise 3.3, n = " + std::to_string(n) + ")"));
+  EXPECT_MATCHES(compare(dy.result(), want, kTol, "saxpy (exercise 3.3, n = " + std::to_string(n) + ")"));
+  EXPECT_TRUE(dy.guard_intact()) << "saxpy (exercise 3.3, n = " << n << ")";
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, SaxpyGpu, ::testing::ValuesIn(kSizes), size_name);

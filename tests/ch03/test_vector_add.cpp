@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ch03/ch03.hpp"
+#include "cudalab/device_fill.hpp"
 #include "cudalab/random.hpp"
 #include "cudalab/testing.hpp"
 
@@ -35,6 +36,25 @@ TEST_P(VectorAddGpu, MatchesOracle) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, VectorAddGpu, ::testing::ValuesIn(kSizes), size_name);
+
+// n = 2^31 + 4099 floats (a, b, c: 25.8 GB; skipped with less free memory): a 32-bit int index goes
+// negative at 2^31, so the elements past it are never written (they keep the poison). Inputs come
+// from the device fill and the check runs on the device (c[i] == a[i] + b[i], 64-bit index): no
+// 8 GB copy to the host. Cost on an H200 (~4 TB/s): fill 17 GB + poison 9 GB + add 26 GB + check
+// 26 GB = ~78 GB, ~20 ms of GPU time, plus ~0.1-0.3 s of allocation.
+TEST(VectorAddLargeGpu, PastTwoToThe31Elements) {
+  const std::size_t n = (std::size_t{1} << 31) + 4099;
+  CUDALAB_REQUIRE_DEVICE_MEMORY(3 * n * sizeof(float) + (std::size_t{1} << 30));
+  const std::uint64_t seed = Rng().seed();
+  DeviceBuffer<float> a(n), b(n), c(n);
+  fill_uniform_device(a.data(), n, seed, -10.0f, 10.0f);
+  fill_uniform_device(b.data(), n, seed + 1, -10.0f, 10.0f);
+  poison_device(c.data(), c.bytes());
+  ch03::vector_add(a.data(), b.data(), c.data(), n);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  EXPECT_TRUE(cudalab::testing::device_matches(cudalab::testing::check_sum(a.data(), b.data(), c.data(), n),
+                                               "vector_add (exercise 3.2, n = 2^31 + 4099)"));
+}
 
 TEST(VectorAddArgs, NullPointersAreRejectedByName) {
   float* p = nullptr;

@@ -68,6 +68,33 @@ INSTANTIATE_TEST_SUITE_P(Offsets, OffsetCopyGpu,
                          ::testing::Combine(::testing::ValuesIn(kSizes), ::testing::Values(0u, 1u, 3u, 32u)),
                          case_name);
 
+// Past 2^31 outputs and 2^32 input elements (the TODO's warning): n = 2^31 + 3 at stride 2 reads
+// 2^32 + 5 floats, so a 32-bit int index goes negative at i = 2^31 and a 32-bit product i * stride
+// wraps; then the offset copy at n = 2^31 + 3. Checked on the device (out[i] == in[i * stride +
+// offset], 64-bit). Memory: 17.2 + 8.6 GB. Cost on an H200 (~4 TB/s): fill 17 GB, two copies of
+// ~26 GB moved (the strided one reads whole 32-byte sectors: ~34 GB), two checks of the same:
+// ~120 GB, ~40 ms of GPU time, plus allocation.
+TEST(CoalescingLargeGpu, PastTwoToThe31Outputs) {
+  const std::size_t n = (std::size_t{1} << 31) + 3;
+  const unsigned stride = 2, offset = 3;
+  const std::size_t in_n = ch04::strided_input_size(n, stride);
+  CUDALAB_REQUIRE_DEVICE_MEMORY((in_n + n) * sizeof(float) + (std::size_t{1} << 30));
+  const std::uint64_t seed = Rng().seed();
+  DeviceBuffer<float> in(in_n), out(n);
+  fill_uniform_device(in.data(), in_n, seed, -1.0f, 1.0f);
+  poison_device(out.data(), out.bytes());
+  ch04::strided_copy(in.data(), out.data(), n, stride);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  EXPECT_TRUE(cudalab::testing::device_matches(cudalab::testing::check_gather(in.data(), out.data(), n, stride, 0),
+                                               "strided_copy (exercise 4.1, n = 2^31 + 3, stride = 2: input index "
+                                               "up to 2^32 + 4)"));
+  poison_device(out.data(), out.bytes());
+  ch04::offset_copy(in.data(), out.data(), n, offset);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  EXPECT_TRUE(cudalab::testing::device_matches(cudalab::testing::check_gather(in.data(), out.data(), n, 1, offset),
+                                               "offset_copy (exercise 4.1, n = 2^31 + 3, offset = 3)"));
+}
+
 TEST(CoalescingArgs, StridedInputSize) {
   EXPECT_EQ(ch04::strided_input_size(0, 4), 0u);
   EXPECT_EQ(ch04::strided_input_size(1, 32), 1u);

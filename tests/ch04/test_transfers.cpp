@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -55,6 +56,22 @@ void check_access(ch04::HostAccess access, std::size_t n, int passes, const char
                          std::string(what) + " (exercise 4.5, n = " + std::to_string(n) +
                              ", passes = " + std::to_string(passes) + ")"));
   EXPECT_TRUE(out.guard_intact());
+  // Technique: the two modes must differ in how the data gets there. Copy-then-kernel copies the
+  // input into `staging` (so staging now holds it); zero-copy reads the mapped host memory in place
+  // (so staging, passed anyway, keeps its poison). Zero-copy used for both modes, or a copy used for
+  // both, fails here although its sums are right.
+  const std::vector<float> staged = staging.to_host();
+  const std::string mode = std::string(what) + " (exercise 4.5, n = " + std::to_string(n) + ")";
+  if (access == ch04::HostAccess::kCopyThenKernel) {
+    EXPECT_MATCHES(compare(staged, std::vector<float>(host.span().begin(), host.span().end()), {},
+                           mode + ": the staging buffer must hold the copied input (was the copy skipped, "
+                                  "the kernel reading host memory directly?)"));
+  } else {
+    const std::size_t written = count_overwritten(std::span<const float>(staged), 0, n);
+    EXPECT_EQ(written, 0u) << mode << ": " << written << " of " << n
+                           << " staging elements were written: zero-copy must read the mapped host memory "
+                              "in place (cudaHostGetDevicePointer), not copy it to the device first";
+  }
 }
 }  // namespace
 

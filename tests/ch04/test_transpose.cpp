@@ -61,6 +61,29 @@ INSTANTIATE_TEST_SUITE_P(
       return std::string(ch04::name(std::get<0>(p.param))) + "_" + shape_str(std::get<1>(p.param));
     });
 
+// 65537 x 65541 = 4,295,360,517 elements: past 2^32, so a 32-bit index (int: past 2^31; unsigned:
+// past 2^32) in the load or the store breaks. Every variant, checked on the device (out[c rows +
+// r] == in[r cols + c], 64-bit). Memory: 2 x 17.2 GB. Cost on an H200: fill 17 GB, then per variant
+// ~34 GB moved by the transpose and ~34 GB by the check (uncoalesced on one side: the naive
+// variant and the check run at maybe 1-2 TB/s): ~4 x 50 ms = ~0.2-0.3 s, plus allocation.
+TEST(TransposeLargeGpu, PastTwoToThe32Elements) {
+  const int rows = 65537, cols = 65541;
+  const std::size_t n = std::size_t{rows} * cols;
+  CUDALAB_REQUIRE_DEVICE_MEMORY(2 * n * sizeof(float) + (std::size_t{1} << 30));
+  const std::uint64_t seed = Rng().seed();
+  auto in = random_matrix({rows, cols}, seed);
+  DeviceBuffer<float> out(n);
+  for (const auto v : ch04::kTransposeVariants) {
+    poison_device(out.data(), out.bytes());
+    ch04::transpose(in.data(), out.data(), rows, cols, v);
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(cudalab::testing::device_matches(
+        cudalab::testing::check_transpose(in.data(), out.data(), rows, cols),
+        "transpose " + std::string(ch04::name(v)) + " (exercise 4.2, 65537x65541 = 2^32 + 393221 elements; "
+        "output index = c * rows + r)"));
+  }
+}
+
 class Copy2dGpu : public ::testing::TestWithParam<Shape> {};
 
 TEST_P(Copy2dGpu, CopiesEveryElement) {

@@ -4,10 +4,13 @@
 // the argument checks of the device-wide scan API.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "ch05/scan.hpp"
+#include "cudalab/device_fill.hpp"
 #include "cudalab/memory.hpp"
 #include "cudalab/testing.hpp"
 #include "reduce_scan_testing.hpp"
@@ -73,6 +76,119 @@ TEST(LookbackScanLargeGpu, ManyWavesOfTiles) {
   const std::size_t n = (std::size_t{1} << 23) + 3;
   check_lookback<int>(ScanKind::kInclusive, n, 0, "int");
   check_lookback<float>(ScanKind::kExclusive, n, 0, "float");
+}
+
+// n = 2^31 + 5 ints (in + out: 17.2 GB): every device-wide variant (5.3's scan-then-propagate on
+// Kogge-Stone and Brent-Kung tiles, 5.4's look-back), inclusive and exclusive, checked exactly on
+// the device (out[i] - out[i - 1] == in[i], or in[i - 1], with 32-bit wrap-around: that pins every
+// element). A 32-bit index breaks past 2^31. Cost on an H200: fill 8.6 GB, then 6 scans x ~17 GB
+// (scan-then-propagate ~35 GB) and 6 checks x ~26 GB: ~350 GB, ~0.1 s of GPU time.
+TEST(ScanLargeGpu, EveryVariantPastTwoToThe31) {
+  const std::size_t n = (std::size_t{1} << 31) + 5;
+  const std::size_t ws_bytes = ch05::scan_workspace_bytes(n);
+  CUDALAB_REQUIRE_DEVICE_MEMORY(2 * n * sizeof(int) + ws_bytes + (std::size_t{1} << 30));
+  const std::uint64_t seed = Rng().seed();
+  DeviceBuffer<int> in(n), out(n);
+  DeviceBuffer<unsigned char> ws(ws_bytes);
+  fill_uniform_device(in.data(), n, seed, -1000, 1000);
+  for (ScanVariant v : ch05::kAllScanVariants)
+    for (ScanKind kind : {ScanKind::kInclusive, ScanKind::kExclusive}) {
+      poison_device(out.data(), out.bytes());
+      ch05::scan(in.data(), out.data(), n, kind, ws.data(), ws.bytes(), v);
+      CUDALAB_CHECK(cudaDeviceSynchronize());
+      EXPECT_TRUE(cudalab::testing::device_matches(
+          cudalab::testing::check_int_scan(in.data(), out.data(), n, kind == ScanKind::kInclusive),
+          std::string("scan<int> ") + ch05::to_string(v) + " (" +
+              (v == ScanVariant::kDecoupledLookback ? "exercise 5.4" : "exercise 5.3") + ", " +
+              (kind == ScanKind::kInclusive ? "inclusive" : "exclusive") + ", n = 2^31 + 5)"));
+    }
+}
+
+// Technique (exercise 5.4): the look-back scan is ONE pass over the data: captured into a CUDA
+// graph, a call must hold exactly one kernel node (plus at most one memset node, the reset of the
+// tile states) and no copy. A scan-then-propagate in disguise (tile scans, then a scan of the tile
+// sums, then a fix-up pass) has three or more kernels and moves ~4n elements instead of ~2n.
+// Graph capture records the launches without running them: no profiler, cheap, deterministic.
+TEST(ScanTechniqueGpu, LookbackIsOneKernel) {
+  CUDALAB_REQUIRE_GPU();
+  const std::size_t n = (std::size_t{1} << 20) + 3;
+  DeviceBuffer<int> in(n), out(n);
+  DeviceBuffer<unsigned char> ws(ch05::scan_workspace_bytes(n));
+  cudaStream_t stream = nullptr;
+  CUDALAB_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cudaGraph_t graph = nullptr;
+  CUDALAB_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed));
+  ch05::scan(in.data(), out.data(), n, ScanKind::kInclusive, ws.data(), ws.bytes(), ScanVariant::kDecoupledLookback,
+             stream);
+  CUDALAB_CHECK(cudaStreamEndCapture(stream, &graph));
+  std::size_t count = 0;
+  CUDALAB_CHECK(cudaGraphGetNodes(graph, nullptr, &count));
+  std::vector<cudaGraphNode_t> nodes(count);
+  CUDALAB_CHECK(cudaGraphGetNodes(graph, nodes.data(), &count));
+  int kernels = 0, memsets = 0, other = 0;
+  for (cudaGraphNode_t node : nodes) {
+    cudaGraphNodeType type{};
+    CUDALAB_CHECK(cudaGraphNodeGetType(node, &type));
+    if (type == cudaGraphNodeTypeKernel) ++kernels;
+    else if (type == cudaGraphNodeTypeMemset) ++memsets;
+    else ++other;
+  }
+  CUDALAB_CHECK(cudaGraphDestroy(graph));
+  CUDALAB_CHECK(cudaStreamDestroy(stream));
+  EXPECT_EQ(kernels, 1) << "scan decoupled_lookback (exercise 5.4, n = " << n << ") launched " << kernels
+                        << " kernels: a single-pass scan is one kernel (the look-back replaces the passes "
+                           "over the tile sums)";
+  EXPECT_LE(memsets, 1) << "scan decoupled_lookback: " << memsets << " memsets (want at most one: the tile states)";
+  EXPECT_EQ(other, 0) << "scan decoupled_lookback: " << other << " copies or other graph nodes (want none)";
+}
+
+// Technique (exercise 5.4): the look-back is DECOUPLED: a tile does not wait for its predecessor's
+// inclusive prefix, it sums published aggregates. A chained scan (each tile spins until tile - 1
+// has its prefix) is correct and one pass, but serial: 2^16 tiles x ~0.5-1 us of latency each
+// = 30-70 ms at n = 2^28, against ~0.6 ms for a copy of the same bytes (2 GiB at ~3.5 TB/s); the
+// reference look-back takes ~1.1x the copy. The bound below, 4x the copy (each the best of 5,
+// interleaved, so clocks and other processes hit both alike), sits far from both. A timing test,
+// so it lives in a *LargeGpu suite (never under compute-sanitizer). Cost: ~10 scans and copies of
+// 2 GiB, ~15 ms of GPU time (a chain: ~0.5 s).
+TEST(ScanTechniqueLargeGpu, LookbackIsNotAChain) {
+  const std::size_t n = std::size_t{1} << 28;
+  const std::size_t ws_bytes = ch05::scan_workspace_bytes(n);
+  CUDALAB_REQUIRE_DEVICE_MEMORY(3 * n * sizeof(int) + ws_bytes + (std::size_t{1} << 30));
+  DeviceBuffer<int> in(n), out(n), copy(n);
+  DeviceBuffer<unsigned char> ws(ws_bytes);
+  fill_uniform_device(in.data(), n, Rng().seed(), -1000, 1000);
+  cudaEvent_t t0 = nullptr, t1 = nullptr;
+  CUDALAB_CHECK(cudaEventCreate(&t0));
+  CUDALAB_CHECK(cudaEventCreate(&t1));
+  auto time_ms = [&](auto&& op) {
+    CUDALAB_CHECK(cudaEventRecord(t0));
+    op();
+    CUDALAB_CHECK(cudaEventRecord(t1));
+    CUDALAB_CHECK(cudaEventSynchronize(t1));
+    float ms = 0;
+    CUDALAB_CHECK(cudaEventElapsedTime(&ms, t0, t1));
+    return static_cast<double>(ms);
+  };
+  auto scan = [&] {
+    ch05::scan(in.data(), out.data(), n, ScanKind::kInclusive, ws.data(), ws.bytes(), ScanVariant::kDecoupledLookback);
+  };
+  auto memcpy_ = [&] {
+    CUDALAB_CHECK(cudaMemcpyAsync(copy.data(), in.data(), n * sizeof(int), cudaMemcpyDeviceToDevice));
+  };
+  scan();  // warm-up (first launch, module load)
+  memcpy_();
+  double best_scan = 1e30, best_copy = 1e30;
+  for (int rep = 0; rep < 5; ++rep) {
+    best_scan = std::min(best_scan, time_ms(scan));
+    best_copy = std::min(best_copy, time_ms(memcpy_));
+  }
+  CUDALAB_CHECK(cudaEventDestroy(t0));
+  CUDALAB_CHECK(cudaEventDestroy(t1));
+  EXPECT_LE(best_scan, 4.0 * best_copy)
+      << "scan decoupled_lookback (exercise 5.4, n = 2^28 ints) took " << best_scan << " ms, a device copy of the "
+      << "same bytes " << best_copy << " ms (ratio " << best_scan / best_copy << ", allowed 4): is the look-back "
+      << "a chain (each tile waiting for its predecessor's inclusive prefix)? Use the aggregates (flag A) of the "
+      << "window and stop at the nearest P.";
 }
 
 TEST(ScanEmptyGpu, ZeroElementsWriteNothing) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -34,15 +35,24 @@ void check_saxpy(ch05::UnrollVariant v, std::size_t n, std::size_t offset) {
   const float a = rng.scalar(-2.0f, 2.0f);
   const auto x = rng.uniform<float>(n + offset, -1.0f, 1.0f);
   const auto y0 = rng.uniform<float>(n + offset, -1.0f, 1.0f);
-  auto dx = to_device(x), dy = to_device(y0);
+  auto dx = to_device(x);
+  // y behind `offset` poisoned elements (a write before y[0] shows) and before a poisoned guard
+  // zone (a write past y[n - 1] shows: a vector tail that runs over).
+  std::vector<float> init(y0);
+  cudalab::poison(std::span<float>(init.data(), offset));
+  cudalab::testing::GuardedOutput<float> dy(n + offset, std::span<const float>(init));
   ch05::saxpy_unrolled(a, dx.data() + offset, dy.data() + offset, n, v);
-  const auto got = dy.to_host();
-  std::vector<float> want(y0);
-  for (std::size_t i = offset; i < n + offset; ++i)
-    want[i] = static_cast<float>(double{a} * x[i] + y0[i]);
-  EXPECT_MATCHES(compare(got, want, {kTol, 0},
-                         std::string("saxpy_unrolled ") + ch05::to_string(v) + " (exercise 5.6, n = " +
-                             std::to_string(n) + ", offset " + std::to_string(offset) + ")"));
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  const auto all = dy.result();
+  const std::vector<float> got(all.begin() + static_cast<std::ptrdiff_t>(offset), all.end());
+  std::vector<float> want(n);
+  for (std::size_t i = 0; i < n; ++i)
+    want[i] = static_cast<float>(double{a} * x[i + offset] + y0[i + offset]);
+  const std::string what = std::string("saxpy_unrolled ") + ch05::to_string(v) + " (exercise 5.6, n = " +
+                           std::to_string(n) + ", offset " + std::to_string(offset) + ")";
+  EXPECT_MATCHES(compare(got, want, {kTol, 0}, what));
+  EXPECT_TRUE(dy.guard_intact()) << what;
+  EXPECT_TRUE(dy.untouched(0, offset, what));
 }
 
 }  // namespace

@@ -1,13 +1,20 @@
 // Shared by the chapter 6 GEMM tests: the double oracle and the tolerance from the error analysis.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "ch06/ch06.hpp"
 #include "cudalab/compare.hpp"
+#include "cudalab/cublas.hpp"
+#include "cudalab/device_check.hpp"
+#include "cudalab/memory.hpp"
+#include "cudalab/testing.hpp"
 
 namespace ch06_test {
 
@@ -50,5 +57,49 @@ inline Oracle gemm_dense_oracle(const Shape& s, double alpha, const std::vector<
 inline std::vector<float> to_float(const std::vector<double>& v) {
   return std::vector<float>(v.begin(), v.end());
 }
+
+// ---- GEMMs at the benchmarked sizes, checked on the GPU against cuBLAS -------------------------
+//
+// A 4096^3 or 8192^3 product is too large for the CPU oracle (~10^12 flops in double), so the
+// *LargeGpu tests compare with cuBLAS SGEMM on the device, element by element, within a bound
+// that holds for any correct kernel:
+//   inputs: k / 128 with k uniform in [-128, 128] (exact in fp32, fp16 and bf16; products exact);
+//   both results err by at most gamma_{K+2} * S_ij (Higham 3.1), S = |A| |B| (abs values, computed
+//   by cuBLAS too: S is low by at most a factor (1 - gamma)), so
+//     |got_ij - cublas_ij| <= (gamma_{K+2}(u_got) + gamma_{K+2}(2^-24)) / (1 - gamma) * S_ij
+//   with u_got = 2^-24 for SGEMM and 2^-23 for tensor cores (fp32 accumulation that may truncate).
+// S_ij ~ K / 4, so the bound is ~0.25 at K = 4096 while an element is ~sqrt(K / 9) ~ 20 in size:
+// a skipped or doubled K tile (error ~ sqrt(32 / 9) ~ 2), an unwritten tile (NaN poison), a wrong
+// index, all fail. Output: "<what>: 12 of 16777216 elements differ; first at index ..".
+struct LargeGemm {
+  int m, n, k;
+  bool bt;  // B given transposed (N x K, row-major: the TN layout of wgmma)
+  cudalab::DeviceBuffer<float> A, B, S, ref;
+  LargeGemm(int m_, int n_, int k_, bool bt_, std::uint64_t seed)
+      : m(m_), n(n_), k(k_), bt(bt_), A(std::size_t(m_) * k_), B(std::size_t(k_) * n_),
+        S(std::size_t(m_) * n_), ref(std::size_t(m_) * n_) {
+    cudalab::testing::fill_dyadic_device(A.data(), A.size(), seed, 128, 128);
+    cudalab::testing::fill_dyadic_device(B.data(), B.size(), seed + 1, 128, 128);
+    cudalab::CublasHandle h;
+    gemm(h, A.data(), B.data(), ref.data());
+    cudalab::DeviceBuffer<float> absA(A.size()), absB(B.size());
+    cudalab::testing::abs_device(A.data(), absA.data(), A.size());
+    cudalab::testing::abs_device(B.data(), absB.data(), B.size());
+    gemm(h, absA.data(), absB.data(), S.data());
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+  }
+  void gemm(cublasHandle_t h, const float* a, const float* b, float* c) const {
+    cudalab::ch06::cublas_sgemm_row_major(h, cudalab::ch06::Op::kN, bt ? cudalab::ch06::Op::kT : cudalab::ch06::Op::kN,
+                                          m, n, k, 1.0f, a, k, b, bt ? k : n, 0.0f, c, n);
+  }
+  // Checks `got` (m x n on the device) against cuBLAS within the bound above.
+  ::testing::AssertionResult check(const float* got, double u_got, const std::string& what) const {
+    const auto gamma = [&](double u) { return (k + 2.0) * u / (1.0 - (k + 2.0) * u); };
+    const double scale = (gamma(u_got) + gamma(0x1p-24)) / (1.0 - gamma(0x1p-24));
+    const auto r = cudalab::testing::check_within(got, ref.data(), S.data(), std::size_t(m) * n, scale);
+    return cudalab::testing::device_matches(r, what + " (M x N x K = " + std::to_string(m) + "x" + std::to_string(n) +
+                                                   "x" + std::to_string(k) + ", against cuBLAS SGEMM on the GPU)");
+  }
+};
 
 }  // namespace ch06_test

@@ -8,6 +8,7 @@
 #include "ch06/ch06.hpp"
 #include "cudalab/device.hpp"
 #include "cudalab/random.hpp"
+#include "cudalab/device_fill.hpp"
 #include "cudalab/testing.hpp"
 #include "gemm_test_util.hpp"
 
@@ -53,6 +54,26 @@ INSTANTIATE_TEST_SUITE_P(Shapes, WgmmaGemmGpu,
                                            Shape{128, 512, 128}, Shape{256, 512, 640}, Shape{1152, 256, 320},
                                            Shape{1152, 384, 448}),
                          [](const auto& p) { return ch06_test::shape_name(p.param); });
+
+// The wgmma kernel at the benchmarked 8192^3 (TN: Bt is N x K), once, against cuBLAS SGEMM (N, T)
+// on the GPU (inputs exact in bf16: gemm_test_util.hpp, LargeGemm). Cost on an H200: ~2 x 1.1
+// TFLOP, well under 0.1 s, plus the check.
+TEST(WgmmaGemmLargeGpu, AtTheBenchmarkSize) {
+  CUDALAB_REQUIRE_ARCH(9, 0);
+  if (!ch06::wgmma_supported()) GTEST_SKIP() << "skipped: wgmma needs compute capability exactly 9.0 (sm_90a)";
+  const int size = 8192;
+  const std::size_t mn = std::size_t(size) * size;
+  CUDALAB_REQUIRE_DEVICE_MEMORY(7 * mn * sizeof(float) + (std::size_t{1} << 30));
+  const ch06_test::LargeGemm g(size, size, size, true, Rng().seed());
+  DeviceBuffer<__nv_bfloat16> A(mn), Bt(mn);
+  ch06::convert(g.A.data(), A.data(), mn);
+  ch06::convert(g.B.data(), Bt.data(), mn);
+  DeviceBuffer<float> C(mn);
+  poison_device(C.data(), C.bytes());
+  ch06::wgmma_gemm_bf16_tn(size, size, size, A.data(), Bt.data(), C.data());
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  EXPECT_TRUE(g.check(C.data(), kTensorCoreU, "wgmma_gemm_bf16_tn"));
+}
 
 TEST(WgmmaGemmArgs, PreconditionIsCheckedByName) {
   using cudalab::testing::expect_throws_naming;

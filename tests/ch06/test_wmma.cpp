@@ -9,6 +9,7 @@
 #include "ch06/ch06.hpp"
 #include "cudalab/cublas.hpp"
 #include "cudalab/random.hpp"
+#include "cudalab/device_fill.hpp"
 #include "cudalab/testing.hpp"
 #include "gemm_test_util.hpp"
 
@@ -102,6 +103,35 @@ TEST(CublasGemmExGpu, RowMajorMatchesOracle) {
   for (const Shape& s : {Shape{17, 33, 9}, Shape{127, 129, 131}}) {
     check_tc_gemm<__half>(Impl::kCublas, s, 1.0f, 0.5f);
     check_tc_gemm<__nv_bfloat16>(Impl::kCublas, s, 1.0f, 0.0f);
+  }
+}
+
+// WMMA fp16 and bf16 at the benchmarked 8192^3, once each, against cuBLAS SGEMM on the GPU (the
+// inputs are exact in 16 bits: gemm_test_util.hpp, LargeGemm). Cost on an H200: 3 x 1.1 TFLOP of
+// tensor-core and fp32 GEMM, ~0.1 s, plus the check.
+TEST(WmmaGemmLargeGpu, AtTheBenchmarkSize) {
+  const int size = 8192;
+  const std::size_t mn = std::size_t(size) * size;
+  CUDALAB_REQUIRE_DEVICE_MEMORY(8 * mn * sizeof(float) + (std::size_t{1} << 30));
+  const ch06_test::LargeGemm g(size, size, size, false, Rng().seed());
+  DeviceBuffer<float> C(mn);
+  {
+    DeviceBuffer<__half> A(mn), B(mn);
+    ch06::convert(g.A.data(), A.data(), mn);
+    ch06::convert(g.B.data(), B.data(), mn);
+    poison_device(C.data(), C.bytes());
+    ch06::wmma_gemm(size, size, size, 1.0f, A.data(), B.data(), 0.0f, C.data());
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(g.check(C.data(), kTensorCoreU, "wmma_gemm fp16 (exercise 6.5)"));
+  }
+  {
+    DeviceBuffer<__nv_bfloat16> A(mn), B(mn);
+    ch06::convert(g.A.data(), A.data(), mn);
+    ch06::convert(g.B.data(), B.data(), mn);
+    poison_device(C.data(), C.bytes());
+    ch06::wmma_gemm(size, size, size, 1.0f, A.data(), B.data(), 0.0f, C.data());
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(g.check(C.data(), kTensorCoreU, "wmma_gemm bf16 (exercise 6.5)"));
   }
 }
 

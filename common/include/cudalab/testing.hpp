@@ -8,10 +8,12 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <span>
 #include <stdexcept>
 #include <string>
 
 #include "cudalab/compare.hpp"
+#include "cudalab/device_check.hpp"
 #include "cudalab/device_fill.hpp"
 #include "cudalab/memory.hpp"
 
@@ -22,6 +24,21 @@ namespace cudalab::testing {
 std::string gpu_skip_reason();
 // Same for tests that need `bytes` of free device memory (large-index tests).
 std::string memory_skip_reason(std::size_t bytes);
+// Tests that need tens of GB (the *LargeGpu suites) run one at a time across processes: the
+// runners start one process per executable in parallel (ctest -j, scripts/gpu_suite), and two
+// 26 GB tests at once could each see enough free memory and then fail to allocate. A
+// LargeTestLock holds an exclusive lock on a per-user file in the temporary directory (flock)
+// until it goes out of scope; CUDALAB_REQUIRE_DEVICE_MEMORY takes one before it measures.
+class LargeTestLock {
+ public:
+  LargeTestLock();
+  ~LargeTestLock();
+  LargeTestLock(const LargeTestLock&) = delete;
+  LargeTestLock& operator=(const LargeTestLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
 // Same for tests that need compute capability >= major.minor (wgmma, FP8, TMA).
 std::string arch_skip_reason(int major, int minor);
 
@@ -48,6 +65,13 @@ std::string invalid_argument_message(F&& call) {
   return "no exception";
 }
 
+// A device-side check (cudalab/device_check.hpp) as an assertion result; `what` names the
+// operation and size.
+inline ::testing::AssertionResult device_matches(const DeviceCheck& r, const std::string& what) {
+  if (r.ok()) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << r.message(what);
+}
+
 inline ::testing::AssertionResult matches(const CompareResult& r) {
   if (r.ok()) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << r.message;
@@ -64,6 +88,13 @@ class GuardedOutput {
     poison_device(buf_.data(), buf_.bytes());
     CUDALAB_CHECK(cudaDeviceSynchronize());
   }
+  // An in-place output (y = a x + y): the first n elements start as `initial` (n of them), the
+  // guard behind them stays poisoned.
+  GuardedOutput(std::size_t n, std::span<const T> initial) : GuardedOutput(n) {
+    if (initial.size() != n) throw std::invalid_argument("GuardedOutput: 'initial' must hold n elements");
+    if (n != 0)
+      CUDALAB_CHECK(cudaMemcpy(buf_.data(), initial.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+  }
   T* data() noexcept { return buf_.data(); }
   std::size_t size() const noexcept { return n_; }
   // Downloads everything once (call after the kernel).
@@ -77,6 +108,20 @@ class GuardedOutput {
     return ::testing::AssertionFailure()
            << k << " of the " << kGuard << " elements after the end of the output (n = " << n_
            << ") were overwritten: the kernel writes past n (missing bounds check?)";
+  }
+
+  // Elements [from, to) of the output were never written (after result()): e.g. the `offset`
+  // elements in front of a pointer that a test shifted by offset, which the kernel must not touch
+  // (a head loop that starts one element early writes there). `what` names the operation.
+  ::testing::AssertionResult untouched(std::size_t from, std::size_t to, const std::string& what) const {
+    const std::size_t k = count_overwritten(std::span<const T>(all_), from, to);
+    if (k == 0) return ::testing::AssertionSuccess();
+    std::size_t first = from;
+    while (first < to && is_poison(all_[first])) ++first;
+    return ::testing::AssertionFailure()
+           << what << ": " << k << " of the elements " << from << ".." << (to - 1)
+           << " before the output were written (first: index " << first << " relative to the buffer,"
+           << " n = " << n_ << "): the kernel writes before its first element";
   }
 
  private:
@@ -93,7 +138,10 @@ class GuardedOutput {
       GTEST_SKIP() << r_;                                                      \
   } while (0)
 
+// Declares a LargeTestLock in the enclosing scope (held to the end of the test): use it once per
+// test, as a statement of the test body.
 #define CUDALAB_REQUIRE_DEVICE_MEMORY(bytes)                                   \
+  const ::cudalab::testing::LargeTestLock cudalab_large_test_lock_;            \
   do {                                                                         \
     if (const std::string r_ = ::cudalab::testing::memory_skip_reason(bytes); !r_.empty()) \
       GTEST_SKIP() << r_;                                                      \
