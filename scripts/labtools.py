@@ -595,3 +595,150 @@ def ensure_deps(install: bool = True) -> None:
     if shutil.which("nvcc") is None:
         die("no CUDA toolkit: nvcc is neither on PATH nor in /usr/local/cuda/bin. Install the CUDA "
             "toolkit (12.x or 13.x; https://developer.nvidia.com/cuda-downloads), then rerun.")
+
+
+# ---------------------------------------------------------------------------------------------
+# Mutants (chapters/NN_slug/mutants.toml): small bugs generated from the reference kernels. The
+# GPU suite builds each one (-DCUDALAB_MUTANTS=ON; ctest labels mutant, mutant:chNN.<name>, and
+# race for a removed barrier), runs its exercise's tests and reports the share caught ("killed").
+
+MUTANT_LABEL = "mutant"
+MUTANT_KEYS = {"name": str, "exercise": str, "find": str, "replace": str, "race": bool, "why": str}
+
+
+def load_mutants(chapter_dir: Path) -> list[dict]:
+    """The [[mutant]] entries of chapter_dir/mutants.toml ([] when there is none)."""
+    import tomllib
+    f = Path(chapter_dir) / "mutants.toml"
+    if not f.exists():
+        return []
+    return list(tomllib.loads(f.read_text()).get("mutant", []))
+
+
+def reference_texts(chapter_dir: Path) -> dict[str, str]:
+    """Relative path -> text of every file under chapter_dir/reference (where mutants apply)."""
+    ref = Path(chapter_dir) / "reference"
+    return {str(p.relative_to(chapter_dir)): p.read_text() for p in sorted(ref.rglob("*")) if p.is_file()}
+
+
+def mutant_problems(mutants: list[dict], texts: dict[str, str], chapter: str = "") -> list[str]:
+    """What is wrong with a chapter's mutants: a missing or mistyped key, a name used twice, an
+    exercise that is not N.k, a `find` that occurs other than exactly once in the reference files
+    (all of them together: a mutant names no file, so it survives files being moved or renamed),
+    or a `replace` equal to its `find`. Empty when all is well."""
+    out, seen = [], set()
+    for i, m in enumerate(mutants):
+        where = f"{chapter + ': ' if chapter else ''}mutant {m.get('name', f'#{i + 1}')}"
+        for key, typ in MUTANT_KEYS.items():
+            if not isinstance(m.get(key), typ):
+                out.append(f"{where}: '{key}' missing or not a {typ.__name__}")
+        unknown = set(m) - set(MUTANT_KEYS)
+        if unknown:
+            out.append(f"{where}: unknown keys {sorted(unknown)}")
+        name = m.get("name")
+        if isinstance(name, str):
+            if not re.fullmatch(r"[a-z0-9_]+", name):
+                out.append(f"{where}: a name is lower_snake_case")
+            if name in seen:
+                out.append(f"{where}: the name is used twice")
+            seen.add(name)
+        if isinstance(m.get("exercise"), str) and not re.fullmatch(r"\d+\.\d+", m["exercise"]):
+            out.append(f"{where}: exercise '{m['exercise']}' is not N.k")
+        find = m.get("find")
+        if isinstance(find, str) and find:
+            hits = [(f, t.count(find)) for f, t in texts.items() if find in t]
+            total = sum(k for _, k in hits)
+            if total != 1:
+                at = ", ".join(f"{f} x{k}" for f, k in hits) or "nowhere"
+                out.append(f"{where}: 'find' occurs {total} times in reference/ (must be once): {at}")
+            if find == m.get("replace"):
+                out.append(f"{where}: 'replace' equals 'find'")
+    return out
+
+
+def apply_mutant(m: dict, texts: dict[str, str]) -> tuple[str, str]:
+    """(relative path, mutated text) of the one reference file the mutant changes."""
+    for f, t in texts.items():
+        if t.count(m["find"]) == 1:
+            return f, t.replace(m["find"], m["replace"])
+    raise ValueError(f"mutant {m.get('name')}: 'find' does not occur exactly once")
+
+
+def mutant_of(labels: list[str]) -> str | None:
+    """'chNN.<name>' from a test's ctest labels (mutant:chNN.<name>), else None."""
+    return next((l[len(MUTANT_LABEL) + 1:] for l in labels if l.startswith(MUTANT_LABEL + ":")), None)
+
+
+def mutant_table(results: list[TestResult]) -> dict[str, dict[str, int]]:
+    """mutant -> counts of its tests' results (passed / failed / skipped / not_built), where a
+    test that is no GoogleTest case (discovery said NOT_BUILT or could not list it) counts as
+    not_built, never as a kill."""
+    table: dict[str, dict[str, int]] = defaultdict(lambda: {"passed": 0, "failed": 0, "skipped": 0, "not_built": 0})
+    for r in results:
+        name = mutant_of(r.labels)
+        if name:
+            key = "not_built" if r.output.startswith("not a GoogleTest case") else r.status
+            table[name][key] += 1
+    return dict(sorted(table.items()))
+
+
+def race_mutant_executables(tests: dict) -> dict[str, list[str]]:
+    """mutant -> its test executables, for the mutants with race = true (label "race", exact)."""
+    exes: dict[str, set[str]] = defaultdict(set)
+    for labels, command in tests.values():
+        name = mutant_of(labels)
+        if name and RACE_LABEL in labels and command:
+            exes[name].add(command[0])
+    return {p: sorted(e) for p, e in sorted(exes.items())}
+
+
+def judge_mutant(counts: dict[str, int], race: bool = False,
+                 racecheck: list[SanitizerRun] | None = None, racecheck_note: str = "") -> dict:
+    """The verdict on one mutant: killed when one of its tests fails, or (race mutants) when
+    racecheck reports a hazard; the same rule as a pitfall (judge_pitfall), plus: a mutant that
+    did not build is neither killed nor a survivor ("not built": a problem of the mutant list), and
+    one whose tests were all skipped (no GPU, too little memory) is "not run"."""
+    v = judge_pitfall(counts, race, racecheck, racecheck_note)
+    v["not_built"] = counts.get("not_built", 0)
+    v["killed"] = v.pop("caught")
+    v["killed_by"] = v.pop("caught_by")
+    if v["not_built"] and not (v["passed"] or v["failed"] or v["skipped"]):
+        v["state"] = "not built"
+        v["killed"] = False
+        v["killed_by"] = []
+    elif v["killed"]:
+        v["state"] = "killed"
+    elif v["passed"] == 0 and not v.get("hazards"):
+        v["state"] = "not run"
+    else:
+        v["state"] = "survived"
+    return v
+
+
+def mutation_score(verdicts: dict[str, dict]) -> dict:
+    """killed / (killed + survived): mutants not built or not run are listed, not scored."""
+    killed = sorted(n for n, v in verdicts.items() if v["state"] == "killed")
+    survived = sorted(n for n, v in verdicts.items() if v["state"] == "survived")
+    other = sorted(n for n, v in verdicts.items() if v["state"] not in ("killed", "survived"))
+    scored = len(killed) + len(survived)
+    return {"killed": len(killed), "scored": scored, "share": (len(killed) / scored) if scored else None,
+            "survivors": survived, "unscored": {n: verdicts[n]["state"] for n in other}}
+
+
+def mutant_line(name: str, v: dict) -> str:
+    """One line of summary.md, e.g.
+    ch05.scan_lookback_int_prefix: killed by tests (12 failed) (tests: 40 passed, 12 failed, 0 skipped)"""
+    if v["state"] == "killed":
+        how = "killed by " + " and ".join(v["killed_by"])
+    else:
+        how = v["state"].upper()
+    nb = f"; {v['not_built']} not built" if v.get("not_built") else ""
+    return f"{name}{' [race]' if v.get('race') else ''}: {how} ({pitfall_evidence(v)}{nb})"
+
+
+def score_line(score: dict, goal: float = 0.95) -> str:
+    if score["share"] is None:
+        return "Mutants: none scored"
+    met = "goal met" if score["share"] >= goal else f"BELOW the goal of {goal:.0%}"
+    return (f"Mutants: {score['killed']} of {score['scored']} killed ({score['share']:.1%}; {met})"
+            + (f"; survivors: {', '.join(score['survivors'])}" if score["survivors"] else ""))

@@ -179,5 +179,112 @@ class RaceLabels(unittest.TestCase):
         self.assertFalse(lt.TestResult("t", ["pitfall", "pitfall:ch04.trace"], "passed").race)
 
 
+# ---------------------------------------------------------------------------------------------
+# Mutants: the mutants.toml checks and the verdict of the mutation pass
+
+def mutant(**kw) -> dict:
+    m = {"name": "bound_le", "exercise": "3.2", "find": "if (i < n)", "replace": "if (i <= n)", "race": False,
+         "why": "bound < to <="}
+    m.update(kw)
+    return m
+
+
+TEXTS = {"reference/a.cu": "__global__ void k() {\n  if (i < n) c[i] = 1;\n  __syncthreads();  // x\n}\n",
+         "reference/b.cu": "  __syncthreads();  // y\n"}
+
+
+class MutantChecks(unittest.TestCase):
+    def test_a_good_mutant_has_no_problem(self):
+        self.assertEqual(lt.mutant_problems([mutant()], TEXTS), [])
+
+    def test_find_must_occur_exactly_once_over_all_files(self):
+        probs = lt.mutant_problems([mutant(find="__syncthreads();", replace="")], TEXTS, "03_x")
+        self.assertEqual(len(probs), 1)
+        self.assertIn("occurs 2 times", probs[0])
+        self.assertIn("reference/a.cu x1", probs[0])
+        self.assertIn("03_x: mutant bound_le", probs[0])
+        self.assertIn("occurs 0 times", lt.mutant_problems([mutant(find="if (j < n)")], TEXTS)[0])
+
+    def test_multi_line_find(self):
+        m = mutant(find="c[i] = 1;\n  __syncthreads();  // x\n", replace="c[i] = 1;\n", race=True)
+        self.assertEqual(lt.mutant_problems([m], TEXTS), [])
+        self.assertEqual(lt.apply_mutant(m, TEXTS), ("reference/a.cu", "__global__ void k() {\n  if (i < n) c[i] = 1;\n}\n"))
+
+    def test_keys_names_and_exercise(self):
+        probs = lt.mutant_problems([mutant(), mutant(exercise="3", race="no"), {"name": "Bad-Name"}], TEXTS)
+        text = "\n".join(probs)
+        self.assertIn("the name is used twice", text)
+        self.assertIn("'race' missing or not a bool", text)
+        self.assertIn("exercise '3' is not N.k", text)
+        self.assertIn("lower_snake_case", text)
+        self.assertIn("'find' missing", text)
+        self.assertIn("replace' equals 'find'", "\n".join(lt.mutant_problems([mutant(replace="if (i < n)")], TEXTS)))
+
+    def test_the_committed_mutants_are_valid(self):
+        total = 0
+        for d in sorted((lt.ROOT / "chapters").glob("[0-9][0-9]_*")):
+            ms = lt.load_mutants(d)
+            total += len(ms)
+            self.assertEqual(lt.mutant_problems(ms, lt.reference_texts(d), d.name), [])
+        self.assertGreaterEqual(total, 30)
+
+
+class JudgeMutant(unittest.TestCase):
+    def test_killed_by_a_failing_test(self):
+        v = lt.judge_mutant({"passed": 10, "failed": 2, "skipped": 0})
+        self.assertEqual((v["state"], v["killed"], v["killed_by"]), ("killed", True, ["tests (2 failed)"]))
+
+    def test_survivor(self):
+        self.assertEqual(lt.judge_mutant({"passed": 10, "failed": 0, "skipped": 1})["state"], "survived")
+
+    def test_race_killed_by_racecheck_alone(self):
+        v = lt.judge_mutant(COUNTS_PASS, race=True, racecheck=[racecheck(RACE_HAZARDS, lt.SANITIZER_ERROR_EXITCODE)])
+        self.assertEqual(v["state"], "killed")
+        self.assertEqual(v["killed_by"], ["racecheck (12 hazards)"])
+
+    def test_race_survives_a_clean_racecheck(self):
+        v = lt.judge_mutant(COUNTS_PASS, race=True, racecheck=[racecheck(RACE_CLEAN)])
+        self.assertEqual(v["state"], "survived")
+        self.assertIn("racecheck found no hazard", " ".join(v["notes"]))
+
+    def test_not_built_is_neither_killed_nor_survived(self):
+        v = lt.judge_mutant({"passed": 0, "failed": 0, "skipped": 0, "not_built": 3})
+        self.assertEqual((v["state"], v["killed"]), ("not built", False))
+
+    def test_all_skipped_is_not_run(self):
+        self.assertEqual(lt.judge_mutant({"passed": 0, "failed": 0, "skipped": 7})["state"], "not run")
+
+    def test_table_counts_not_built_apart(self):
+        res = [lt.TestResult("mutant.ch03.a.X", ["ch03", "mutant", "mutant:ch03.a", "ex:3.2"], "failed"),
+               lt.TestResult("mutant.ch03.a.Y", ["ch03", "mutant", "mutant:ch03.a"], "passed"),
+               lt.TestResult("mutant.ch03.b.Z", ["ch03", "mutant", "mutant:ch03.b"], "failed",
+                             "not a GoogleTest case: /b/x NOT_BUILT"),
+               lt.TestResult("reference.ch03.Q", ["ch03", "reference"], "failed")]
+        t = lt.mutant_table(res)
+        self.assertEqual(t["ch03.a"], {"passed": 1, "failed": 1, "skipped": 0, "not_built": 0})
+        self.assertEqual(t["ch03.b"], {"passed": 0, "failed": 0, "skipped": 0, "not_built": 1})
+        self.assertEqual(set(t), {"ch03.a", "ch03.b"})
+
+    def test_race_executables_match_the_label_exactly(self):
+        exe = "/b/tests/ch05/mutant_ch05_reduce_seq_no_sync_ch05_test_reduce"
+        tests = {"a": (["mutant", "mutant:ch05.reduce_seq_no_sync", "race", "gpu"], [exe, "--gtest_filter=A"]),
+                 "b": (["mutant", "mutant:ch05.trace_x", "gpu"], ["/b/other", "--gtest_filter=B"])}
+        self.assertEqual(lt.race_mutant_executables(tests), {"ch05.reduce_seq_no_sync": [exe]})
+
+    def test_score_and_lines(self):
+        verdicts = {"ch03.a": lt.judge_mutant(COUNTS_FAIL), "ch03.b": lt.judge_mutant(COUNTS_PASS),
+                    "ch03.c": lt.judge_mutant({"not_built": 1}), "ch03.d": lt.judge_mutant(COUNTS_FAIL)}
+        sc = lt.mutation_score(verdicts)
+        self.assertEqual((sc["killed"], sc["scored"], sc["survivors"]), (2, 3, ["ch03.b"]))
+        self.assertAlmostEqual(sc["share"], 2 / 3)
+        self.assertEqual(sc["unscored"], {"ch03.c": "not built"})
+        self.assertIn("BELOW the goal of 95%", lt.score_line(sc))
+        self.assertIn("survivors: ch03.b", lt.score_line(sc))
+        self.assertIn("goal met", lt.score_line(lt.mutation_score({"x": verdicts["ch03.a"]})))
+        self.assertEqual(lt.score_line(lt.mutation_score({})), "Mutants: none scored")
+        self.assertTrue(lt.mutant_line("ch03.b", verdicts["ch03.b"]).startswith("ch03.b: SURVIVED"))
+        self.assertTrue(lt.mutant_line("ch03.a", verdicts["ch03.a"]).startswith("ch03.a: killed by tests (1 failed)"))
+
+
 if __name__ == "__main__":
     unittest.main()
