@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <string_view>
 
+#include "cudalab/check.hpp"
 #include "cudalab/device.hpp"
 
 namespace cudalab::testing {
@@ -32,6 +33,50 @@ std::string gpu_skip_reason() {
   check_suite_label();
   if (has_gpu()) return {};
   return "skipped: " + no_gpu_reason();
+}
+
+CapturedLaunches capture_launches(const std::function<void(cudaStream_t)>& launch) {
+  cudaStream_t stream = nullptr;
+  CUDALAB_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cudaGraph_t graph = nullptr;
+  CUDALAB_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed));
+  try {
+    launch(stream);
+  } catch (...) {
+    (void)cudaStreamEndCapture(stream, &graph);
+    if (graph != nullptr) (void)cudaGraphDestroy(graph);
+    (void)cudaStreamDestroy(stream);
+    throw;
+  }
+  CUDALAB_CHECK(cudaStreamEndCapture(stream, &graph));
+  std::size_t count = 0;
+  CUDALAB_CHECK(cudaGraphGetNodes(graph, nullptr, &count));
+  std::vector<cudaGraphNode_t> nodes(count);
+  if (count != 0) CUDALAB_CHECK(cudaGraphGetNodes(graph, nodes.data(), &count));
+  CapturedLaunches out;
+  for (cudaGraphNode_t node : nodes) {
+    cudaGraphNodeType type{};
+    CUDALAB_CHECK(cudaGraphNodeGetType(node, &type));
+    if (type == cudaGraphNodeTypeKernel) {
+      cudaKernelNodeParams params{};
+      CUDALAB_CHECK(cudaGraphKernelNodeGetParams(node, &params));
+      CapturedKernel k;
+      CUDALAB_CHECK(cudaFuncGetAttributes(&k.attr, params.func));
+      k.dynamic_shared = params.sharedMemBytes;
+      k.grid = params.gridDim;
+      k.block = params.blockDim;
+      out.kernels.push_back(k);
+    } else if (type == cudaGraphNodeTypeMemset) {
+      ++out.memsets;
+    } else if (type == cudaGraphNodeTypeMemcpy) {
+      ++out.copies;
+    } else {
+      ++out.other;
+    }
+  }
+  CUDALAB_CHECK(cudaGraphDestroy(graph));
+  CUDALAB_CHECK(cudaStreamDestroy(stream));
+  return out;
 }
 
 LargeTestLock::LargeTestLock() {

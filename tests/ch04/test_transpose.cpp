@@ -84,6 +84,28 @@ TEST(TransposeLargeGpu, PastTwoToThe32Elements) {
   }
 }
 
+// Technique (exercise 4.2): the tiled variants stage a kTile x (kTile + pad) tile of floats in
+// shared memory (read from cudaFuncGetAttributes of the kernel the call launches, recorded by
+// stream capture: nothing runs). A naive transpose written into the tiled kernel passes every
+// numeric test; it fails here.
+TEST(TransposeTechniqueGpu, TiledVariantsStageATileInSharedMemory) {
+  CUDALAB_REQUIRE_GPU();
+  const int rows = 1024, cols = 1024;
+  DeviceBuffer<float> in(std::size_t{rows} * cols), out(std::size_t{rows} * cols);
+  const struct { ch04::TransposeVariant v; std::size_t bytes; } want[] = {
+      {ch04::TransposeVariant::kTiled, 32 * 32 * sizeof(float)},
+      {ch04::TransposeVariant::kPadded, 32 * 33 * sizeof(float)},
+      {ch04::TransposeVariant::kPadded64, 64 * 65 * sizeof(float)}};
+  for (const auto& w : want) {
+    const auto c = cudalab::testing::capture_launches(
+        [&](cudaStream_t stream) { ch04::transpose(in.data(), out.data(), rows, cols, w.v, stream); });
+    ASSERT_EQ(c.kernels.size(), 1u) << "transpose " << ch04::name(w.v) << " launched " << c.kernels.size() << " kernels";
+    EXPECT_GE(c.kernels[0].shared_bytes(), w.bytes)
+        << "transpose " << ch04::name(w.v) << " (exercise 4.2): its kernel uses " << c.kernels[0].shared_bytes()
+        << " bytes of shared memory, want at least " << w.bytes << " (the tile, padding included)";
+  }
+}
+
 class Copy2dGpu : public ::testing::TestWithParam<Shape> {};
 
 TEST_P(Copy2dGpu, CopiesEveryElement) {

@@ -93,3 +93,23 @@ TEST(Conv2dArgs, EmptyImageIsANoOp) {
   EXPECT_NO_THROW(ch05::conv2d(nullptr, nullptr, 0, 5, nullptr, 2));
   EXPECT_NO_THROW(ch05::conv2d(nullptr, nullptr, 7, 0, nullptr, 2, ch05::ConvVariant::kNaive));
 }
+
+// Technique (exercise 5.5): the tiled convolution loads its tile plus halo into shared memory
+// (cudaFuncGetAttributes of the kernel the call launches, recorded by stream capture). The naive
+// loop of global loads passes every numeric test; it fails here. The naive variant uses none.
+TEST(ConvTechniqueGpu, TiledUsesSharedMemory) {
+  CUDALAB_REQUIRE_GPU();
+  const int w = 256, h = 256, r = 2;
+  DeviceBuffer<float> in(std::size_t{w} * h), out(std::size_t{w} * h), filter((2 * r + 1) * (2 * r + 1));
+  for (const auto v : {ch05::ConvVariant::kTiled, ch05::ConvVariant::kNaive}) {
+    const auto c = cudalab::testing::capture_launches(
+        [&](cudaStream_t stream) { ch05::conv2d(in.data(), out.data(), w, h, filter.data(), r, v, stream); });
+    ASSERT_EQ(c.kernels.size(), 1u) << "conv2d launched " << c.kernels.size() << " kernels";
+    const std::size_t shared = c.kernels[0].shared_bytes();
+    if (v == ch05::ConvVariant::kTiled)
+      EXPECT_GT(shared, 0u) << "conv2d tiled (exercise 5.5): its kernel uses no shared memory: the tile and its "
+                               "halo belong in __shared__ memory, loaded once per block";
+    else
+      EXPECT_EQ(shared, 0u) << "conv2d naive: " << shared << " bytes of shared memory";
+  }
+}

@@ -130,6 +130,34 @@ TEST(SgemmLargeGpu, EveryVariantAtTheBenchmarkSizes) {
   }
 }
 
+// Technique (exercises 6.1, 6.2): what ptxas gave the kernels (cudaFuncGetAttributes of the kernel
+// the call launches, recorded by stream capture: nothing runs). 6.1 stages two 32 x 32 float tiles
+// in shared memory (8 KiB); 6.2 stages a 128 x 8 and an 8 x 128 tile (8 KiB) and keeps an 8 x 8
+// tile of accumulators per thread in registers (at least 64, none spilled to local memory). A naive
+// loop passes every numeric test; it fails here.
+TEST(SgemmTechniqueGpu, TiledKernelsUseSharedMemoryAndRegisters) {
+  CUDALAB_REQUIRE_GPU();
+  const int size = 256;
+  DeviceBuffer<float> A(size * size), B(size * size), C(size * size);
+  for (const auto v : {SgemmVariant::kSmemTiled, SgemmVariant::kBlocktile2d}) {
+    const auto c = cudalab::testing::capture_launches([&](cudaStream_t stream) {
+      ch06::sgemm(v, size, size, size, 1.0f, A.data(), B.data(), 0.0f, C.data(), stream);
+    });
+    const std::string what = "sgemm " + std::string(ch06::to_string(v)) +
+                             (v == SgemmVariant::kSmemTiled ? " (exercise 6.1)" : " (exercise 6.2)");
+    ASSERT_EQ(c.kernels.size(), 1u) << what << " launched " << c.kernels.size() << " kernels";
+    const auto& k = c.kernels[0];
+    EXPECT_GE(k.shared_bytes(), 8192u) << what << ": " << k.shared_bytes()
+                                       << " bytes of shared memory, want the two tiles (8192 bytes)";
+    if (v == SgemmVariant::kBlocktile2d) {
+      EXPECT_GE(k.attr.numRegs, 64) << what << ": " << k.attr.numRegs
+                                    << " registers a thread: the 8 x 8 accumulators alone need 64";
+      EXPECT_EQ(k.attr.localSizeBytes, 0u) << what << ": " << k.attr.localSizeBytes
+                                           << " bytes of local memory a thread (accumulators spilled?)";
+    }
+  }
+}
+
 TEST(SgemmArgs, BadSizesAndPointersAreRejectedByName) {
   auto message_of = [](auto&& f) { return cudalab::testing::invalid_argument_message(f); };
   const auto v = SgemmVariant::kWarptile;

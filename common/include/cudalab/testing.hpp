@@ -5,12 +5,15 @@
 // skipped with the reason, and ctest reports it as skipped ("skipped: " is its skip pattern).
 #pragma once
 
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <functional>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "cudalab/compare.hpp"
 #include "cudalab/device_check.hpp"
@@ -41,6 +44,23 @@ class LargeTestLock {
 };
 // Same for tests that need compute capability >= major.minor (wgmma, FP8, TMA).
 std::string arch_skip_reason(int major, int minor);
+
+// What a call launches, recorded by stream capture (nothing runs): its kernels with what ptxas
+// gave each (cudaFuncGetAttributes: registers, static shared and local memory) and the dynamic
+// shared memory of the launch, plus the number of memset, copy and other nodes. Technique checks
+// read it: a single-pass scan is one kernel; a tiled kernel uses shared memory (a naive loop,
+// which passes every numeric test, uses none). `launch(stream)` must enqueue on `stream` only.
+struct CapturedKernel {
+  cudaFuncAttributes attr{};
+  std::size_t dynamic_shared = 0;
+  dim3 grid, block;
+  std::size_t shared_bytes() const noexcept { return attr.sharedSizeBytes + dynamic_shared; }
+};
+struct CapturedLaunches {
+  std::vector<CapturedKernel> kernels;
+  int memsets = 0, copies = 0, other = 0;
+};
+CapturedLaunches capture_launches(const std::function<void(cudaStream_t)>& launch);
 
 // Expects `call()` to throw std::invalid_argument whose message names 'argument' (the chapter
 // APIs' rule: bad input is refused with the argument's name, never a crash or a silent result).
