@@ -682,12 +682,14 @@ def mutant_table(results: list[TestResult]) -> dict[str, dict[str, int]]:
     return dict(sorted(table.items()))
 
 
-def race_mutant_executables(tests: dict) -> dict[str, list[str]]:
-    """mutant -> its test executables, for the mutants with race = true (label "race", exact)."""
+def race_mutant_executables(tests: dict, race_names: set[str] | None = None) -> dict[str, list[str]]:
+    """mutant -> its test executables, for the race mutants: those whose tests carry the label
+    "race" (exact), and those named in race_names (mutants.toml says race = true), so that the
+    verdict does not depend on the build adding the label."""
     exes: dict[str, set[str]] = defaultdict(set)
     for labels, command in tests.values():
         name = mutant_of(labels)
-        if name and RACE_LABEL in labels and command:
+        if name and (RACE_LABEL in labels or name in (race_names or set())) and command:
             exes[name].add(command[0])
     return {p: sorted(e) for p, e in sorted(exes.items())}
 

@@ -270,6 +270,10 @@ class JudgeMutant(unittest.TestCase):
         tests = {"a": (["mutant", "mutant:ch05.reduce_seq_no_sync", "race", "gpu"], [exe, "--gtest_filter=A"]),
                  "b": (["mutant", "mutant:ch05.trace_x", "gpu"], ["/b/other", "--gtest_filter=B"])}
         self.assertEqual(lt.race_mutant_executables(tests), {"ch05.reduce_seq_no_sync": [exe]})
+        # race = true in mutants.toml counts even without the label
+        tests["c"] = (["mutant", "mutant:ch05.stencil_no_sync", "gpu"], ["/b/st", "--gtest_filter=C"])
+        self.assertEqual(lt.race_mutant_executables(tests, {"ch05.stencil_no_sync"}),
+                         {"ch05.reduce_seq_no_sync": [exe], "ch05.stencil_no_sync": ["/b/st"]})
 
     def test_score_and_lines(self):
         verdicts = {"ch03.a": lt.judge_mutant(COUNTS_FAIL), "ch03.b": lt.judge_mutant(COUNTS_PASS),
