@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "ch05/scan.hpp"
+#include "cudalab/device_fill.hpp"
 #include "cudalab/memory.hpp"
 #include "cudalab/testing.hpp"
 #include "reduce_scan_testing.hpp"
@@ -87,6 +88,31 @@ INSTANTIATE_TEST_SUITE_P(
                        // 262'657 = 513 tiles + 1: the tile sums need a second level.
                        ::testing::Values<std::size_t>(1, 33, 513, 1025, 262'657, 3'000'017)),
     device_name);
+
+// n = 2^31 + 5 ints (in + out: 17.2 GB; 4.2 million tiles, so the tile sums recurse twice):
+// scan-then-propagate on both tile scans, inclusive and exclusive, checked exactly on the device
+// (out[i] - out[i - 1] == in[i], or in[i - 1], 32-bit wrap-around). A 32-bit index breaks past
+// 2^31. Cost on an H200: fill 8.6 GB, then 4 scans x ~35 GB and 4 checks x ~26 GB: ~250 GB,
+// ~70 ms of GPU time, plus allocation.
+TEST(ScanThenPropagateLargeGpu, PastTwoToThe31) {
+  const std::size_t n = (std::size_t{1} << 31) + 5;
+  const std::size_t ws_bytes = ch05::scan_workspace_bytes(n);
+  CUDALAB_REQUIRE_DEVICE_MEMORY(2 * n * sizeof(int) + ws_bytes + (std::size_t{1} << 30));
+  DeviceBuffer<int> in(n), out(n);
+  DeviceBuffer<unsigned char> ws(ws_bytes);
+  fill_uniform_device(in.data(), n, Rng().seed(), -1000, 1000);
+  for (ScanVariant v : {ScanVariant::kKoggeStone, ScanVariant::kBrentKung})
+    for (ScanKind kind : {ScanKind::kInclusive, ScanKind::kExclusive}) {
+      poison_device(out.data(), out.bytes());
+      ch05::scan(in.data(), out.data(), n, kind, ws.data(), ws.bytes(), v);
+      CUDALAB_CHECK(cudaDeviceSynchronize());
+      EXPECT_TRUE(cudalab::testing::device_matches(
+          cudalab::testing::check_int_scan(in.data(), out.data(), n, kind == ScanKind::kInclusive),
+          std::string("scan<int> ") + ch05::to_string(v) + " (" +
+              (v == ScanVariant::kKoggeStone ? "exercise 5.3" : "worked example") + ", " + kind_name(kind) +
+              ", n = 2^31 + 5)"));
+    }
+}
 
 TEST(TileScanArgs, RejectsBadArguments) {
   EXPECT_THROW(ch05::tile_scan(static_cast<const int*>(nullptr), nullptr, 10, BlockScanAlgo::kKoggeStone,
