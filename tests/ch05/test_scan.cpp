@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -170,6 +171,46 @@ TEST(ScanTechniqueLargeGpu, LookbackIsNotAChain) {
       << "same bytes " << best_copy << " ms (ratio " << best_scan / best_copy << ", allowed 4): is the look-back "
       << "a chain (each tile waiting for its predecessor's inclusive prefix)? Use the aggregates (flag A) of the "
       << "window and stop at the nearest P.";
+}
+
+// The float checks themselves (CPU): the inputs of rule (1) keep every partial sum exact, and the
+// two wrong answers that the old global tolerance let through fail: an all-zero output, and a
+// look-back whose running prefix was an int (each tile's prefix truncated toward zero).
+TEST(ScanChecks, FloatChecksCatchZeroAndTruncatedPrefixes) {
+  for (const std::size_t n : {std::size_t{1}, std::size_t{4097}, std::size_t{1'048'583}, (std::size_t{1} << 23) + 3}) {
+    Rng rng;
+    const std::vector<float> x = ch05_testing::exact_float_inputs(rng, n);
+    double sum_abs = 0;
+    for (float e : x) {
+      ASSERT_EQ(e * 16.0f, std::trunc(e * 16.0f)) << "not a multiple of 1/16: " << e;
+      sum_abs += std::fabs(e);
+    }
+    EXPECT_LT(sum_abs, 1048576.0) << "n = " << n << ": sum|x| must stay below 2^20";
+  }
+  Rng rng;
+  const std::size_t n = 5 * ch05::kLookbackTile + 7;
+  const std::vector<float> x = ch05_testing::exact_float_inputs(rng, n);
+  const std::vector<float> want = ch05_testing::scan_oracle(x, ScanKind::kInclusive, n);
+  // Truncated: every tile adds trunc(prefix of the tiles before it) instead of the prefix.
+  std::vector<float> truncated(n);
+  double prefix = 0, local = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i % ch05::kLookbackTile == 0) prefix = (i == 0 ? 0.0 : static_cast<double>(want[i - 1])), local = 0;
+    local += x[i];
+    truncated[i] = static_cast<float>(std::trunc(prefix) + local);
+  }
+  EXPECT_FALSE(compare(truncated, want).ok()) << "a truncated prefix must fail the exact check";
+  EXPECT_FALSE(compare(std::vector<float>(n, 0.0f), want).ok()) << "an all-zero output must fail the exact check";
+  // Rule (2), the per-element bound, on an input it is used for (reals with a positive mean).
+  const std::vector<float> r = rng.uniform<float>(100'000, -0.5f, 1.0f);
+  EXPECT_FALSE(ch05_testing::scan_within_bound(std::vector<float>(r.size(), 0.0f), r, ScanKind::kInclusive, r.size(),
+                                               "all zero"));
+  const std::vector<float> exact = ch05_testing::scan_oracle(r, ScanKind::kInclusive, r.size());
+  EXPECT_TRUE(ch05_testing::scan_within_bound(exact, r, ScanKind::kInclusive, r.size(), "the oracle itself"));
+  std::vector<float> fraction_dropped(exact);
+  for (std::size_t i = ch05::kLookbackTile; i < fraction_dropped.size(); ++i)
+    fraction_dropped[i] = static_cast<float>(std::trunc(exact[i]));  // the fraction dropped
+  EXPECT_FALSE(ch05_testing::scan_within_bound(fraction_dropped, r, ScanKind::kInclusive, r.size(), "truncated"));
 }
 
 TEST(ScanEmptyGpu, ZeroElementsWriteNothing) {
