@@ -97,7 +97,7 @@ TEST(Conv2dArgs, EmptyImageIsANoOp) {
 // Technique (exercise 5.5): the tiled convolution loads its tile plus halo into shared memory
 // (cudaFuncGetAttributes of the kernel the call launches, recorded by stream capture). The naive
 // loop of global loads passes every numeric test; it fails here. The naive variant uses none.
-TEST(ConvTechniqueGpu, TiledUsesSharedMemory) {
+TEST(Conv2dTechniqueGpu, TiledUsesSharedMemory) {
   CUDALAB_REQUIRE_GPU();
   const int w = 256, h = 256, r = 2;
   DeviceBuffer<float> in(std::size_t{w} * h), out(std::size_t{w} * h), filter((2 * r + 1) * (2 * r + 1));
