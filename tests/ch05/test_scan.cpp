@@ -128,8 +128,9 @@ TEST(ScanTechniqueGpu, LookbackIsOneKernel) {
 // inclusive prefix, it sums published aggregates. A chained scan (each tile spins until tile - 1
 // has its prefix) is correct and one pass, but serial: 2^16 tiles x ~0.5-1 us of latency each
 // = 30-70 ms at n = 2^28, against ~0.6 ms for a copy of the same bytes (2 GiB at ~3.5 TB/s); the
-// reference look-back takes ~1.1x the copy. The bound below, 4x the copy (each the best of 10,
-// interleaved, so clocks and other processes hit both alike), sits far from both. A timing test,
+// reference look-back takes ~1.1x the copy. The bound below, 8x the copy (each the best of 10,
+// interleaved, so clocks and other processes sharing the GPU hit both alike), sits far from both:
+// a factor 7 of margin for contention above the reference, 4 or more below a chain. A timing test,
 // so it lives in a *LargeGpu suite (never under compute-sanitizer). Cost: ~20 scans and copies of
 // 2 GiB, ~15 ms of GPU time (a chain: ~0.5 s).
 TEST(ScanTechniqueLargeGpu, LookbackIsNotAChain) {
@@ -166,9 +167,9 @@ TEST(ScanTechniqueLargeGpu, LookbackIsNotAChain) {
   }
   CUDALAB_CHECK(cudaEventDestroy(t0));
   CUDALAB_CHECK(cudaEventDestroy(t1));
-  EXPECT_LE(best_scan, 4.0 * best_copy)
+  EXPECT_LE(best_scan, 8.0 * best_copy)
       << "scan decoupled_lookback (exercise 5.4, n = 2^28 ints) took " << best_scan << " ms, a device copy of the "
-      << "same bytes " << best_copy << " ms (ratio " << best_scan / best_copy << ", allowed 4): is the look-back "
+      << "same bytes " << best_copy << " ms (ratio " << best_scan / best_copy << ", allowed 8): is the look-back "
       << "a chain (each tile waiting for its predecessor's inclusive prefix)? Use the aggregates (flag A) of the "
       << "window and stop at the nearest P.";
 }
