@@ -89,6 +89,23 @@ TEST_P(ZeroCopyGpu, ZeroCopyMatchesOracle) {
   check_access(ch04::HostAccess::kZeroCopy, n, passes, "rotate_sum_from_host zero-copy");
 }
 
+// Zero-copy needs no staging buffer at all: with staging = nullptr it must read the mapped host
+// memory in place (a copy to a device buffer has nowhere to go).
+TEST_P(ZeroCopyGpu, ZeroCopyNeedsNoStaging) {
+  CUDALAB_REQUIRE_GPU();
+  const auto [n, passes] = GetParam();
+  Rng rng;
+  PinnedBuffer<float> host(n, cudaHostAllocMapped);
+  rng.fill_uniform<float>(host.span(), -1.0f, 1.0f);
+  cudalab::testing::GuardedOutput<float> out(n);
+  ch04::rotate_sum_from_host(host.data(), nullptr, out.data(), n, passes, ch04::HostAccess::kZeroCopy);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  EXPECT_MATCHES(compare(out.result(), rotate_sum_oracle(host.span(), passes), {},
+                         "rotate_sum_from_host zero-copy, staging = nullptr (exercise 4.5, n = " + std::to_string(n) +
+                             ", passes = " + std::to_string(passes) + ")"));
+  EXPECT_TRUE(out.guard_intact());
+}
+
 TEST_P(ZeroCopyGpu, DeviceResidentMatchesOracle) {
   CUDALAB_REQUIRE_GPU();
   const auto [n, passes] = GetParam();
