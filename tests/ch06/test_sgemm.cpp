@@ -39,6 +39,12 @@ std::string exercise_of(SgemmVariant v) {
   }
 }
 
+// "exercise 6.1" (exercise_of without its trailing ", ").
+std::string exercise_name(SgemmVariant v) {
+  const std::string e = exercise_of(v);
+  return e.substr(0, e.size() - 2);
+}
+
 std::string what(SgemmVariant v, const Shape& s, const char* extra = "") {
   return "sgemm " + std::string(ch06::to_string(v)) + " (" + exercise_of(v) + "M x N x K = " +
          ch06_test::shape_name(s) + extra + ")";
@@ -113,50 +119,58 @@ INSTANTIATE_TEST_SUITE_P(Tiled, SgemmRaceGpu,
 
 // Every variant at the benchmarked sizes, 4096^3 and 4095^3 (every tile edge partial, no float4
 // rows), once, against cuBLAS on the GPU (bound: gemm_test_util.hpp, LargeGemm). The benchmark
-// quotes these sizes: a kernel that skipped tiles there would just look faster. Cost on an H200:
-// 2 x (8 variants + 2 cuBLAS calls) ~ 2.2 TFLOP; the naive variants dominate (~0.2-0.5 s each at
-// a few TFLOP/s), ~2 s in all.
-TEST(SgemmLargeGpu, EveryVariantAtTheBenchmarkSizes) {
+// quotes these sizes: a kernel that skipped tiles there would just look faster. Cost on an H200,
+// per variant: 2 sizes x (the variant + 2 cuBLAS calls) ~ 0.8 TFLOP; the naive variants dominate
+// (~0.2-0.5 s each at a few TFLOP/s); ~2-3 s for the 8 variants.
+class SgemmLargeGpu : public ::testing::TestWithParam<SgemmVariant> {};
+
+TEST_P(SgemmLargeGpu, AtTheBenchmarkSizes) {
+  const SgemmVariant v = GetParam();
   CUDALAB_REQUIRE_DEVICE_MEMORY(std::size_t{6} * 4096 * 4096 * sizeof(float) + (std::size_t{1} << 30));
   for (const int size : {4096, 4095}) {
     const ch06_test::LargeGemm g(size, size, size, false, Rng().seed());
     DeviceBuffer<float> C(std::size_t(size) * size);
-    for (const auto v : ch06::kAllSgemmVariants) {
-      poison_device(C.data(), C.bytes());
-      ch06::sgemm(v, size, size, size, 1.0f, g.A.data(), g.B.data(), 0.0f, C.data());
-      CUDALAB_CHECK(cudaDeviceSynchronize());
-      EXPECT_TRUE(g.check(C.data(), 0x1p-24, "sgemm " + std::string(ch06::to_string(v))));
-    }
+    poison_device(C.data(), C.bytes());
+    ch06::sgemm(v, size, size, size, 1.0f, g.A.data(), g.B.data(), 0.0f, C.data());
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(g.check(C.data(), 0x1p-24, "sgemm " + std::string(ch06::to_string(v)) + " (" + exercise_name(v) + ")"));
   }
 }
 
+INSTANTIATE_TEST_SUITE_P(Ladder, SgemmLargeGpu, ::testing::ValuesIn(ch06::kAllSgemmVariants),
+                         [](const auto& p) { return std::string(ch06::to_string(p.param)); });
+
 // Technique (exercises 6.1, 6.2): what ptxas gave the kernels (cudaFuncGetAttributes of the kernel
-// the call launches, recorded by stream capture: nothing runs). 6.1 stages two 32 x 32 float tiles
-// in shared memory (8 KiB); 6.2 stages a 128 x 8 and an 8 x 128 tile (8 KiB) and keeps an 8 x 8
-// tile of accumulators per thread in registers (at least 64, none spilled to local memory). A naive
-// loop passes every numeric test; it fails here.
-TEST(SgemmTechniqueGpu, TiledKernelsUseSharedMemoryAndRegisters) {
+// the call launches, recorded by stream capture: nothing runs). Step 3 (6.1) stages two 32 x 32
+// float tiles in shared memory (8 KiB); step 5 (6.2) stages a 128 x 8 and an 8 x 128 tile (8 KiB)
+// and keeps an 8 x 8 tile of accumulators per thread in registers (at least 64, none spilled to
+// local memory). A naive loop passes every numeric test; it fails here.
+class SgemmTechniqueGpu : public ::testing::TestWithParam<SgemmVariant> {};
+
+TEST_P(SgemmTechniqueGpu, TilesInSharedMemoryAccumulatorsInRegisters) {
   CUDALAB_REQUIRE_GPU();
+  const SgemmVariant v = GetParam();
   const int size = 256;
   DeviceBuffer<float> A(size * size), B(size * size), C(size * size);
-  for (const auto v : {SgemmVariant::kSmemTiled, SgemmVariant::kBlocktile2d}) {
-    const auto c = cudalab::testing::capture_launches([&](cudaStream_t stream) {
-      ch06::sgemm(v, size, size, size, 1.0f, A.data(), B.data(), 0.0f, C.data(), stream);
-    });
-    const std::string what = "sgemm " + std::string(ch06::to_string(v)) +
-                             (v == SgemmVariant::kSmemTiled ? " (exercise 6.1)" : " (exercise 6.2)");
-    ASSERT_EQ(c.kernels.size(), 1u) << what << " launched " << c.kernels.size() << " kernels";
-    const auto& k = c.kernels[0];
-    EXPECT_GE(k.shared_bytes(), 8192u) << what << ": " << k.shared_bytes()
-                                       << " bytes of shared memory, want the two tiles (8192 bytes)";
-    if (v == SgemmVariant::kBlocktile2d) {
-      EXPECT_GE(k.attr.numRegs, 64) << what << ": " << k.attr.numRegs
-                                    << " registers a thread: the 8 x 8 accumulators alone need 64";
-      EXPECT_EQ(k.attr.localSizeBytes, 0u) << what << ": " << k.attr.localSizeBytes
-                                           << " bytes of local memory a thread (accumulators spilled?)";
-    }
+  const auto c = cudalab::testing::capture_launches([&](cudaStream_t stream) {
+    ch06::sgemm(v, size, size, size, 1.0f, A.data(), B.data(), 0.0f, C.data(), stream);
+  });
+  const std::string what = "sgemm " + std::string(ch06::to_string(v)) + " (" + exercise_name(v) + ")";
+  ASSERT_EQ(c.kernels.size(), 1u) << what << " launched " << c.kernels.size() << " kernels";
+  const auto& k = c.kernels[0];
+  EXPECT_GE(k.shared_bytes(), 8192u) << what << ": " << k.shared_bytes()
+                                     << " bytes of shared memory, want the two tiles (8192 bytes)";
+  if (v == SgemmVariant::kBlocktile2d) {
+    EXPECT_GE(k.attr.numRegs, 64) << what << ": " << k.attr.numRegs
+                                  << " registers a thread: the 8 x 8 accumulators alone need 64";
+    EXPECT_EQ(k.attr.localSizeBytes, 0u) << what << ": " << k.attr.localSizeBytes
+                                         << " bytes of local memory a thread (accumulators spilled?)";
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Steps, SgemmTechniqueGpu,
+                         ::testing::Values(SgemmVariant::kSmemTiled, SgemmVariant::kBlocktile2d),
+                         [](const auto& p) { return std::string(ch06::to_string(p.param)); });
 
 TEST(SgemmArgs, BadSizesAndPointersAreRejectedByName) {
   auto message_of = [](auto&& f) { return cudalab::testing::invalid_argument_message(f); };
