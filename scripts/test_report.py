@@ -217,6 +217,8 @@ class Regenerate(unittest.TestCase):
             dest = self.root / readme.relative_to(ROOT)
             dest.parent.mkdir(parents=True)
             shutil.copy(readme, dest)
+        (self.root / "docs").mkdir()
+        shutil.copy(ROOT / "docs/instructors.md", self.root / "docs/instructors.md")
         self.suite_out = self.root / "suite" / "bench"
         self.suite_out.mkdir(parents=True)
         (self.suite_out / "bench_ch05.json").write_text(json.dumps(run([
@@ -263,6 +265,11 @@ class Regenerate(unittest.TestCase):
         reduce_block = results.block_re("ch05-reduce").search(ch05).group(1)
         self.assertIn("Measured on NVIDIA H200 on 2026-12-01", reduce_block)
         self.assertIn("| int |", results.block_re("ch05-scan").search(ch05).group(1))
+        goals = results.block_re("goals").search((self.root / "docs/instructors.md").read_text()).group(1)
+        self.assertIn("| 5.4 | decoupled look-back scan (5.4) / CUB DeviceScan::InclusiveSum, 2^28 int | 0.80x | "
+                      "0.93x, 0.91..0.94 (5 reps, interleaved) |", goals)
+        self.assertIn("| 6.2 | 2D block-tiled SGEMM (6.2) / cuBLAS SGEMM, 4096^3 | 0.40x | not measured yet |", goals)
+        self.assertLess(goals.index("| 5.4 |"), goals.index("| 5.10 |"))  # exercises in numeric order
         full = (self.root / "docs/results/H200.md").read_text()
         self.assertIn("# Results on NVIDIA H200 (2026-12-01)", full)
         self.assertIn("docs/results/raw/H200/bench_ch05.json", full)
@@ -300,7 +307,7 @@ class CommittedTree(unittest.TestCase):
         self.assertEqual(stale, [], "run scripts/results.py (and commit) after changing bench/*.toml, "
                                     "docs/results/raw/ or a README result block")
         for key in ["summary", "ch03", "ch04", "ch05", "ch06", "ch04-transpose", "ch05-reduce", "ch05-scan",
-                    "ch06-sgemm", "ch06-tc_gemm"]:
+                    "ch06-sgemm", "ch06-tc_gemm", "goals"]:
             self.assertTrue(any(results.block_re(key).search(t) for t in files.values()), f"no block {key}")
 
 
