@@ -204,42 +204,50 @@ def ladder_tables(chapter: str, data: dict, bench_dir: Path = BENCH_DIR) -> list
     percentage of the vendor row (interleaved vs_base when the row has it, else the vendor row of
     the same size in the same run)."""
     out = []
-    g = grouped(data)
     for lad in load_declarations(chapter, bench_dir)["ladder"]:
-        metric = lad["metric"]
-        cells: dict[str, dict[str, str]] = {}
-        sizes: list[str] = []
-        for name, reps in g.items():
-            m = re.match(lad["step"], name)
-            if not m:
-                continue
-            gd = {k: v for k, v in m.groupdict().items() if v is not None}
-            size = gd.get("size", "")
-            val = row_median(reps, metric)
-            if val is None:
-                err = next((error_of(b) for b in reps if error_of(b)), None)
-                if err:
-                    cells.setdefault(gd["step"], {})[size] = "error"
-                    sizes += [size] if size not in sizes else []
-                continue
-            inter = row_median(reps, "vs_base")
-            if inter is not None:
-                pct = f" ({100 * inter:.1f}%)"
-            else:
-                vrx = re.compile(lad["vendor"].format(**gd))
-                vendor = next((r for n, r in g.items() if vrx.match(n)), None)
-                vv = row_median(vendor, metric) if vendor else None
-                pct = f" ({100 * val / vv:.1f}%)" if vv else ""
-            cells.setdefault(gd["step"], {})[size] = f"{val:.2f}{pct}"
-            if size not in sizes:
-                sizes.append(size)
-        if not cells:
+        out += ladder_table(lad, data)
+    return out
+
+
+def ladder_table(lad: dict, data: dict) -> list[str]:
+    """One declared ladder as Markdown lines (a blank line, its title, the table); [] when no row
+    of `data` matches its step regex."""
+    out: list[str] = []
+    g = grouped(data)
+    metric = lad["metric"]
+    cells: dict[str, dict[str, str]] = {}
+    sizes: list[str] = []
+    for name, reps in g.items():
+        m = re.match(lad["step"], name)
+        if not m:
             continue
-        sizes.sort(key=lambda s: (not s.isdigit(), int(s) if s.isdigit() else 0, s))
-        head = [s or metric for s in sizes]
-        out += ["", f"{lad['title']}:", "", "| step | " + " | ".join(head) + " |",
-                "| --- | " + " | ".join("---:" for _ in sizes) + " |"]
-        out += [f"| {step} | " + " | ".join(c.get(sz, "") for sz in sizes) + " |" for step, c in cells.items()]
+        gd = {k: v for k, v in m.groupdict().items() if v is not None}
+        size = gd.get("size", "")
+        val = row_median(reps, metric)
+        if val is None:
+            err = next((error_of(b) for b in reps if error_of(b)), None)
+            if err:
+                cells.setdefault(gd["step"], {})[size] = "error"
+                sizes += [size] if size not in sizes else []
+            continue
+        inter = row_median(reps, "vs_base")
+        if inter is not None:
+            pct = f" ({100 * inter:.1f}%)"
+        else:
+            vrx = re.compile(lad["vendor"].format(**gd))
+            vendor = next((r for n, r in g.items() if vrx.match(n)), None)
+            vv = row_median(vendor, metric) if vendor else None
+            pct = f" ({100 * val / vv:.1f}%)" if vv else ""
+        cells.setdefault(gd["step"], {})[size] = f"{val:.2f}{pct}"
+        if size not in sizes:
+            sizes.append(size)
+    if not cells:
+        return out
+    sizes.sort(key=lambda s: (not s.isdigit(), int(s) if s.isdigit() else 0, s))
+    head = [s or metric for s in sizes]
+    out += ["", f"{lad['title']}:", "", "| step | " + " | ".join(head) + " |",
+            "| --- | " + " | ".join("---:" for _ in sizes) + " |"]
+    out += [f"| {step} | " + " | ".join(c.get(sz, "") for sz in sizes) + " |" for step, c in cells.items()]
     return out
 
 

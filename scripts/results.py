@@ -14,8 +14,12 @@ commits them). Output:
     and the key ratios of bench/chNN.toml, with plots docs/results/<GPU>_chNN_<family>_<arg>.png;
   * the result blocks of README.md (`<!-- results:summary begin -->` .. `end -->`: the ratios
     marked `headline = true`) and of each chapter README (`<!-- results:chNN begin -->` .. `end -->`:
-    every declared ratio with its spread and goal), from the primary GPU (--gpu, default H200 when
-    present, else the first). Each block names the GPU and the run's date.
+    every declared ratio with its spread and goal; `<!-- results:chNN-NAME begin -->`: the [[ladder]]
+    declared with `block = "NAME"`, a row per step, its median and % of the vendor row), from the
+    primary GPU (--gpu, default H200 when present, else the first);
+  * the block `<!-- results:goals begin -->` of docs/instructors.md: every exercise speed goal
+    beside the reference's measured ratio.
+Each block names the GPU and the run's date.
 Without raw JSON a block says so and lists the declared ratios and goals, with no number measured.
 The output depends only on the committed files, so running it twice changes nothing
 (scripts/test_report.py checks that, and that the committed tree is what it writes).
@@ -124,6 +128,73 @@ def chapter_block(tree: Tree, chapter: str, gpu: str | None, link: str) -> str:
     return "\n".join(lines)
 
 
+def ladder_key(chapter: str, lad: dict) -> str | None:
+    """The README block of a [[ladder]] with `block = "name"`: `chNN-name` (None without `block`)."""
+    name = lad.get("block")
+    if name is None:
+        return None
+    if not re.fullmatch(r"[a-z0-9_]+", str(name)):
+        raise ValueError(f"bench/{chapter}.toml: [[ladder]] {lad['title']}: block must match [a-z0-9_]+")
+    return f"{chapter}-{name}"
+
+
+def ladder_block(tree: Tree, chapter: str, lad: dict, gpu: str | None, link: str) -> str:
+    """A declared ladder as a table for the chapter README: a row per step, a column per size, each
+    cell the step's median metric and its percentage of the vendor row (report.ladder_table)."""
+    src = tree.raw / gpu / f"bench_{chapter}.json" if gpu else None
+    have = bool(src and src.exists())
+    marker = (f"<!-- Written by scripts/results.py from bench/{chapter}.toml ([[ladder]] block = "
+              f"\"{lad['block']}\") and "
+              f"{src.relative_to(tree.root).as_posix() if have else 'docs/results/raw/<GPU>/bench_' + chapter + '.json'}"
+              "; edit those, not this block. -->")
+    if not have:
+        return "\n".join([marker,
+                          f"No measured results are committed yet: `scripts/results.py` writes the ladder "
+                          f"\"{lad['title']}\" here from `docs/results/raw/<GPU>/bench_{chapter}.json` (rows "
+                          f"`{lad['step']}`, each beside `{lad['vendor']}`; see docs/results/README.md)."])
+    data = json.loads(src.read_text())
+    name, date, reps = run_info(data)
+    table = report.ladder_table(lad, data)
+    if not table:
+        return "\n".join([marker, f"No row of the run of {date} on {name} matches `{lad['step']}`."])
+    return "\n".join([marker,
+                      f"Measured on {name} on {date} (GPU suite; median of {reps} repetition(s); full "
+                      f"tables: [{link}]({link})). {table[1]}", *table[2:]])
+
+
+def goals_block(tree: Tree, gpu: str | None) -> str:
+    """Every exercise speed goal of bench/chNN.toml beside the reference's measured ratio (for
+    docs/instructors.md: the goals are set from the reference's ratio, so they are read together)."""
+    marker = ("<!-- Written by scripts/results.py from bench/chNN.toml (exercise, goal) and docs/results/raw/; "
+              "edit those, not this block. -->")
+    rows, run = [], None
+    for chapter in tree.chapters():
+        src = tree.raw / gpu / f"bench_{chapter}.json" if gpu else None
+        data = json.loads(src.read_text()) if src and src.exists() else None
+        if data and run is None:
+            run = run_info(data)
+        for d in report.load_declarations(chapter, tree.bench)["ratio"]:
+            if d.get("goal") is None:
+                continue
+            rows.append((d["exercise"], chapter, d, data))
+    rows.sort(key=lambda r: (r[1], [int(x) for x in r[0].split(".") if x.isdigit()]))
+    if run:
+        intro = (f"The reference's ratio measured by `scripts/gpu_suite` on {run[0]} on {run[1]} (median of "
+                 f"{run[2]} repetition(s), spread min..max):")
+    else:
+        intro = ("No measured results are committed yet: the reference column is written here from "
+                 "`docs/results/raw/<GPU>/` (a GPU suite run; see docs/results/README.md).")
+    lines = [marker, intro, "", "| ex | ratio (`bench/chNN.toml`) | goal | reference |", "| --- | --- | ---: | --- |"]
+    for ex, chapter, d, data in rows:
+        if data is None:
+            ref = "not measured yet"
+        else:
+            head, spread = measured_cells(report.ratio_result(d, data))
+            ref = f"{head}, {spread}" if not head.startswith("not") else f"{head}: {spread}"
+        lines.append(f"| {ex} | {d['label']} | {d['goal']:.2f}x | {ref} |")
+    return "\n".join(lines)
+
+
 def summary_block(tree: Tree, gpu: str | None) -> str:
     marker = "<!-- Written by scripts/results.py from bench/chNN.toml (headline = true) and docs/results/raw/; edit those, not this block. -->"
     rows, run = [], None
@@ -202,6 +273,11 @@ def outputs(tree: Tree, gpu_wanted: str | None, plots: bool) -> dict[Path, str]:
         new = replace_block(readme.read_text(), "summary", summary_block(tree, gpu))
         if new is not None:
             out[readme] = new
+    instructors = tree.root / "docs" / "instructors.md"
+    if instructors.exists():
+        new = replace_block(instructors.read_text(), "goals", goals_block(tree, gpu))
+        if new is not None:
+            out[instructors] = new
     for chapter in tree.chapters():
         path = tree.chapter_readme(chapter)
         if path is None:
@@ -210,7 +286,16 @@ def outputs(tree: Tree, gpu_wanted: str | None, plots: bool) -> dict[Path, str]:
         link = f"../../docs/results/{gpu}.md" if gpu else "../../docs/results/"
         new = replace_block(text, chapter, chapter_block(tree, chapter, gpu, link))
         if new is not None:
-            out[path] = new
+            out[path] = text = new
+        for lad in report.load_declarations(chapter, tree.bench)["ladder"]:
+            key = ladder_key(chapter, lad)
+            if key is None:
+                continue
+            new = replace_block(text, key, ladder_block(tree, chapter, lad, gpu, link))
+            if new is None:
+                raise SystemExit(f"results: bench/{chapter}.toml declares ladder block {key!r}, but "
+                                 f"{path.relative_to(tree.root)} has no <!-- results:{key} begin/end --> markers")
+            out[path] = text = new
     return out
 
 

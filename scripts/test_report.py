@@ -217,6 +217,8 @@ class Regenerate(unittest.TestCase):
             dest = self.root / readme.relative_to(ROOT)
             dest.parent.mkdir(parents=True)
             shutil.copy(readme, dest)
+        (self.root / "docs").mkdir()
+        shutil.copy(ROOT / "docs/instructors.md", self.root / "docs/instructors.md")
         self.suite_out = self.root / "suite" / "bench"
         self.suite_out.mkdir(parents=True)
         (self.suite_out / "bench_ch05.json").write_text(json.dumps(run([
@@ -259,6 +261,15 @@ class Regenerate(unittest.TestCase):
         self.assertIn("on NVIDIA H200 on 2026-12-01", top)
         self.assertIn("| 05 | decoupled look-back scan (5.4)", top)
         self.assertIn("| 06 | best SGEMM / cuBLAS SGEMM (FP32, no TF32), 4096^3 | not measured yet | |", top)
+        self.assertIn("| step | GB/s |\n| --- | ---: |\n| one_pass | 4480.00 (100.0%) |", ch05)  # block ch05-reduce
+        reduce_block = results.block_re("ch05-reduce").search(ch05).group(1)
+        self.assertIn("Measured on NVIDIA H200 on 2026-12-01", reduce_block)
+        self.assertIn("| int |", results.block_re("ch05-scan").search(ch05).group(1))
+        goals = results.block_re("goals").search((self.root / "docs/instructors.md").read_text()).group(1)
+        self.assertIn("| 5.4 | decoupled look-back scan (5.4) / CUB DeviceScan::InclusiveSum, 2^28 int | 0.80x | "
+                      "0.93x, 0.91..0.94 (5 reps, interleaved) |", goals)
+        self.assertIn("| 6.2 | 2D block-tiled SGEMM (6.2) / cuBLAS SGEMM, 4096^3 | 0.40x | not measured yet |", goals)
+        self.assertLess(goals.index("| 5.4 |"), goals.index("| 5.10 |"))  # exercises in numeric order
         full = (self.root / "docs/results/H200.md").read_text()
         self.assertIn("# Results on NVIDIA H200 (2026-12-01)", full)
         self.assertIn("docs/results/raw/H200/bench_ch05.json", full)
@@ -270,6 +281,22 @@ class Regenerate(unittest.TestCase):
         self.assertIn("No measured results are committed yet", block)
         self.assertNotRegex(block, r"\| (parity \()?\d+\.\d+x\)? \|")  # a measured median cell
         self.assertIn("| 6.2: >= 0.40x |", block)  # the goals are declarations, shown
+        ladder = results.block_re("ch06-sgemm").search(ch06).group(1)
+        self.assertIn("No measured results are committed yet", ladder)
+        self.assertNotRegex(ladder, r"\d+\.\d+ \(\d+\.\d+%\)")  # a measured ladder cell
+
+    def test_a_declared_ladder_block_without_markers_is_an_error(self):
+        readme = self.root / "chapters/05_patterns/README.md"
+        readme.write_text(results.block_re("ch05-reduce").sub("", readme.read_text()))
+        with self.assertRaises(SystemExit) as err:
+            results.outputs(results.Tree(self.root), None, plots=False)
+        self.assertIn("ch05-reduce", str(err.exception))
+
+    def test_a_ladder_block_name_is_checked(self):
+        self.assertEqual(results.ladder_key("ch06", {"title": "t", "block": "sgemm"}), "ch06-sgemm")
+        self.assertIsNone(results.ladder_key("ch06", {"title": "t"}))
+        with self.assertRaises(ValueError):
+            results.ladder_key("ch06", {"title": "t", "block": "SGEMM ladder"})
 
 
 class CommittedTree(unittest.TestCase):
@@ -279,7 +306,8 @@ class CommittedTree(unittest.TestCase):
         stale = [str(p.relative_to(ROOT)) for p, text in files.items() if p.read_text() != text]
         self.assertEqual(stale, [], "run scripts/results.py (and commit) after changing bench/*.toml, "
                                     "docs/results/raw/ or a README result block")
-        for key in ["summary", "ch03", "ch04", "ch05", "ch06"]:
+        for key in ["summary", "ch03", "ch04", "ch05", "ch06", "ch04-transpose", "ch05-reduce", "ch05-scan",
+                    "ch06-sgemm", "ch06-tc_gemm", "goals"]:
             self.assertTrue(any(results.block_re(key).search(t) for t in files.values()), f"no block {key}")
 
 

@@ -118,9 +118,10 @@ __global__ void __launch_bounds__(kTile* kTile)
   //            the residual element of the same (row, column). The epilogue is resolved at compile
   //            time: the kNone instantiation reads neither pointer (the eager path passes null).
   //            Constraints: one store per output element, no extra pass over C (that extra pass is
-  //            exactly what the eager path pays three times). Goal (bench_ch01): the fused
-  //            forward's kernel time below the eager forward's at every batch. Hints: scripts/lab
-  //            hint 1.1
+  //            exactly what the eager path pays three times). Goal (bench/ch01.toml):
+  //            BM_block/fused/batch:1 no slower than BM_block/eager/batch:1 (>= 1.0x; scripts/lab
+  //            check 1.1); aim: the fused kernel time below the eager one at every batch. Hints:
+  //            scripts/lab hint 1.1
   (void)bias; (void)res;
   C[at] = acc;
 }

@@ -95,7 +95,7 @@ void eval_polynomials(const float* x, float* y, std::size_t n, const float* coef
   //   Constraints: asynchronous and ordered on `stream` (no device-wide synchronization, no host
   //     round trip); device-to-device.
   //   Goal: BM_poly/memory:1/pattern:0 (constant, broadcast) >= 0.7x memory:0/pattern:0 (global,
-  //     broadcast) (reference 0.84x), and constant/per_lane far slower: explain why;
+  //     broadcast), and constant/per_lane far slower: explain why;
   //     `scripts/lab check 4.4`.
   // STARTER: if (n > 0) throw NotImplemented("Exercise 4.4: eval_polynomials, kConstant (chapters/04_memory/starter/constant_poly.cu)");
   CUDALAB_CHECK(cudaMemcpyToSymbolAsync(c_coeffs, coeffs, n_coeffs * sizeof(float), 0,

@@ -83,7 +83,7 @@ void rotate_sum_from_host(const float* host_in, float* staging, float* out, std:
   //   Constraints: launch_rotate_sum for the kernel; nothing but `stream` (no device-wide
   //     synchronization, no extra allocation).
   //   Goal: at 4 passes, BM_mapped/access:0 (copy-then-kernel) >= 3x faster than access:1
-  //     (zero-copy) (reference 4.0x); at 1 pass both near the pinned H2D rate;
+  //     (zero-copy); at 1 pass both near the pinned H2D rate;
   //     `scripts/lab check 4.5`.
   (void)staging; (void)stream;
   if (n > 0) throw NotImplemented("Exercise 4.5: rotate_sum_from_host (chapters/04_memory/starter/zero_copy.cu)");

@@ -4,7 +4,8 @@
 // that arrives last (counter == grid - 1) adds the partials in block order (deterministic: the
 // same bits every run) and sets the counter back to 0 for the next call: no memset, no second
 // launch. Loads as step 6 (grid_stride_thread_sum, reduce_common.cuh).
-// Target (2^28 floats, H200): >= 95% of CUB DeviceReduce::Sum, i.e. ~4.2 TB/s read.
+// Target (2^28 floats, H200): >= 95% of CUB DeviceReduce::Sum (the reduction ladder block of the
+// chapter README).
 //
 // A dirty counter. The protocol needs the counter at 0 when a call starts. A counter left at d > 0
 // (a call that did not finish, a workspace that was not zeroed, two calls sharing one workspace)

@@ -75,7 +75,7 @@ saxpy_vectorized_kernel(float a, const float4* __restrict__ x, float4* __restric
   //   Constraints: 16-byte loads and stores only (LDG.E.128 / STG.E.128 in the SASS); every load of
   //     the thread issued before its first store; coalesced (a warp reads 512 contiguous bytes per
   //     instruction); no local memory (the test reads localSizeBytes).
-  //   Goal: BM_unroll/vectorized_float4 >= 0.9x BM_unroll_memcpy (reference 0.99x); then read the
+  //   Goal: BM_unroll/vectorized_float4 >= 0.9x BM_unroll_memcpy; then read the
   //     SASS (`cmake --build build/gpu --target ch05_sass`); `scripts/lab check 5.6`.
   // STARTER: (void)a; (void)x; (void)y; (void)n4;
   const std::size_t base = blockIdx.x * (std::size_t{kUnrollBlock} * kVec4) + threadIdx.x;

@@ -23,8 +23,8 @@ __device__ T warp_reduce_sum(T v) {
   //     of the 32 values in lane 0 (the other lanes' results are unspecified). T is float or int.
   //   Constraints: registers only: no shared memory, no __syncthreads, no atomics; every lane of
   //     the warp takes part (kFullMask).
-  //   Goal: BM_reduce_sum/warp_shuffle >= 0.45x BM_reduce_sum_cub at 2^28 floats (reference 0.53x);
-  //     steps 6-7, which call your function, reach 1.0x; `scripts/lab check 5.2`.
+  //   Goal: BM_reduce_sum/warp_shuffle >= 0.45x BM_reduce_sum_cub at 2^28 floats;
+  //     steps 6-7, which call your function, run at about CUB's rate; `scripts/lab check 5.2`.
   return v;
 }
 

@@ -206,9 +206,9 @@ struct CostModel {
   double weight_bytes = 16.06e9;        // Llama-3-8B, bf16
   double flops_per_token = 2 * 8.03e9;  // one multiply-add per weight
   double kv_bytes_per_token = 131072;   // Llama-3-8B, bf16 (kv_bytes_per_token())
-  double bandwidth = 4.2e12;            // bytes/s: the H200's device copy (chapter 3)
+  double bandwidth = 4.2e12;            // bytes/s, assumed: about an H200's device copy
   double kv_efficiency = 0.8;           // decode attention's fraction of copy bandwidth (11.2 goal)
-  double peak_flops = 600e12;  // dense bf16 GEMM reached in practice (chapter 6: ~840 peak cuBLAS)
+  double peak_flops = 600e12;  // dense bf16 GEMM, assumed (cuBLAS's rate: ch06 BM_tc_gemm_cublas)
   // Milliseconds for an iteration that processes `tokens` new tokens (decodes + prompt tokens)
   // and reads `kv_tokens` cached tokens.
   double iteration_ms(long tokens, long kv_tokens) const;
