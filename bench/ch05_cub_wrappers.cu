@@ -1,4 +1,5 @@
 // CUB wrappers for the chapter 5 benchmarks (see ch05_cub_wrappers.hpp). No fmt in .cu files.
+#include <cstdint>
 #include <cub/device/device_histogram.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>

@@ -20,6 +20,7 @@
 // error row. The overlap rows are timed beside the serial pipeline (bench::run_vs: vs_base is the
 // measured speedup).
 //   ./build/gpu/bench/bench_ch07 --benchmark_out=ch07.json --benchmark_out_format=json
+#include <cstdint>
 #include <algorithm>
 #include <chrono>
 #include <cmath>

@@ -1,3 +1,4 @@
+#include <cstdint>
 #include "cudalab/compare.hpp"
 
 #include <fmt/format.h>

@@ -1,5 +1,6 @@
 // Device-side checks for the large tests (see cudalab/device_check.hpp). Grid-stride kernels with
 // 64-bit indices; a mismatch bumps a counter and lowers the first index with atomicMin.
+#include <cstdint>
 #include <algorithm>
 #include <cmath>
 #include <limits>

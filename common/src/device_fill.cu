@@ -1,5 +1,6 @@
 // Counter-based random fill on the device: value(i) = hash(seed, i), so any element can be
 // recomputed on the host (uniform_at) without copying the array back.
+#include <cstdint>
 #include <algorithm>
 
 #include "cudalab/check.hpp"

@@ -1,3 +1,4 @@
+#include <cstdint>
 #include "cudalab/random.hpp"
 
 #include <fmt/format.h>

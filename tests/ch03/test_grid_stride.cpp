@@ -1,5 +1,6 @@
 // Exercise 3.4 — grid-stride vector add, scalar and float4, on aligned and misaligned pointers and
 // on sizes that are not multiples of 4 (the vector tail) or of the grid.
+#include <cstdint>
 #include <gtest/gtest.h>
 
 #include <string>

@@ -1,4 +1,5 @@
 // Exercise 3.3 — saxpy, including one size past 2^31 elements (the 32-bit index overflow).
+#include <cstdint>
 #include <gtest/gtest.h>
 
 #include <span>

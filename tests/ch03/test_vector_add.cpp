@@ -1,5 +1,6 @@
 // Exercise 3.2 — vector_add against the CPU oracle, on sizes that catch the classic bugs:
 // 1, a warp +/- 1, a block +/- 1, non-multiples of the block, one large size.
+#include <cstdint>
 #include <gtest/gtest.h>
 
 #include <string>

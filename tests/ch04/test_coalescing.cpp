@@ -1,6 +1,7 @@
 // Exercise 4.1 — strided and misaligned copies give the exact input elements (they only move
 // data: the oracle is exact). Inputs come from fill_uniform_device; uniform_at recomputes any
 // element on the host, so even a 32x-strided 128 MB input needs no host copy of itself.
+#include <cstdint>
 #include <gtest/gtest.h>
 
 #include <string>

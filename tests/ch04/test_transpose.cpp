@@ -2,6 +2,7 @@
 // catch the classic bugs: 1 x 1, a single row or column, odd sizes below, at and above the
 // tile, non-square shapes (swapped bounds), many tiles (a missing __syncthreads), and more
 // rows than a 2D grid could cover in y (65535 x 32). Transposing only moves data: exact oracle.
+#include <cstdint>
 #include <gtest/gtest.h>
 
 #include <string>

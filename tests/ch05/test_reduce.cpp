@@ -9,6 +9,7 @@
 // all-zero result fails at every size) against a double oracle, within the bound of
 // float_sum_tolerance (reduce_scan_testing.hpp). Int is exact (values small enough that no
 // partial sum overflows).
+#include <cstdint>
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -1,6 +1,7 @@
 // Exercise 6.3 — row-major data through column-major cuBLAS: the swap identity, op(A)/op(B),
 // leading dimensions (sub-matrices of a bigger matrix), strided-batched GEMM. Each convention is
 // pinned against the double CPU oracle.
+#include <cstdint>
 #include <gtest/gtest.h>
 
 #include <algorithm>

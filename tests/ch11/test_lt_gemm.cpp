@@ -8,6 +8,7 @@
 //    dequantized values with the bf16 tolerance (+ 1e-3 sum |terms| with fast accumulation), and
 //    against the fp32 oracle of the unquantized inputs: the normwise relative error of E4M3
 //    (3 mantissa bits: each element within 2^-4 relative) stays below 0.08.
+#include <cstdint>
 #include <cuda_bf16.h>
 #include <gtest/gtest.h>
 

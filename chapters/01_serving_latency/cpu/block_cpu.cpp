@@ -1,4 +1,5 @@
 // The block on the CPU: deterministic weights and inputs, and the oracle forward in double.
+#include <cstdint>
 #include <algorithm>
 #include <cmath>
 

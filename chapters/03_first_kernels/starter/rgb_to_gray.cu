@@ -6,6 +6,7 @@
 // ceil(height / 8), one pixel per thread. Rows are `pitch` bytes apart, not 3 * width:
 // cudaMallocPitch pads each row to an aligned boundary. Bytes moved: 4 per pixel (3 read, 1
 // written).
+#include <cstdint>
 #include "ch03/ch03.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"

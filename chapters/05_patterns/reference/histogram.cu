@@ -10,6 +10,7 @@
 //     non-zero counts to the global histogram once. Global atomics drop from n to at most
 //     blocks x num_bins. (Kirk, Hwu and El Hajj, PMPP, "privatization".)
 // Expect: on the skewed input privatized >> global; on the uniform input both closer to copy speed.
+#include <cstdint>
 #include "ch05/histogram.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"

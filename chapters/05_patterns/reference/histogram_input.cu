@@ -1,6 +1,7 @@
 // Benchmark inputs for the histogram (a worked helper, not an exercise): generated on the device
 // from a hash of (seed, i), so 256 MiB of values cost a few hundred microseconds, not seconds of
 // host work and a copy.
+#include <cstdint>
 #include "ch05/histogram.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"

@@ -16,6 +16,7 @@
 // gets most of the dense fp16/bf16 peak (~990 TFLOP/s, NVIDIA's H200 datasheet; its measured
 // rate: the BM_tc_gemm_cublas rows); mma.sync-class instructions cannot reach that on Hopper,
 // so this kernel's honest target is a fraction of cuBLAS (see the README).
+#include <cstdint>
 #include <mma.h>
 
 #include "ch06/tensor_core.hpp"

@@ -31,6 +31,7 @@
 // either fully inside or fully outside), and the epilogue's stores are guarded.
 // Target: >= 85% (aim 90%) of cuBLAS SGEMM at 4096^3 on an H200.
 
+#include <cstdint>
 #include "ch06/sgemm.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/launch.hpp"

@@ -1,5 +1,6 @@
 // The batch-inference pipeline's model on the CPU: deterministic weights and inputs (no file to
 // ship: the same numbers on every machine) and the oracle forward in double.
+#include <cstdint>
 #include <algorithm>
 #include <cmath>
 

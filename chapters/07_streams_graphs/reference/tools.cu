@@ -1,5 +1,6 @@
 // Tools of the lesson: a gate that holds a stream, a kernel of known duration, stream priorities
 // and stream-ordered allocation (worked; the benchmarks measure them).
+#include <cstdint>
 #include <cmath>
 
 #include "ch07/ch07.hpp"

@@ -5,6 +5,7 @@
 // when given a path.
 //
 //   ./build/gpu/chapters/11_llm_serving/ch11_serving_sim [out.json]
+#include <cstdint>
 #include <fmt/format.h>
 
 #include <algorithm>

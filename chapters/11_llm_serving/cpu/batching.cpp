@@ -1,6 +1,7 @@
 // Continuous batching, host side (host.hpp): the skewed trace, the cost model, the statistics and
 // the static-batching baseline. The continuous scheduler is exercise 11.5
 // (reference/scheduler.cpp).
+#include <cstdint>
 #include <algorithm>
 #include <cmath>
 #include <deque>

@@ -1,4 +1,5 @@
 // KV-cache arithmetic (host.hpp): bytes per token, per sequence, per GPU, and what fits.
+#include <cstdint>
 #include <cmath>
 
 #include "ch11/host.hpp"
