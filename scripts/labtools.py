@@ -147,7 +147,10 @@ def list_tests(bdir: Path, labels: list[str], with_command: bool = False) -> dic
 
 
 def label_regex(label: str) -> str:
-    """A ctest -L regular expression that matches exactly `label`."""
+    """A ctest -L regular expression that matches exactly `label`. The label is plain text: an
+    anchored one ('^mutant$') would be escaped and then match nothing, so it is refused."""
+    if label.startswith("^") or label.endswith("$"):
+        raise ValueError(f"label {label!r}: labels are matched exactly already; pass the plain label")
     return "^" + re.sub(r"([.^$*+?()\[\]{}|\\])", r"\\\1", label) + "$"
 
 

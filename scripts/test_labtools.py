@@ -292,3 +292,13 @@ class JudgeMutant(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class LabelRegex(unittest.TestCase):
+    def test_exact_and_refuses_an_anchored_label(self):
+        import re
+        rx = lt.label_regex("ex:5.1")
+        self.assertTrue(re.search(rx, "ex:5.1"))
+        self.assertFalse(re.search(rx, "ex:5.10"))
+        with self.assertRaises(ValueError):  # the gpu_suite bug of 2026-12-01: '^mutant$' matched nothing
+            lt.label_regex("^mutant$")
