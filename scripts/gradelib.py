@@ -313,15 +313,29 @@ def speed_verdict(goal: Goal, learner_runs: list[dict], reference_runs: list[dic
     return SpeedVerdict(goal.exercise, goal.label, med(learner_runs), med(reference_runs), goal.goal)
 
 
+def _posix_row(rx: str) -> str | None:
+    """A row regex as Google Benchmark's --benchmark_filter can read it (POSIX extended, matched
+    against the full instance name, which may end in /manual_time), or None when it uses Python-only
+    syntax. The trailing $ is dropped for that suffix; the exact rows are picked from the JSON."""
+    r = rx.replace("\\d", "[0-9]")
+    if "\\" in r or "(?" in r:
+        return None
+    return r[:-1] if r.endswith("$") else r
+
+
 def bench_filter(goals: list[Goal]) -> str:
-    """A --benchmark_filter that selects the goals' rows and vendor rows. Google Benchmark reads it
-    as a POSIX extended regex (no \\d, no (?:...)), so it names the families (the literal start of
-    each regex); the exact rows are then picked from the JSON with Python's re."""
-    fams = []
+    """A --benchmark_filter that selects the goals' rows and vendor rows, as narrowly as Google
+    Benchmark's regex allows: the rows themselves when their regexes are plain (each benchmark
+    process pays its setup and one output check per row, so every extra row costs seconds), else
+    their families (the literal start of each regex). The exact rows are then picked from the JSON
+    with Python's re."""
+    pats = []
     for g in goals:
         for rx in (g.row, g.vendor):
-            m = re.match(r"\^?([A-Za-z0-9_]+)", rx)
-            fam = m.group(1) if m else ""
-            if fam and fam not in fams:
-                fams.append(fam)
-    return "^(" + "|".join(fams) + ")" if fams else "."
+            p = _posix_row(rx)
+            if p is None:
+                m = re.match(r"\^?([A-Za-z0-9_]+)", rx)
+                p = "^" + m.group(1) if m else ""
+            if p and p not in pats:
+                pats.append(p)
+    return "|".join(f"({p})" for p in pats) if pats else "."

@@ -271,15 +271,16 @@ def run_by_executable(bdir: Path, labels: list[str], xml_dir: Path, jobs: int,
 LARGE_SUITE = "LargeGpu"
 
 
-def run_tests(bdir: Path, labels: list[str], work: Path, jobs: int) -> list[TestResult]:
+def run_tests(bdir: Path, labels: list[str], work: Path, jobs: int, large: bool = True) -> list[TestResult]:
     """Every test carrying all `labels` (exactly), a result per test, fast: one process per
-    executable; the large-memory suites one executable at a time; the deliberate-fault suites one
-    process per case."""
+    executable; the large-memory suites one executable at a time (left out, with no result, when
+    large is false); the deliberate-fault suites one process per case."""
     tests = list_tests(bdir, labels, with_command=True)
     tag = "_".join(re.sub(r"[^\w.-]", "_", l) for l in labels) or "all"
     res = run_by_executable(bdir, labels, work / tag, jobs, skip_suite=(FAULT_SUITE, LARGE_SUITE), tests=tests)
-    res += run_by_executable(bdir, labels, work / (tag + "_large"), jobs, only_suite=LARGE_SUITE,
-                             serial=True, tests=tests)
+    if large:
+        res += run_by_executable(bdir, labels, work / (tag + "_large"), jobs, only_suite=LARGE_SUITE,
+                                 serial=True, tests=tests)
     res += run_by_executable(bdir, labels, work / (tag + "_faults"), jobs, only_suite=FAULT_SUITE,
                              per_case=True, tests=tests)
     return res
