@@ -12,7 +12,7 @@
 #include "cudalab/cublas.hpp"
 #include "cudalab/random.hpp"
 #include "cudalab/testing.hpp"
-#include "gemm_test_util.hpp"
+#include "gemm_testing.hpp"
 
 using namespace cudalab;
 using ch06::Op;

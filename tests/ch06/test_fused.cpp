@@ -10,7 +10,7 @@
 #include "cudalab/cublas.hpp"
 #include "cudalab/random.hpp"
 #include "cudalab/testing.hpp"
-#include "gemm_test_util.hpp"
+#include "gemm_testing.hpp"
 
 using namespace cudalab;
 using ch06_test::Shape;

@@ -10,7 +10,7 @@
 #include "cudalab/random.hpp"
 #include "cudalab/device_fill.hpp"
 #include "cudalab/testing.hpp"
-#include "gemm_test_util.hpp"
+#include "gemm_testing.hpp"
 
 using namespace cudalab;
 using ch06::SgemmVariant;
@@ -118,7 +118,7 @@ INSTANTIATE_TEST_SUITE_P(Tiled, SgemmRaceGpu,
                          [](const auto& p) { return std::string(ch06::to_string(p.param)); });
 
 // Every variant at the benchmarked sizes, 4096^3 and 4095^3 (every tile edge partial, no float4
-// rows), once, against cuBLAS on the GPU (bound: gemm_test_util.hpp, LargeGemm). The benchmark
+// rows), once, against cuBLAS on the GPU (bound: gemm_testing.hpp, LargeGemm). The benchmark
 // quotes these sizes: a kernel that skipped tiles there would just look faster. Cost on an H200,
 // per variant: 2 sizes x (the variant + 2 cuBLAS calls) ~ 0.8 TFLOP; the naive variants dominate
 // (~0.2-0.5 s each at a few TFLOP/s); ~2-3 s for the 8 variants.

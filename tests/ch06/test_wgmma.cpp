@@ -10,7 +10,7 @@
 #include "cudalab/random.hpp"
 #include "cudalab/device_fill.hpp"
 #include "cudalab/testing.hpp"
-#include "gemm_test_util.hpp"
+#include "gemm_testing.hpp"
 
 using namespace cudalab;
 using ch06_test::Shape;
@@ -56,7 +56,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, WgmmaGemmGpu,
                          [](const auto& p) { return ch06_test::shape_name(p.param); });
 
 // The wgmma kernel at the benchmarked 8192^3 (TN: Bt is N x K), once, against cuBLAS SGEMM (N, T)
-// on the GPU (inputs exact in bf16: gemm_test_util.hpp, LargeGemm). Cost on an H200: ~2 x 1.1
+// on the GPU (inputs exact in bf16: gemm_testing.hpp, LargeGemm). Cost on an H200: ~2 x 1.1
 // TFLOP, well under 0.1 s, plus the check.
 TEST(WgmmaGemmLargeGpu, AtTheBenchmarkSize) {
   CUDALAB_REQUIRE_ARCH(9, 0);

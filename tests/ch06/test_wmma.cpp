@@ -11,7 +11,7 @@
 #include "cudalab/random.hpp"
 #include "cudalab/device_fill.hpp"
 #include "cudalab/testing.hpp"
-#include "gemm_test_util.hpp"
+#include "gemm_testing.hpp"
 
 using namespace cudalab;
 using ch06_test::Shape;
@@ -107,7 +107,7 @@ TEST(CublasGemmExGpu, RowMajorMatchesOracle) {
 }
 
 // WMMA fp16 and bf16 at the benchmarked 8192^3, once each, against cuBLAS SGEMM on the GPU (the
-// inputs are exact in 16 bits: gemm_test_util.hpp, LargeGemm). Cost on an H200: 3 x 1.1 TFLOP of
+// inputs are exact in 16 bits: gemm_testing.hpp, LargeGemm). Cost on an H200: 3 x 1.1 TFLOP of
 // tensor-core and fp32 GEMM, ~0.1 s, plus the check.
 TEST(WmmaGemmLargeGpu, AtTheBenchmarkSize) {
   const int size = 8192;
