@@ -302,3 +302,19 @@ class LabelRegex(unittest.TestCase):
         self.assertFalse(re.search(rx, "ex:5.10"))
         with self.assertRaises(ValueError):  # the gpu_suite bug of 2026-12-01: '^mutant$' matched nothing
             lt.label_regex("^mutant$")
+
+
+class FormatCheck(unittest.TestCase):
+    def test_an_unformatted_file_is_named_and_a_formatted_one_is_not(self):
+        import shutil
+        import tempfile
+        if shutil.which("clang-format") is None:
+            self.skipTest("clang-format is not installed")
+        with tempfile.TemporaryDirectory() as d:
+            root = Path(d)
+            (root / ".clang-format").write_text((lt.ROOT / ".clang-format").read_text())
+            (root / "bad.cpp").write_text("int  f( int x ){return x;}\n")
+            (root / "good.cpp").write_text("int f(int x) {\n  return x;\n}\n")
+            (root / "starter").mkdir()
+            (root / "starter" / "gen.cpp").write_text("int  g( ){return 0;}\n")  # generated: not checked
+            self.assertEqual(lt.format_problems(root), ["bad.cpp"])
