@@ -2,7 +2,8 @@
 // the same bytes, timed alternately in the same row (bench::run_vs; vs_base = the kernel's GB/s
 // over the copy's). These kernels do almost no arithmetic: their ceiling is DRAM bandwidth.
 // The ratios and speed goals read from these rows are declared in bench/ch03.toml.
-//   ./build/gpu/bench/bench_ch03 --benchmark_repetitions=5 --benchmark_out=ch03.json --benchmark_out_format=json
+//   ./build/gpu/bench/bench_ch03 --benchmark_repetitions=5 --benchmark_out=ch03.json
+//   --benchmark_out_format=json
 //
 // Rows: BM_memcpy_d2d (cudaMemcpy alone, 1 GiB), BM_vector_add, BM_saxpy,
 // BM_vector_add_grid_stride/<scalar|float4>, BM_rgb_to_gray. Each checks its output once before
@@ -42,7 +43,8 @@ std::string check_add(const Arrays& x) {
 void BM_memcpy_d2d(benchmark::State& state) {
   Arrays x;
   auto work = [&](cudaStream_t s) {
-    CUDALAB_CHECK(cudaMemcpyAsync(x.c.data(), x.a.data(), kN * sizeof(float), cudaMemcpyDeviceToDevice, s));
+    CUDALAB_CHECK(
+        cudaMemcpyAsync(x.c.data(), x.a.data(), kN * sizeof(float), cudaMemcpyDeviceToDevice, s));
   };
   if (!bench::verify(state, "memcpy_d2d", [&] {
         work(nullptr);
@@ -84,7 +86,9 @@ void BM_saxpy(benchmark::State& state) {
 
 void bm_grid_stride(benchmark::State& state, ch03::StrideVariant v, const std::string& name) {
   Arrays x;
-  auto work = [&](cudaStream_t s) { ch03::vector_add_grid_stride(x.a.data(), x.b.data(), x.c.data(), kN, v, s); };
+  auto work = [&](cudaStream_t s) {
+    ch03::vector_add_grid_stride(x.a.data(), x.b.data(), x.c.data(), kN, v, s);
+  };
   if (!bench::verify(state, "grid_stride/" + name, [&] {
         work(nullptr);
         return check_add(x);
@@ -101,7 +105,8 @@ void BM_rgb_to_gray(benchmark::State& state) {
   static const std::vector<std::uint8_t> host = [&] {  // made once per process, 1 GiB
     std::vector<std::uint8_t> image(rgb.rows() * rgb.width());
     std::uint32_t bits = 12345;
-    for (auto& byte : image) {  // a cheap LCG: every channel value occurs, no pattern a kernel could exploit
+    for (auto& byte :
+         image) {  // a cheap LCG: every channel value occurs, no pattern a kernel could exploit
       bits = bits * 1664525u + 1013904223u;
       byte = static_cast<std::uint8_t>(bits >> 24);
     }
@@ -131,9 +136,13 @@ BENCHMARK(BM_memcpy_d2d)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_vector_add)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_saxpy)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(bm_grid_stride, scalar, ch03::StrideVariant::kScalar, "scalar")
-    ->Name("BM_vector_add_grid_stride/scalar")->UseManualTime()->Unit(benchmark::kMicrosecond);
+    ->Name("BM_vector_add_grid_stride/scalar")
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(bm_grid_stride, float4, ch03::StrideVariant::kFloat4, "float4")
-    ->Name("BM_vector_add_grid_stride/float4")->UseManualTime()->Unit(benchmark::kMicrosecond);
+    ->Name("BM_vector_add_grid_stride/float4")
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_rgb_to_gray)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 CUDALAB_BENCH_MAIN();

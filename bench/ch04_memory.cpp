@@ -40,7 +40,8 @@ namespace {
 constexpr std::size_t kN = std::size_t{1} << 26;  // 2^26 floats = 256 MiB per array, >> 60 MB of L2
 
 // Runs `work` beside a cudaMemcpy D2D of the same bytes; pct_of_memcpy_same_bytes = 100 vs_base.
-void run_vs_copy(benchmark::State& state, const std::function<void(cudaStream_t)>& work, bench::Work w) {
+void run_vs_copy(benchmark::State& state, const std::function<void(cudaStream_t)>& work,
+                 bench::Work w) {
   const bench::CopyBase copy(w.bytes);
   bench::run_vs(state, work, std::cref(copy), w);
   if (state.counters.find("vs_base") != state.counters.end())
@@ -71,7 +72,8 @@ void BM_strided_copy(benchmark::State& state) {
         return bench::mismatch(out.to_host(), want, {}, "strided copy 2^26");
       }))
     return;
-  run_vs_copy(state, work, {.bytes = 2.0 * kN * sizeof(float)});  // useful bytes: what a coalesced copy moves
+  run_vs_copy(state, work,
+              {.bytes = 2.0 * kN * sizeof(float)});  // useful bytes: what a coalesced copy moves
 }
 
 void BM_offset_copy(benchmark::State& state) {
@@ -93,7 +95,8 @@ void BM_coalescing_memcpy(benchmark::State& state) {  // the ceiling of both row
   const DeviceBuffer<float> in = uniform_device_buffer(kN, 3, -1.0f, 1.0f);
   DeviceBuffer<float> out(kN);
   auto work = [&](cudaStream_t s) {
-    CUDALAB_CHECK(cudaMemcpyAsync(out.data(), in.data(), kN * sizeof(float), cudaMemcpyDeviceToDevice, s));
+    CUDALAB_CHECK(
+        cudaMemcpyAsync(out.data(), in.data(), kN * sizeof(float), cudaMemcpyDeviceToDevice, s));
   };
   if (!bench::verify(state, "coalescing_memcpy", [&] {
         work(nullptr);
@@ -111,8 +114,11 @@ struct Matrices {
   DeviceBuffer<float> in, out;
   // Shape from the benchmark arguments: (rows, cols) start at argument `first`.
   Matrices(const benchmark::State& state, int first)
-      : rows(static_cast<int>(state.range(first))), cols(static_cast<int>(state.range(first + 1))),
-        n(static_cast<std::size_t>(rows) * cols), in(uniform_device_buffer(n, 4, -1.0f, 1.0f)), out(n) {}
+      : rows(static_cast<int>(state.range(first))),
+        cols(static_cast<int>(state.range(first + 1))),
+        n(static_cast<std::size_t>(rows) * cols),
+        in(uniform_device_buffer(n, 4, -1.0f, 1.0f)),
+        out(n) {}
   double bytes() const { return 2.0 * n * sizeof(float); }
   // out == in (transposed: out is cols x rows), against the host twin of the fill.
   std::string check(bool transposed) const {
@@ -133,7 +139,9 @@ void BM_transpose(benchmark::State& state) {  // arguments: variant, rows, cols
   Matrices m(state, 1);
   const auto v = static_cast<ch04::TransposeVariant>(state.range(0));
   state.SetLabel(std::string(ch04::name(v)));
-  auto work = [&](cudaStream_t s) { ch04::transpose(m.in.data(), m.out.data(), m.rows, m.cols, v, s); };
+  auto work = [&](cudaStream_t s) {
+    ch04::transpose(m.in.data(), m.out.data(), m.rows, m.cols, v, s);
+  };
   if (!bench::verify(state, key("transpose", state, 3), [&] {
         work(nullptr);
         return m.check(true);
@@ -146,7 +154,8 @@ void BM_transpose_memcpy(benchmark::State& state) {  // arguments: rows, cols
   Matrices m(state, 0);
   state.SetLabel("cudaMemcpy D2D");
   auto work = [&](cudaStream_t s) {
-    CUDALAB_CHECK(cudaMemcpyAsync(m.out.data(), m.in.data(), m.n * sizeof(float), cudaMemcpyDeviceToDevice, s));
+    CUDALAB_CHECK(cudaMemcpyAsync(m.out.data(), m.in.data(), m.n * sizeof(float),
+                                  cudaMemcpyDeviceToDevice, s));
   };
   if (!bench::verify(state, key("transpose_memcpy", state, 2), [&] {
         work(nullptr);
@@ -188,11 +197,14 @@ void BM_smem_column(benchmark::State& state) {
   const unsigned blocks = static_cast<unsigned>(device_info().sm_count) * 8;  // 2048 threads / SM
   const int iterations = 4096;
   DeviceBuffer<float> out(std::size_t{blocks} * ch04::kSmemThreads);
-  auto work = [&](cudaStream_t s) { ch04::smem_column_read(out.data(), blocks, stride, iterations, s); };
+  auto work = [&](cudaStream_t s) {
+    ch04::smem_column_read(out.data(), blocks, stride, iterations, s);
+  };
   if (!bench::verify(state, key("smem_column", state, 1), [&] {
         work(nullptr);
         std::vector<float> want(out.size());
-        for (std::size_t t = 0; t < want.size(); ++t) want[t] = ch04::smem_column_read_oracle(t, stride, iterations);
+        for (std::size_t t = 0; t < want.size(); ++t)
+          want[t] = ch04::smem_column_read_oracle(t, stride, iterations);
         return bench::mismatch(out.to_host(), want, {}, "smem_column_read");
       }))
     return;
@@ -211,7 +223,8 @@ void BM_poly(benchmark::State& state) {
   state.SetLabel(std::string(memory == ch04::CoeffMemory::kGlobal ? "global" : "constant") + "/" +
                  (pattern == ch04::CoeffPattern::kBroadcast ? "broadcast" : "per_lane"));
   const DeviceBuffer<float> x = uniform_device_buffer(kN, 5, -0.99f, 0.99f);
-  const DeviceBuffer<float> c = uniform_device_buffer(std::size_t{terms} * ch04::kPolys, 6, -1.0f, 1.0f);
+  const DeviceBuffer<float> c =
+      uniform_device_buffer(std::size_t{terms} * ch04::kPolys, 6, -1.0f, 1.0f);
   DeviceBuffer<float> y(kN), base_y(kN);
   auto run = [&](ch04::CoeffMemory mem, float* out, cudaStream_t s) {
     ch04::eval_polynomials(x.data(), out, kN, c.data(), terms, mem, pattern, s);
@@ -226,7 +239,8 @@ void BM_poly(benchmark::State& state) {
           for (int k = terms - 2; k >= 0; --k) acc = std::fma(acc, hx[i], hc[k * ch04::kPolys + p]);
           want[i] = acc;
         }
-        return bench::mismatch(y.to_host(), want, {.abs = 1e-5, .rel = 1e-5}, "eval_polynomials 2^26");
+        return bench::mismatch(y.to_host(), want, {.abs = 1e-5, .rel = 1e-5},
+                               "eval_polynomials 2^26");
       }))
     return;
   const bench::Work w{.bytes = 2.0 * kN * sizeof(float), .flops = 2.0 * (terms - 1) * kN};
@@ -234,7 +248,8 @@ void BM_poly(benchmark::State& state) {
   if (memory == ch04::CoeffMemory::kGlobal)
     bench::run(state, work, w);
   else  // constant memory beside global memory, same pattern
-    bench::run_vs(state, work, [&](cudaStream_t s) { run(ch04::CoeffMemory::kGlobal, base_y.data(), s); }, w);
+    bench::run_vs(
+        state, work, [&](cudaStream_t s) { run(ch04::CoeffMemory::kGlobal, base_y.data(), s); }, w);
 }
 
 // ---- host-device transfers ------------------------------------------------------------------
@@ -258,17 +273,21 @@ struct HostMemory {
 };
 
 // Byte i of a transfer's source: a pattern a lost or shifted byte cannot match.
-unsigned char pattern_byte(std::size_t i) { return static_cast<unsigned char>((i * 2654435761u) >> 13); }
+unsigned char pattern_byte(std::size_t i) {
+  return static_cast<unsigned char>((i * 2654435761u) >> 13);
+}
 
 // Copies host -> device -> host once and checks every byte came back.
-std::string check_round_trip(HostMemory& host, DeviceBuffer<unsigned char>& dev, std::size_t bytes) {
+std::string check_round_trip(HostMemory& host, DeviceBuffer<unsigned char>& dev,
+                             std::size_t bytes) {
   for (std::size_t i = 0; i < bytes; ++i) host.p[i] = pattern_byte(i);
   CUDALAB_CHECK(cudaMemcpy(dev.data(), host.p, bytes, cudaMemcpyHostToDevice));
   std::memset(host.p, 0, bytes);
   CUDALAB_CHECK(cudaMemcpy(host.p, dev.data(), bytes, cudaMemcpyDeviceToHost));
   for (std::size_t i = 0; i < bytes; ++i)
     if (host.p[i] != pattern_byte(i))
-      return "transfer of " + std::to_string(bytes) + " bytes: byte " + std::to_string(i) + " differs";
+      return "transfer of " + std::to_string(bytes) + " bytes: byte " + std::to_string(i) +
+             " differs";
   return {};
 }
 
@@ -289,15 +308,22 @@ void transfer_bench(benchmark::State& state, cudaMemcpyKind kind) {
   };
   const bench::Work w{.bytes = static_cast<double>(bytes)};  // bytes crossing the bus (once)
   if (!pinned) {
-    bench::run(state, [&](cudaStream_t s) { copy(host.p, s); }, w);
+    bench::run(
+        state, [&](cudaStream_t s) { copy(host.p, s); }, w);
   } else {  // pinned beside pageable, same size and direction
     HostMemory pageable(bytes, false);
-    bench::run_vs(state, [&](cudaStream_t s) { copy(host.p, s); }, [&](cudaStream_t s) { copy(pageable.p, s); }, w);
+    bench::run_vs(
+        state, [&](cudaStream_t s) { copy(host.p, s); },
+        [&](cudaStream_t s) { copy(pageable.p, s); }, w);
   }
   state.counters.erase("pct_of_copy");  // HBM copy is not this bus's ceiling
 }
-void BM_h2d(benchmark::State& state) { transfer_bench(state, cudaMemcpyHostToDevice); }
-void BM_d2h(benchmark::State& state) { transfer_bench(state, cudaMemcpyDeviceToHost); }
+void BM_h2d(benchmark::State& state) {
+  transfer_bench(state, cudaMemcpyHostToDevice);
+}
+void BM_d2h(benchmark::State& state) {
+  transfer_bench(state, cudaMemcpyDeviceToHost);
+}
 
 // Measures the whole 4 KiB .. 1 GiB sweep inside one iteration and fits t = latency + size / bw
 // with ch04::fit_transfer_times (cpu/transfer_fit.cpp, unit-tested on CI).
@@ -307,19 +333,22 @@ void BM_transfer_fit(benchmark::State& state) {
   constexpr std::size_t kMax = std::size_t{1} << 30;
   HostMemory host(kMax, pinned);
   DeviceBuffer<unsigned char> dev(kMax);
-  if (!bench::verify(state, key("transfer_fit", state, 2), [&] { return check_round_trip(host, dev, kMax); }))
+  if (!bench::verify(state, key("transfer_fit", state, 2),
+                     [&] { return check_round_trip(host, dev, kMax); }))
     return;
   Stream stream;
   for (auto _ : state) {
     std::vector<double> sizes, seconds;
     double total_s = 0;
     for (std::size_t b = 4096; b <= kMax; b *= 4) {
-      const TimingStats t = time_gpu([&](cudaStream_t s) {
-        if (h2d)
-          CUDALAB_CHECK(cudaMemcpyAsync(dev.data(), host.p, b, cudaMemcpyHostToDevice, s));
-        else
-          CUDALAB_CHECK(cudaMemcpyAsync(host.p, dev.data(), b, cudaMemcpyDeviceToHost, s));
-      }, stream, {.warmup = 1, .repetitions = b >= (std::size_t{64} << 20) ? 3 : 15});
+      const TimingStats t = time_gpu(
+          [&](cudaStream_t s) {
+            if (h2d)
+              CUDALAB_CHECK(cudaMemcpyAsync(dev.data(), host.p, b, cudaMemcpyHostToDevice, s));
+            else
+              CUDALAB_CHECK(cudaMemcpyAsync(host.p, dev.data(), b, cudaMemcpyDeviceToHost, s));
+          },
+          stream, {.warmup = 1, .repetitions = b >= (std::size_t{64} << 20) ? 3 : 15});
       sizes.push_back(static_cast<double>(b));
       seconds.push_back(t.median_ms * 1e-3);
       total_s += t.median_ms * 1e-3;
@@ -340,13 +369,15 @@ void BM_mapped(benchmark::State& state) {
   PinnedBuffer<float> host(kN, cudaHostAllocMapped);
   for (std::size_t i = 0; i < kN; ++i) host[i] = static_cast<float>(i % 1000) * 1e-3f;
   DeviceBuffer<float> staging(kN), out(kN), base_staging(kN), base_out(kN);
-  CUDALAB_CHECK(cudaMemcpy(staging.data(), host.data(), kN * sizeof(float), cudaMemcpyHostToDevice));
+  CUDALAB_CHECK(
+      cudaMemcpy(staging.data(), host.data(), kN * sizeof(float), cudaMemcpyHostToDevice));
   auto run = [&](long m, float* stage, float* o, cudaStream_t s) {
     if (m == 2)
       ch04::rotate_sum(stage, o, kN, passes, s);
     else
-      ch04::rotate_sum_from_host(host.data(), stage, o, kN, passes,
-                                 m == 0 ? ch04::HostAccess::kCopyThenKernel : ch04::HostAccess::kZeroCopy, s);
+      ch04::rotate_sum_from_host(
+          host.data(), stage, o, kN, passes,
+          m == 0 ? ch04::HostAccess::kCopyThenKernel : ch04::HostAccess::kZeroCopy, s);
   };
   if (!bench::verify(state, key("mapped", state, 2), [&] {
         run(mode, staging.data(), out.data(), nullptr);
@@ -360,12 +391,14 @@ void BM_mapped(benchmark::State& state) {
         return bench::mismatch(out.to_host(), want, {.abs = 1e-5, .rel = 1e-5}, "rotate_sum 2^26");
       }))
     return;
-  const bench::Work w{.bytes = static_cast<double>(kN * sizeof(float))};  // GB/s = input consumed per second
+  const bench::Work w{
+      .bytes = static_cast<double>(kN * sizeof(float))};  // GB/s = input consumed per second
   auto work = [&](cudaStream_t s) { run(mode, staging.data(), out.data(), s); };
   if (mode != 0)
     bench::run(state, work, w);
   else  // copy_then_kernel beside zero_copy, same passes
-    bench::run_vs(state, work, [&](cudaStream_t s) { run(1, base_staging.data(), base_out.data(), s); }, w);
+    bench::run_vs(
+        state, work, [&](cudaStream_t s) { run(1, base_staging.data(), base_out.data(), s); }, w);
   state.counters.erase("pct_of_copy");
 }
 
@@ -375,18 +408,45 @@ void BM_mapped(benchmark::State& state) {
 
 LAB_ROW(BM_coalescing_memcpy);
 LAB_ROW(BM_strided_copy)->ArgName("stride")->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Arg(16)->Arg(32);
-LAB_ROW(BM_offset_copy)->ArgName("offset")->Arg(0)->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Arg(16)->Arg(31)->Arg(32);
+LAB_ROW(BM_offset_copy)
+    ->ArgName("offset")
+    ->Arg(0)
+    ->Arg(1)
+    ->Arg(2)
+    ->Arg(4)
+    ->Arg(8)
+    ->Arg(16)
+    ->Arg(31)
+    ->Arg(32);
 
-LAB_ROW(BM_transpose_memcpy)->ArgNames({"rows", "cols"})->Apply([](auto* b) { transpose_shapes(b, false); });
-LAB_ROW(BM_transpose_copy_kernel)->ArgNames({"rows", "cols"})->Apply([](auto* b) { transpose_shapes(b, false); });
-LAB_ROW(BM_transpose)->ArgNames({"variant", "rows", "cols"})->Apply([](auto* b) { transpose_shapes(b, true); });
+LAB_ROW(BM_transpose_memcpy)->ArgNames({"rows", "cols"})->Apply([](auto* b) {
+  transpose_shapes(b, false);
+});
+LAB_ROW(BM_transpose_copy_kernel)->ArgNames({"rows", "cols"})->Apply([](auto* b) {
+  transpose_shapes(b, false);
+});
+LAB_ROW(BM_transpose)->ArgNames({"variant", "rows", "cols"})->Apply([](auto* b) {
+  transpose_shapes(b, true);
+});
 
-LAB_ROW(BM_smem_column)->ArgName("stride")->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Arg(16)->Arg(32)->Arg(33);
+LAB_ROW(BM_smem_column)
+    ->ArgName("stride")
+    ->Arg(1)
+    ->Arg(2)
+    ->Arg(4)
+    ->Arg(8)
+    ->Arg(16)
+    ->Arg(32)
+    ->Arg(33);
 
 LAB_ROW(BM_poly)->ArgNames({"memory", "pattern"})->ArgsProduct({{0, 1}, {0, 1}});
 
-LAB_ROW(BM_h2d)->ArgNames({"pinned", "bytes"})->ArgsProduct({{0, 1}, benchmark::CreateRange(4096, 1 << 30, 4)});
-LAB_ROW(BM_d2h)->ArgNames({"pinned", "bytes"})->ArgsProduct({{0, 1}, benchmark::CreateRange(4096, 1 << 30, 4)});
+LAB_ROW(BM_h2d)
+    ->ArgNames({"pinned", "bytes"})
+    ->ArgsProduct({{0, 1}, benchmark::CreateRange(4096, 1 << 30, 4)});
+LAB_ROW(BM_d2h)
+    ->ArgNames({"pinned", "bytes"})
+    ->ArgsProduct({{0, 1}, benchmark::CreateRange(4096, 1 << 30, 4)});
 LAB_ROW(BM_transfer_fit)->ArgNames({"pinned", "h2d"})->ArgsProduct({{0, 1}, {0, 1}})->Iterations(1);
 LAB_ROW(BM_mapped)->ArgNames({"access", "passes"})->ArgsProduct({{0, 1, 2}, {1, 4}});
 

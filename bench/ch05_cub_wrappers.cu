@@ -1,10 +1,9 @@
 // CUB wrappers for the chapter 5 benchmarks (see ch05_cub_wrappers.hpp). No fmt in .cu files.
+#include <climits>
 #include <cstdint>
 #include <cub/device/device_histogram.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
-
-#include <climits>
 
 #include "ch05_cub_wrappers.hpp"
 #include "cudalab/check.hpp"
@@ -29,7 +28,8 @@ std::size_t scan_bytes(const T* in, T* out, std::size_t n) {
 }
 
 template <class T>
-void scan(const T* in, T* out, std::size_t n, void* temp, std::size_t temp_bytes, cudaStream_t stream) {
+void scan(const T* in, T* out, std::size_t n, void* temp, std::size_t temp_bytes,
+          cudaStream_t stream) {
   CUDALAB_CHECK(with_count(n, [&](auto count) {
     return cub::DeviceScan::InclusiveSum(temp, temp_bytes, in, out, count, stream);
   }));
@@ -39,7 +39,8 @@ void scan(const T* in, T* out, std::size_t n, void* temp, std::size_t temp_bytes
 
 std::size_t cub_reduce_sum_temp_bytes(const float* in, float* out, std::size_t n) {
   std::size_t bytes = 0;
-  CUDALAB_CHECK(with_count(n, [&](auto count) { return cub::DeviceReduce::Sum(nullptr, bytes, in, out, count); }));
+  CUDALAB_CHECK(with_count(
+      n, [&](auto count) { return cub::DeviceReduce::Sum(nullptr, bytes, in, out, count); }));
   return bytes;
 }
 void cub_reduce_sum(const float* in, float* out, std::size_t n, void* temp, std::size_t temp_bytes,
@@ -49,14 +50,18 @@ void cub_reduce_sum(const float* in, float* out, std::size_t n, void* temp, std:
   }));
 }
 
-std::size_t cub_inclusive_sum_temp_bytes(const int* in, int* out, std::size_t n) { return scan_bytes(in, out, n); }
-std::size_t cub_inclusive_sum_temp_bytes(const float* in, float* out, std::size_t n) { return scan_bytes(in, out, n); }
+std::size_t cub_inclusive_sum_temp_bytes(const int* in, int* out, std::size_t n) {
+  return scan_bytes(in, out, n);
+}
+std::size_t cub_inclusive_sum_temp_bytes(const float* in, float* out, std::size_t n) {
+  return scan_bytes(in, out, n);
+}
 void cub_inclusive_sum(const int* in, int* out, std::size_t n, void* temp, std::size_t temp_bytes,
                        cudaStream_t stream) {
   scan(in, out, n, temp, temp_bytes, stream);
 }
-void cub_inclusive_sum(const float* in, float* out, std::size_t n, void* temp, std::size_t temp_bytes,
-                       cudaStream_t stream) {
+void cub_inclusive_sum(const float* in, float* out, std::size_t n, void* temp,
+                       std::size_t temp_bytes, cudaStream_t stream) {
   scan(in, out, n, temp, temp_bytes, stream);
 }
 

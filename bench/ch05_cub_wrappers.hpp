@@ -23,8 +23,8 @@ void cub_reduce_sum(const float* in, float* out, std::size_t n, void* temp, std:
                     cudaStream_t stream);
 void cub_inclusive_sum(const int* in, int* out, std::size_t n, void* temp, std::size_t temp_bytes,
                        cudaStream_t stream);
-void cub_inclusive_sum(const float* in, float* out, std::size_t n, void* temp, std::size_t temp_bytes,
-                       cudaStream_t stream);
+void cub_inclusive_sum(const float* in, float* out, std::size_t n, void* temp,
+                       std::size_t temp_bytes, cudaStream_t stream);
 
 // num_bins bins of width 1 over [0, num_bins): hist[b] = #{i : values[i] == b}; values outside
 // are ignored, as in ch05::histogram. n < 2^31 (HistogramEven takes an int count).

@@ -4,8 +4,8 @@
 //   ./build/gpu/bench/bench_ch05 --benchmark_filter='reduce|scan' --benchmark_repetitions=5
 //
 // Rows (GB/s; vs_base = CUB time / this row's time, measured interleaved):
-//   BM_reduce_sum/<variant>       the ladder (interleaved ... one_pass) beside cub::DeviceReduce::Sum
-//   BM_reduce_sum_cub             cub::DeviceReduce::Sum alone
+//   BM_reduce_sum/<variant>       the ladder (interleaved ... one_pass) beside
+//   cub::DeviceReduce::Sum BM_reduce_sum_cub             cub::DeviceReduce::Sum alone
 //   BM_scan_int/<variant>         kogge_stone, brent_kung, decoupled_lookback beside
 //                                 cub::DeviceScan::InclusiveSum; BM_scan_int_cub alone
 //   BM_scan_float/<variant>, BM_scan_float_cub: the same for float.
@@ -85,8 +85,8 @@ std::string check_sum(const DeviceBuffer<float>& out) {
   const float got = bench::download(out.data(), 1)[0];
   const double want = inputs().reduce_sum;
   if (static_cast<double>(got) == want) return {};
-  return "sum of 2^28 small integers: got " + std::to_string(got) + ", want " + std::to_string(want) +
-         " (exact in any order of additions)";
+  return "sum of 2^28 small integers: got " + std::to_string(got) + ", want " +
+         std::to_string(want) + " (exact in any order of additions)";
 }
 
 template <class T>
@@ -94,16 +94,19 @@ std::string check_scan(const DeviceBuffer<T>& out) {
   const std::vector<T> got = bench::download(out.data(), kN);
   const std::vector<int>& p = inputs().scan_prefix;
   std::vector<T> want(p.begin(), p.end());
-  return bench::mismatch(got, want, {}, "inclusive scan of 2^28 small integers (exact in any order)");
+  return bench::mismatch(got, want, {},
+                         "inclusive scan of 2^28 small integers (exact in any order)");
 }
 
 // The CUB row beside the hand-written ones: the base of every run_vs in this file.
 struct CubReduce {
   DeviceBuffer<float> out{1};
   DeviceBuffer<unsigned char> temp;
-  CubReduce() : temp(bench_ch05::cub_reduce_sum_temp_bytes(inputs().reduce_in.data(), out.data(), kN)) {}
+  CubReduce()
+      : temp(bench_ch05::cub_reduce_sum_temp_bytes(inputs().reduce_in.data(), out.data(), kN)) {}
   void operator()(cudaStream_t s) {
-    bench_ch05::cub_reduce_sum(inputs().reduce_in.data(), out.data(), kN, temp.data(), temp.bytes(), s);
+    bench_ch05::cub_reduce_sum(inputs().reduce_in.data(), out.data(), kN, temp.data(), temp.bytes(),
+                               s);
   }
 };
 
@@ -120,16 +123,20 @@ struct CubScan {
 void bm_reduce_sum(benchmark::State& state, ch05::ReduceVariant v) {
   const float* in = inputs().reduce_in.data();
   DeviceBuffer<float> out(1);
-  DeviceBuffer<unsigned char> ws(ch05::reduce_workspace_bytes(kN));  // allocated once, outside the timing
-  CUDALAB_CHECK(cudaMemset(ws.data(), 0, ws.bytes()));               // zeroed once, as the API asks
-  auto work = [&](cudaStream_t s) { ch05::reduce_sum(in, out.data(), kN, ws.data(), ws.bytes(), v, s); };
+  DeviceBuffer<unsigned char> ws(
+      ch05::reduce_workspace_bytes(kN));                // allocated once, outside the timing
+  CUDALAB_CHECK(cudaMemset(ws.data(), 0, ws.bytes()));  // zeroed once, as the API asks
+  auto work = [&](cudaStream_t s) {
+    ch05::reduce_sum(in, out.data(), kN, ws.data(), ws.bytes(), v, s);
+  };
   if (!bench::verify(state, std::string("reduce_sum/") + ch05::to_string(v), [&] {
         work(nullptr);
         return check_sum(out);
       }))
     return;
   CubReduce cub;
-  bench::run_vs(state, work, [&](cudaStream_t s) { cub(s); }, {.bytes = 4.0 * kN, .flops = 1.0 * kN});
+  bench::run_vs(state, work, [&](cudaStream_t s) { cub(s); },
+                {.bytes = 4.0 * kN, .flops = 1.0 * kN});
 }
 
 void bm_reduce_sum_cub(benchmark::State& state) {
@@ -157,34 +164,43 @@ void bm_scan(benchmark::State& state, ch05::ScanVariant v) {
       }))
     return;
   CubScan<T> cub;
-  bench::run_vs(state, work, [&](cudaStream_t s) { cub(s); }, {.bytes = 2.0 * sizeof(T) * kN, .flops = std::is_same_v<T, float> ? 1.0 * kN : 0.0});
+  bench::run_vs(
+      state, work, [&](cudaStream_t s) { cub(s); },
+      {.bytes = 2.0 * sizeof(T) * kN, .flops = std::is_same_v<T, float> ? 1.0 * kN : 0.0});
 }
 
 template <class T>
 void bm_scan_cub(benchmark::State& state) {
   CubScan<T> cub;
-  if (!bench::verify(state, std::string("scan_cub_") + (std::is_same_v<T, float> ? "float" : "int"), [&] {
-        cub(nullptr);
-        return check_scan(cub.out);
-      }))
+  if (!bench::verify(state, std::string("scan_cub_") + (std::is_same_v<T, float> ? "float" : "int"),
+                     [&] {
+                       cub(nullptr);
+                       return check_scan(cub.out);
+                     }))
     return;
-  bench::run(state, [&](cudaStream_t s) { cub(s); }, {.bytes = 2.0 * sizeof(T) * kN, .flops = std::is_same_v<T, float> ? 1.0 * kN : 0.0});
+  bench::run(state, [&](cudaStream_t s) { cub(s); },
+             {.bytes = 2.0 * sizeof(T) * kN, .flops = std::is_same_v<T, float> ? 1.0 * kN : 0.0});
 }
 
 template <class F>
 void add(const std::string& name, F&& f) {
-  benchmark::RegisterBenchmark(name.c_str(), std::forward<F>(f))->UseManualTime()->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark(name.c_str(), std::forward<F>(f))
+      ->UseManualTime()
+      ->Unit(benchmark::kMicrosecond);
 }
 
 [[maybe_unused]] const bool kRegistered = [] {
   for (const auto v : ch05::kAllReduceVariants)
-    add(std::string("BM_reduce_sum/") + ch05::to_string(v), [v](benchmark::State& s) { bm_reduce_sum(s, v); });
+    add(std::string("BM_reduce_sum/") + ch05::to_string(v),
+        [v](benchmark::State& s) { bm_reduce_sum(s, v); });
   add("BM_reduce_sum_cub", bm_reduce_sum_cub);
   for (const auto v : ch05::kAllScanVariants)
-    add(std::string("BM_scan_int/") + ch05::to_string(v), [v](benchmark::State& s) { bm_scan<int>(s, v); });
+    add(std::string("BM_scan_int/") + ch05::to_string(v),
+        [v](benchmark::State& s) { bm_scan<int>(s, v); });
   add("BM_scan_int_cub", bm_scan_cub<int>);
   for (const auto v : ch05::kAllScanVariants)
-    add(std::string("BM_scan_float/") + ch05::to_string(v), [v](benchmark::State& s) { bm_scan<float>(s, v); });
+    add(std::string("BM_scan_float/") + ch05::to_string(v),
+        [v](benchmark::State& s) { bm_scan<float>(s, v); });
   add("BM_scan_float_cub", bm_scan_cub<float>);
   return true;
 }();

@@ -1,7 +1,8 @@
 // Chapter 6 benchmarks: every hand-written kernel timed beside the vendor library in the same row
 // (bench::run_vs: the two alternate in every iteration; vs_base = library time / kernel time).
 //
-//   BM_sgemm/<variant>/<size>            the SGEMM ladder, beside cublasSgemm (NN, row-major via the
+//   BM_sgemm/<variant>/<size>            the SGEMM ladder, beside cublasSgemm (NN, row-major via
+//   the
 //                                        swap identity; CUBLAS_DEFAULT_MATH: FP32, no TF32)
 //   BM_sgemm_cublas/<size>               cublasSgemm alone (the ladder tables' yardstick)
 //   BM_tc_gemm/wmma_<fp16|bf16>/<size>   WMMA tensor cores (NN), beside cublasGemmEx NN, same type
@@ -22,7 +23,8 @@
 // library's (same inputs), within the rounding of a K-long fp32 dot product; a library row
 // against a host double-precision oracle on a grid of 64 x 64 sampled elements (edges included).
 // SGEMM sizes: 1024, 2048, 4096 (cubes) and 4095 (odd: every tile edge is partial).
-//   ./build/gpu/bench/bench_ch06 --benchmark_repetitions=5 --benchmark_out=ch06.json --benchmark_out_format=json
+//   ./build/gpu/bench/bench_ch06 --benchmark_repetitions=5 --benchmark_out=ch06.json
+//   --benchmark_out_format=json
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -44,19 +46,23 @@ namespace {
 
 // |got - want| <= 2e-5 K + 1e-5 |want|: an fp32 dot product of K terms in [-1, 1] x [-1, 1] rounds
 // by about sqrt(K) 2^-24 K / 4 in practice; a skipped tile or K slab is off by ~1 or more.
-Tolerance dot_tolerance(int k) { return {.abs = 2e-5 * k, .rel = 1e-5}; }
+Tolerance dot_tolerance(int k) {
+  return {.abs = 2e-5 * k, .rel = 1e-5};
+}
 
 // 64 sample indices in [0, n): both ends and a spread in between.
 std::vector<int> samples(int n) {
   std::vector<int> s;
-  for (int i = 0; i < 64; ++i) s.push_back(static_cast<int>((static_cast<long long>(n - 1) * i) / 63));
+  for (int i = 0; i < 64; ++i)
+    s.push_back(static_cast<int>((static_cast<long long>(n - 1) * i) / 63));
   return s;
 }
 
 // Host oracle of C (M x N) = A (M x K) op(B) on 64 x 64 sampled elements. B is K x N row-major
 // (NN) or, with b_transposed, Bt (N x K) row-major (TN). `c` is the device result.
-std::string check_gemm_sampled(const std::vector<float>& a, const std::vector<float>& b, bool b_transposed,
-                               int m, int n, int k, const std::vector<float>& c, const char* what) {
+std::string check_gemm_sampled(const std::vector<float>& a, const std::vector<float>& b,
+                               bool b_transposed, int m, int n, int k, const std::vector<float>& c,
+                               const char* what) {
   std::vector<double> got, want;
   for (int i : samples(m))
     for (int j : samples(n)) {
@@ -71,11 +77,12 @@ std::string check_gemm_sampled(const std::vector<float>& a, const std::vector<fl
 }
 
 // Row-major C (M x N) = A (M x K) B (K x N) with column-major cuBLAS: C^T = B^T A^T.
-void cublas_sgemm_nn(cublasHandle_t h, int m, int n, int k, const float* a, const float* b, float* c,
-                     cudaStream_t s) {
+void cublas_sgemm_nn(cublasHandle_t h, int m, int n, int k, const float* a, const float* b,
+                     float* c, cudaStream_t s) {
   const float one = 1.0f, zero = 0.0f;
   CUDALAB_CHECK_CUBLAS(cublasSetStream(h, s));
-  CUDALAB_CHECK_CUBLAS(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n, a, k, &zero, c, n));
+  CUDALAB_CHECK_CUBLAS(
+      cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, n, a, k, &zero, c, n));
 }
 
 // cublasGemmEx, fp32 output and compute. NN: B (K x N) row-major. TN: Bt (N x K) row-major, the
@@ -84,16 +91,18 @@ void cublas_gemm_ex(cublasHandle_t h, bool tn, int m, int n, int k, const void* 
                     cudaDataType_t type, float* c, cudaStream_t s) {
   const float one = 1.0f, zero = 0.0f;
   CUDALAB_CHECK_CUBLAS(cublasSetStream(h, s));
-  CUDALAB_CHECK_CUBLAS(cublasGemmEx(h, tn ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, b, type,
-                                    tn ? k : n, a, type, k, &zero, c, CUDA_R_32F, n, CUBLAS_COMPUTE_32F,
-                                    CUBLAS_GEMM_DEFAULT));
+  CUDALAB_CHECK_CUBLAS(cublasGemmEx(h, tn ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one,
+                                    b, type, tn ? k : n, a, type, k, &zero, c, CUDA_R_32F, n,
+                                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
 struct GemmData {
   int m, n, k;
   DeviceBuffer<float> a, b, c, ref;  // ref: the library's result for the same inputs
   GemmData(int m_, int n_, int k_)
-      : m(m_), n(n_), k(k_),
+      : m(m_),
+        n(n_),
+        k(k_),
         a(uniform_device_buffer(std::size_t(m_) * k_, 11, -1.0f, 1.0f)),
         b(uniform_device_buffer(std::size_t(k_) * n_, 12, -1.0f, 1.0f)),
         c(uniform_device_buffer(std::size_t(m_) * n_, 13, -1.0f, 1.0f)),
@@ -105,18 +114,23 @@ struct GemmData {
 
 void bm_sgemm(benchmark::State& state, ch06::SgemmVariant v, int size) {
   GemmData d(size, size, size);
-  CublasHandle h(CUBLAS_DEFAULT_MATH);  // FP32 on CUDA cores: TF32 only with CUBLAS_TF32_TENSOR_OP_MATH
+  CublasHandle h(
+      CUBLAS_DEFAULT_MATH);  // FP32 on CUDA cores: TF32 only with CUBLAS_TF32_TENSOR_OP_MATH
   state.SetLabel(std::string(ch06::to_string(v)));
   auto work = [&](cudaStream_t s) {
     ch06::sgemm(v, d.m, d.n, d.k, 1.0f, d.a.data(), d.b.data(), 0.0f, d.c.data(), s);
   };
-  auto base = [&](cudaStream_t s) { cublas_sgemm_nn(h, d.m, d.n, d.k, d.a.data(), d.b.data(), d.ref.data(), s); };
-  if (!bench::verify(state, "sgemm/" + std::string(ch06::to_string(v)) + "/" + std::to_string(size), [&] {
-        work(nullptr);
-        base(nullptr);
-        CUDALAB_CHECK(cudaDeviceSynchronize());
-        return bench::mismatch(d.c.to_host(), d.ref.to_host(), dot_tolerance(d.k), "sgemm against cublasSgemm");
-      }))
+  auto base = [&](cudaStream_t s) {
+    cublas_sgemm_nn(h, d.m, d.n, d.k, d.a.data(), d.b.data(), d.ref.data(), s);
+  };
+  if (!bench::verify(state, "sgemm/" + std::string(ch06::to_string(v)) + "/" + std::to_string(size),
+                     [&] {
+                       work(nullptr);
+                       base(nullptr);
+                       CUDALAB_CHECK(cudaDeviceSynchronize());
+                       return bench::mismatch(d.c.to_host(), d.ref.to_host(), dot_tolerance(d.k),
+                                              "sgemm against cublasSgemm");
+                     }))
     return;
   bench::run_vs(state, work, base, {.bytes = d.bytes(), .flops = d.flops()});
 }
@@ -125,7 +139,9 @@ void bm_sgemm_cublas(benchmark::State& state, int size) {
   GemmData d(size, size, size);
   CublasHandle h(CUBLAS_DEFAULT_MATH);
   state.SetLabel("cublasSgemm NN, CUBLAS_DEFAULT_MATH (no TF32)");
-  auto work = [&](cudaStream_t s) { cublas_sgemm_nn(h, d.m, d.n, d.k, d.a.data(), d.b.data(), d.c.data(), s); };
+  auto work = [&](cudaStream_t s) {
+    cublas_sgemm_nn(h, d.m, d.n, d.k, d.a.data(), d.b.data(), d.c.data(), s);
+  };
   if (!bench::verify(state, "sgemm_cublas/" + std::to_string(size), [&] {
         work(nullptr);
         CUDALAB_CHECK(cudaDeviceSynchronize());
@@ -144,10 +160,15 @@ struct TcData {
   DeviceBuffer<T> a, b;
   DeviceBuffer<float> c, ref;
   explicit TcData(int n)
-      : size(n), a(std::size_t(n) * n), b(std::size_t(n) * n), c(std::size_t(n) * n), ref(std::size_t(n) * n) {
+      : size(n),
+        a(std::size_t(n) * n),
+        b(std::size_t(n) * n),
+        c(std::size_t(n) * n),
+        ref(std::size_t(n) * n) {
     ch06::convert(uniform_device_buffer(a.size(), 21, -1.0f, 1.0f).data(), a.data(), a.size());
     ch06::convert(uniform_device_buffer(b.size(), 22, -1.0f, 1.0f).data(), b.data(), b.size());
-    CUDALAB_CHECK(cudaDeviceSynchronize());  // the conversions, before bench::run's own stream starts
+    CUDALAB_CHECK(
+        cudaDeviceSynchronize());  // the conversions, before bench::run's own stream starts
   }
   double flops() const { return 2.0 * size * double(size) * size; }
   double bytes() const { return (2.0 * sizeof(T) + 4.0) * size * double(size); }
@@ -165,21 +186,29 @@ struct TcData {
   }
 };
 
-const char* type_name(cudaDataType_t t) { return t == CUDA_R_16F ? "fp16" : "bf16"; }
+const char* type_name(cudaDataType_t t) {
+  return t == CUDA_R_16F ? "fp16" : "bf16";
+}
 
 template <class T>
 void bm_tc_cublas(benchmark::State& state, int size, bool tn) {
   TcData<T> d(size);
   CublasHandle h;
-  state.SetLabel(tn ? "cublasGemmEx TN, CUBLAS_COMPUTE_32F" : "cublasGemmEx NN, CUBLAS_COMPUTE_32F");
-  auto work = [&](cudaStream_t s) { cublas_gemm_ex(h, tn, size, size, size, d.a.data(), d.b.data(), d.type(), d.c.data(), s); };
-  if (!bench::verify(state, std::string("tc_cublas/") + (tn ? "tn/" : "nn/") + type_name(d.type()) + "/" +
-                                std::to_string(size), [&] {
-        work(nullptr);
-        CUDALAB_CHECK(cudaDeviceSynchronize());
-        return check_gemm_sampled(d.to_float(d.a), d.to_float(d.b), tn, size, size, size, d.c.to_host(),
-                                  "cublasGemmEx against a host oracle");
-      }))
+  state.SetLabel(tn ? "cublasGemmEx TN, CUBLAS_COMPUTE_32F"
+                    : "cublasGemmEx NN, CUBLAS_COMPUTE_32F");
+  auto work = [&](cudaStream_t s) {
+    cublas_gemm_ex(h, tn, size, size, size, d.a.data(), d.b.data(), d.type(), d.c.data(), s);
+  };
+  if (!bench::verify(state,
+                     std::string("tc_cublas/") + (tn ? "tn/" : "nn/") + type_name(d.type()) + "/" +
+                         std::to_string(size),
+                     [&] {
+                       work(nullptr);
+                       CUDALAB_CHECK(cudaDeviceSynchronize());
+                       return check_gemm_sampled(d.to_float(d.a), d.to_float(d.b), tn, size, size,
+                                                 size, d.c.to_host(),
+                                                 "cublasGemmEx against a host oracle");
+                     }))
     return;
   bench::run(state, work, {.bytes = d.bytes(), .flops = d.flops()});
 }
@@ -191,7 +220,9 @@ void bm_tc_hand(benchmark::State& state, int size, bool tn, const std::string& k
   TcData<T> d(size);
   CublasHandle h;
   auto work = [&](cudaStream_t s) { kernel(d, s); };
-  auto base = [&](cudaStream_t s) { cublas_gemm_ex(h, tn, size, size, size, d.a.data(), d.b.data(), d.type(), d.ref.data(), s); };
+  auto base = [&](cudaStream_t s) {
+    cublas_gemm_ex(h, tn, size, size, size, d.a.data(), d.b.data(), d.type(), d.ref.data(), s);
+  };
   if (!bench::verify(state, key, [&] {
         work(nullptr);
         base(nullptr);
@@ -205,9 +236,11 @@ void bm_tc_hand(benchmark::State& state, int size, bool tn, const std::string& k
 
 template <class T>
 void bm_tc_wmma(benchmark::State& state, int size) {
-  bm_tc_hand<T>(state, size, false, std::string("wmma/") + type_name(TcData<T>::type()) + "/" + std::to_string(size),
+  bm_tc_hand<T>(state, size, false,
+                std::string("wmma/") + type_name(TcData<T>::type()) + "/" + std::to_string(size),
                 [size](TcData<T>& d, cudaStream_t s) {
-                  ch06::wmma_gemm(size, size, size, 1.0f, d.a.data(), d.b.data(), 0.0f, d.c.data(), s);
+                  ch06::wmma_gemm(size, size, size, 1.0f, d.a.data(), d.b.data(), 0.0f, d.c.data(),
+                                  s);
                 });
 }
 
@@ -220,7 +253,8 @@ void bm_tc_wgmma(benchmark::State& state, int size) {
   state.SetLabel("wgmma m64n256k16, TMA + mbarrier ring, warp-specialized, TN");
   bm_tc_hand<__nv_bfloat16>(state, size, true, "wgmma/bf16/" + std::to_string(size),
                             [size](TcData<__nv_bfloat16>& d, cudaStream_t s) {
-                              ch06::wgmma_gemm_bf16_tn(size, size, size, d.a.data(), d.b.data(), d.c.data(), s);
+                              ch06::wgmma_gemm_bf16_tn(size, size, size, d.a.data(), d.b.data(),
+                                                       d.c.data(), s);
                             });
 }
 
@@ -243,7 +277,8 @@ struct ConvData {
       : s(shape),
         x(uniform_device_buffer(std::size_t(s.n) * s.c * s.h * s.w, 31, -1.0f, 1.0f)),
         w(uniform_device_buffer(std::size_t(s.k) * s.c * s.r * s.s, 32, -1.0f, 1.0f)),
-        y(std::size_t(s.n) * s.k * s.p() * s.q()), ref(y.size()) {}
+        y(std::size_t(s.n) * s.k * s.p() * s.q()),
+        ref(y.size()) {}
   // Compulsory traffic: read x and w once, write y.
   double bytes() const { return 4.0 * double(x.size() + w.size() + y.size()); }
   int reduction() const { return s.c * s.r * s.s; }
@@ -274,7 +309,9 @@ struct ConvData {
 
 void bm_conv_implicit_gemm(benchmark::State& state, const ConvLayer& layer) {
   ConvData d(layer.shape);
-  auto work = [&](cudaStream_t s) { ch06::conv2d_implicit_gemm(d.s, d.x.data(), d.w.data(), d.y.data(), s); };
+  auto work = [&](cudaStream_t s) {
+    ch06::conv2d_implicit_gemm(d.s, d.x.data(), d.w.data(), d.y.data(), s);
+  };
   if (!ch06::have_cudnn()) {  // no library to sit beside: a host-checked row of its own
     state.SetLabel("no cuDNN in this build: not interleaved");
     if (!bench::verify(state, std::string("conv/") + layer.slug, [&] {
@@ -292,7 +329,8 @@ void bm_conv_implicit_gemm(benchmark::State& state, const ConvLayer& layer) {
         work(nullptr);
         base(nullptr);
         CUDALAB_CHECK(cudaDeviceSynchronize());
-        return bench::mismatch(d.y.to_host(), d.ref.to_host(), d.tolerance(), "conv2d against cuDNN");
+        return bench::mismatch(d.y.to_host(), d.ref.to_host(), d.tolerance(),
+                               "conv2d against cuDNN");
       }))
     return;
   bench::run_vs(state, work, base, {.bytes = d.bytes(), .flops = d.s.flops()});
@@ -321,8 +359,8 @@ void bm_conv_cudnn(benchmark::State& state, const ConvLayer& layer) {
 struct FusedShape {
   int m, n, k;
 };
-const FusedShape kFusedShapes[] = {{32, 4096, 4096}, {512, 1024, 1024}, {16384, 1024, 64},
-                                   {8192, 4096, 256}, {4096, 4096, 4096}};
+const FusedShape kFusedShapes[] = {
+    {32, 4096, 4096}, {512, 1024, 1024}, {16384, 1024, 64}, {8192, 4096, 256}, {4096, 4096, 4096}};
 
 std::string shape_name(const FusedShape& sh) {
   return std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" + std::to_string(sh.k);
@@ -346,16 +384,19 @@ void bm_gemm_bias_relu(benchmark::State& state, const FusedShape& sh, bool fused
           work(nullptr);
           CUDALAB_CHECK(cudaDeviceSynchronize());
           // relu(A B + bias) on the sampled grid: the host oracle of the GEMM, then the epilogue.
-          const std::vector<float> a = d.a.to_host(), b = d.b.to_host(), hb = bias.to_host(), y = d.c.to_host();
+          const std::vector<float> a = d.a.to_host(), b = d.b.to_host(), hb = bias.to_host(),
+                                   y = d.c.to_host();
           std::vector<double> got, want;
           for (int i : samples(d.m))
             for (int j : samples(d.n)) {
               double acc = 0;
-              for (int p = 0; p < d.k; ++p) acc += double(a[std::size_t(i) * d.k + p]) * b[std::size_t(p) * d.n + j];
+              for (int p = 0; p < d.k; ++p)
+                acc += double(a[std::size_t(i) * d.k + p]) * b[std::size_t(p) * d.n + j];
               want.push_back(std::max(acc + hb[j], 0.0));
               got.push_back(y[std::size_t(i) * d.n + j]);
             }
-          return bench::mismatch(got, want, dot_tolerance(d.k), "gemm_bias_relu_cublas against a host oracle");
+          return bench::mismatch(got, want, dot_tolerance(d.k),
+                                 "gemm_bias_relu_cublas against a host oracle");
         }))
       return;
     bench::run(state, work, {.bytes = d.bytes(), .flops = d.flops()});
@@ -366,7 +407,8 @@ void bm_gemm_bias_relu(benchmark::State& state, const FusedShape& sh, bool fused
         hand(nullptr);
         base(nullptr);
         CUDALAB_CHECK(cudaDeviceSynchronize());
-        return bench::mismatch(d.c.to_host(), d.ref.to_host(), dot_tolerance(d.k), "fused against cuBLAS + kernel");
+        return bench::mismatch(d.c.to_host(), d.ref.to_host(), dot_tolerance(d.k),
+                               "fused against cuBLAS + kernel");
       }))
     return;
   bench::run_vs(state, hand, base, {.bytes = d.bytes(), .flops = d.flops()});
@@ -381,30 +423,38 @@ void add(const std::string& name, F&& f) {
 
 [[maybe_unused]] const bool kRegistered = [] {
   for (const int size : {1024, 2048, 4096, 4095}) {
-    add("BM_sgemm_cublas/" + std::to_string(size), [size](benchmark::State& s) { bm_sgemm_cublas(s, size); });
+    add("BM_sgemm_cublas/" + std::to_string(size),
+        [size](benchmark::State& s) { bm_sgemm_cublas(s, size); });
     for (const auto v : ch06::kAllSgemmVariants)
       add("BM_sgemm/" + std::string(ch06::to_string(v)) + "/" + std::to_string(size),
           [v, size](benchmark::State& s) { bm_sgemm(s, v, size); });
   }
   for (const int size : {4096, 8192, 4095}) {
     const std::string n = std::to_string(size);
-    add("BM_tc_gemm_cublas/fp16/" + n, [size](benchmark::State& s) { bm_tc_cublas<__half>(s, size, false); });
-    add("BM_tc_gemm_cublas/bf16/" + n, [size](benchmark::State& s) { bm_tc_cublas<__nv_bfloat16>(s, size, false); });
+    add("BM_tc_gemm_cublas/fp16/" + n,
+        [size](benchmark::State& s) { bm_tc_cublas<__half>(s, size, false); });
+    add("BM_tc_gemm_cublas/bf16/" + n,
+        [size](benchmark::State& s) { bm_tc_cublas<__nv_bfloat16>(s, size, false); });
     add("BM_tc_gemm/wmma_fp16/" + n, [size](benchmark::State& s) { bm_tc_wmma<__half>(s, size); });
-    add("BM_tc_gemm/wmma_bf16/" + n, [size](benchmark::State& s) { bm_tc_wmma<__nv_bfloat16>(s, size); });
+    add("BM_tc_gemm/wmma_bf16/" + n,
+        [size](benchmark::State& s) { bm_tc_wmma<__nv_bfloat16>(s, size); });
     if (size % 128 == 0) {
-      add("BM_tc_gemm_cublas_tn/bf16/" + n, [size](benchmark::State& s) { bm_tc_cublas<__nv_bfloat16>(s, size, true); });
+      add("BM_tc_gemm_cublas_tn/bf16/" + n,
+          [size](benchmark::State& s) { bm_tc_cublas<__nv_bfloat16>(s, size, true); });
       add("BM_tc_gemm/wgmma_bf16/" + n, [size](benchmark::State& s) { bm_tc_wgmma(s, size); });
     }
   }
   for (const auto& layer : kLayers) {
-    add(std::string("BM_conv_cudnn/") + layer.slug, [&layer](benchmark::State& s) { bm_conv_cudnn(s, layer); });
+    add(std::string("BM_conv_cudnn/") + layer.slug,
+        [&layer](benchmark::State& s) { bm_conv_cudnn(s, layer); });
     add(std::string("BM_conv/implicit_gemm/") + layer.slug,
         [&layer](benchmark::State& s) { bm_conv_implicit_gemm(s, layer); });
   }
   for (const auto& sh : kFusedShapes) {
-    add("BM_gemm_bias_relu/cublas_then_kernel/" + shape_name(sh), [sh](benchmark::State& s) { bm_gemm_bias_relu(s, sh, false); });
-    add("BM_gemm_bias_relu/fused/" + shape_name(sh), [sh](benchmark::State& s) { bm_gemm_bias_relu(s, sh, true); });
+    add("BM_gemm_bias_relu/cublas_then_kernel/" + shape_name(sh),
+        [sh](benchmark::State& s) { bm_gemm_bias_relu(s, sh, false); });
+    add("BM_gemm_bias_relu/fused/" + shape_name(sh),
+        [sh](benchmark::State& s) { bm_gemm_bias_relu(s, sh, true); });
   }
   return true;
 }();

@@ -20,10 +20,10 @@
 // error row. The overlap rows are timed beside the serial pipeline (bench::run_vs: vs_base is the
 // measured speedup).
 //   ./build/gpu/bench/bench_ch07 --benchmark_out=ch07.json --benchmark_out_format=json
-#include <cstdint>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>

@@ -20,12 +20,12 @@
 // checks its output once before timing (bench::verify): the first and the last sequence against the
 // double oracle (ch11/host.hpp), inputs recomputed on the host (ch11::random_at).
 // The ratios and speed goals are declared in bench/ch11.toml.
-#include <cstdint>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <numeric>
 #include <random>

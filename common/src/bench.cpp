@@ -32,7 +32,9 @@ struct Nvml {
     if (nvmlInit_v2() != NVML_SUCCESS) return;
     int cuda_dev = 0;
     char bus[32] = {};
-    if (cudaGetDevice(&cuda_dev) != cudaSuccess || cudaDeviceGetPCIBusId(bus, sizeof bus, cuda_dev) != cudaSuccess) return;
+    if (cudaGetDevice(&cuda_dev) != cudaSuccess ||
+        cudaDeviceGetPCIBusId(bus, sizeof bus, cuda_dev) != cudaSuccess)
+      return;
     ok = nvmlDeviceGetHandleByPciBusId_v2(bus, &dev) == NVML_SUCCESS;
   }
   ~Nvml() { nvmlShutdown(); }
@@ -94,7 +96,8 @@ void add_percent(benchmark::State& state, const char* name, double value, double
   if (reference > 0) state.counters[fmt::format("pct_of_{}", name)] = 100.0 * value / reference;
 }
 
-void run(benchmark::State& state, const std::function<void(cudaStream_t)>& work, Work w, int warmup) {
+void run(benchmark::State& state, const std::function<void(cudaStream_t)>& work, Work w,
+         int warmup) {
   Stream stream;
   for (int i = 0; i < warmup; ++i) work(stream);
   Event start, stop;
@@ -185,17 +188,19 @@ void run_vs(benchmark::State& state, const std::function<void(cudaStream_t)>& wo
 }
 
 CopyBase::CopyBase(double moved_bytes)
-    : src_(static_cast<std::size_t>(moved_bytes / 2)), dst_(static_cast<std::size_t>(moved_bytes / 2)) {
+    : src_(static_cast<std::size_t>(moved_bytes / 2)),
+      dst_(static_cast<std::size_t>(moved_bytes / 2)) {
   if (src_.bytes() > 0) CUDALAB_CHECK(cudaMemset(src_.data(), 1, src_.bytes()));
 }
 
 void CopyBase::operator()(cudaStream_t stream) const {
   if (src_.bytes() > 0)
-    CUDALAB_CHECK(cudaMemcpyAsync(dst_.data(), src_.data(), src_.bytes(),
-                                  cudaMemcpyDeviceToDevice, stream));
+    CUDALAB_CHECK(
+        cudaMemcpyAsync(dst_.data(), src_.data(), src_.bytes(), cudaMemcpyDeviceToDevice, stream));
 }
 
-bool verify(benchmark::State& state, const std::string& key, const std::function<std::string()>& check) {
+bool verify(benchmark::State& state, const std::string& key,
+            const std::function<std::string()>& check) {
   static std::map<std::string, std::string> verdicts;  // key -> "" (right) or what is wrong
   auto it = verdicts.find(key);
   if (it == verdicts.end()) {
@@ -205,7 +210,8 @@ bool verify(benchmark::State& state, const std::string& key, const std::function
     } catch (const std::exception& e) {
       what = std::string("the check threw: ") + e.what();
     }
-    if (what.empty()) CUDALAB_CHECK(cudaDeviceSynchronize());  // nothing of the check overlaps the timing
+    if (what.empty())
+      CUDALAB_CHECK(cudaDeviceSynchronize());  // nothing of the check overlaps the timing
     it = verdicts.emplace(key, what).first;
   }
   if (it->second.empty()) return true;
@@ -233,7 +239,8 @@ void add_context() {
     if (nvmlSystemGetDriverVersion(driver, sizeof driver) == NVML_SUCCESS)
       benchmark::AddCustomContext("nvidia_driver", driver);
     benchmark::AddCustomContext("sm_clock_mhz_at_start", std::to_string(nvml.clock(NVML_CLOCK_SM)));
-    benchmark::AddCustomContext("mem_clock_mhz_at_start", std::to_string(nvml.clock(NVML_CLOCK_MEM)));
+    benchmark::AddCustomContext("mem_clock_mhz_at_start",
+                                std::to_string(nvml.clock(NVML_CLOCK_MEM)));
     benchmark::AddCustomContext("temperature_c_at_start", std::to_string(nvml.temperature()));
     benchmark::AddCustomContext("power_w_at_start", std::to_string(nvml.power_w()));
     benchmark::AddCustomContext("clock_event_reasons_at_start", reasons_text(nvml.event_reasons()));
@@ -259,7 +266,8 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (!has_gpu()) {
-      std::printf("%s — nothing to measure: benchmarks need a CUDA device.\n", no_gpu_reason().c_str());
+      std::printf("%s — nothing to measure: benchmarks need a CUDA device.\n",
+                  no_gpu_reason().c_str());
       return 0;
     }
     add_context();

@@ -42,10 +42,12 @@ NotImplemented::NotImplemented(std::string_view what)
 std::string_view error_hint(cudaError_t code) noexcept {
   switch (code) {
     case cudaErrorInvalidConfiguration:
-      return "a block has at most 1024 threads (x, y <= 1024, z <= 64), grid.y/z at most 65535, and "
+      return "a block has at most 1024 threads (x, y <= 1024, z <= 64), grid.y/z at most 65535, "
+             "and "
              "no dimension may be 0 (n = 0 must not launch); check the block and grid you passed";
     case cudaErrorNoKernelImageForDevice:
-      return "the binary holds no machine code (SASS) for this GPU and no PTX it could JIT: rebuild "
+      return "the binary holds no machine code (SASS) for this GPU and no PTX it could JIT: "
+             "rebuild "
              "with CMAKE_CUDA_ARCHITECTURES=native, or add this GPU's sm_XY to the list";
     case cudaErrorIllegalAddress:
       return "a kernel read or wrote outside its allocations (missing bounds check? host pointer? "
@@ -62,7 +64,8 @@ std::string_view error_hint(cudaError_t code) noexcept {
     case cudaErrorInvalidDevicePointer:
     case cudaErrorInvalidValue:
       return "an argument is invalid: a host pointer where a device pointer is expected, a size "
-             "larger than the allocation, a null pointer — or, right after a launch, a block of more "
+             "larger than the allocation, a null pointer — or, right after a launch, a block of "
+             "more "
              "than 1024 threads or of 0 threads (CUDA 13 reports those as invalid value)";
     case cudaErrorLaunchOutOfResources:
       return "too many registers or too much shared memory per block for this block size: use "
@@ -95,7 +98,8 @@ void throw_invalid_argument(std::string_view argument, std::string_view why) {
 void require_device_pointer(const void* p, std::size_t count, std::string_view argument) {
   if (count == 0) return;
   if (p == nullptr)
-    throw_invalid_argument(argument, fmt::format("null pointer with {} elements to process", count));
+    throw_invalid_argument(argument,
+                           fmt::format("null pointer with {} elements to process", count));
   cudaPointerAttributes attr{};
   if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
     (void)cudaGetLastError();  // no driver, or an unknown pointer: let the launch report it

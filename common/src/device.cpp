@@ -77,13 +77,19 @@ double DeviceInfo::peak_dram_gbps() const {
 
 int DeviceInfo::fp32_lanes_per_sm() const {
   switch (cc_major) {
-    case 6: return cc_minor == 0 ? 64 : 128;   // P100 : Pascal consumer
-    case 7: return 64;                          // Volta, Turing
-    case 8: return cc_minor == 0 ? 64 : 128;   // A100 : Ampere consumer, Ada
-    case 9: return 128;                         // Hopper
+    case 6:
+      return cc_minor == 0 ? 64 : 128;  // P100 : Pascal consumer
+    case 7:
+      return 64;  // Volta, Turing
+    case 8:
+      return cc_minor == 0 ? 64 : 128;  // A100 : Ampere consumer, Ada
+    case 9:
+      return 128;  // Hopper
     case 10:
-    case 12: return 128;                        // Blackwell
-    default: return 64;
+    case 12:
+      return 128;  // Blackwell
+    default:
+      return 64;
   }
 }
 

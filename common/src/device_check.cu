@@ -1,8 +1,8 @@
 // Device-side checks for the large tests (see cudalab/device_check.hpp). Grid-stride kernels with
 // 64-bit indices; a mismatch bumps a counter and lowers the first index with atomicMin.
-#include <cstdint>
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <sstream>
 
@@ -26,47 +26,60 @@ __device__ void record(unsigned long long* st, std::size_t i) {
   atomicMin(st + 1, static_cast<unsigned long long>(i));
 }
 
-__device__ bool same_bits(float a, float b) { return __float_as_uint(a) == __float_as_uint(b); }
+__device__ bool same_bits(float a, float b) {
+  return __float_as_uint(a) == __float_as_uint(b);
+}
 
-__global__ void sum_kernel(const float* a, const float* b, const float* c, std::size_t n, unsigned long long* st) {
-  for (std::size_t i = std::size_t{blockIdx.x} * kBlock + threadIdx.x; i < n; i += std::size_t{gridDim.x} * kBlock)
+__global__ void sum_kernel(const float* a, const float* b, const float* c, std::size_t n,
+                           unsigned long long* st) {
+  for (std::size_t i = std::size_t{blockIdx.x} * kBlock + threadIdx.x; i < n;
+       i += std::size_t{gridDim.x} * kBlock)
     if (!same_bits(c[i], __fadd_rn(a[i], b[i]))) record(st, i);
 }
-__global__ void gather_kernel(const float* in, const float* out, std::size_t n, std::size_t stride, std::size_t offset,
-                              unsigned long long* st) {
-  for (std::size_t i = std::size_t{blockIdx.x} * kBlock + threadIdx.x; i < n; i += std::size_t{gridDim.x} * kBlock)
+__global__ void gather_kernel(const float* in, const float* out, std::size_t n, std::size_t stride,
+                              std::size_t offset, unsigned long long* st) {
+  for (std::size_t i = std::size_t{blockIdx.x} * kBlock + threadIdx.x; i < n;
+       i += std::size_t{gridDim.x} * kBlock)
     if (!same_bits(out[i], in[i * stride + offset])) record(st, i);
 }
-__global__ void transpose_kernel(const float* in, const float* out, std::size_t rows, std::size_t cols,
-                                 unsigned long long* st) {
+__global__ void transpose_kernel(const float* in, const float* out, std::size_t rows,
+                                 std::size_t cols, unsigned long long* st) {
   const std::size_t n = rows * cols;
-  for (std::size_t o = std::size_t{blockIdx.x} * kBlock + threadIdx.x; o < n; o += std::size_t{gridDim.x} * kBlock) {
+  for (std::size_t o = std::size_t{blockIdx.x} * kBlock + threadIdx.x; o < n;
+       o += std::size_t{gridDim.x} * kBlock) {
     const std::size_t c = o / rows, r = o % rows;  // out[c][r] = in[r][c]
     if (!same_bits(out[o], in[r * cols + c])) record(st, o);
   }
 }
-__global__ void scan_kernel(const int* in, const int* out, std::size_t n, bool inclusive, unsigned long long* st) {
-  for (std::size_t i = std::size_t{blockIdx.x} * kBlock + threadIdx.x; i < n; i += std::size_t{gridDim.x} * kBlock) {
+__global__ void scan_kernel(const int* in, const int* out, std::size_t n, bool inclusive,
+                            unsigned long long* st) {
+  for (std::size_t i = std::size_t{blockIdx.x} * kBlock + threadIdx.x; i < n;
+       i += std::size_t{gridDim.x} * kBlock) {
     const unsigned prev = i == 0 ? 0u : static_cast<unsigned>(out[i - 1]);
-    const unsigned add = inclusive ? static_cast<unsigned>(in[i]) : (i == 0 ? 0u : static_cast<unsigned>(in[i - 1]));
+    const unsigned add =
+        inclusive ? static_cast<unsigned>(in[i]) : (i == 0 ? 0u : static_cast<unsigned>(in[i - 1]));
     if (static_cast<unsigned>(out[i]) != prev + add) record(st, i);
   }
 }
-__global__ void within_kernel(const float* got, const float* want, const float* bound, std::size_t n, double scale,
-                              unsigned long long* st) {
-  for (std::size_t i = std::size_t{blockIdx.x} * kBlock + threadIdx.x; i < n; i += std::size_t{gridDim.x} * kBlock)
-    if (!(fabs(static_cast<double>(got[i]) - static_cast<double>(want[i])) <= scale * static_cast<double>(bound[i])))
+__global__ void within_kernel(const float* got, const float* want, const float* bound,
+                              std::size_t n, double scale, unsigned long long* st) {
+  for (std::size_t i = std::size_t{blockIdx.x} * kBlock + threadIdx.x; i < n;
+       i += std::size_t{gridDim.x} * kBlock)
+    if (!(fabs(static_cast<double>(got[i]) - static_cast<double>(want[i])) <=
+          scale * static_cast<double>(bound[i])))
       record(st, i);
 }
 __global__ void sum_int64_kernel(const int* in, std::size_t n, unsigned long long* total) {
   long long acc = 0;
-  for (std::size_t i = std::size_t{blockIdx.x} * kBlock + threadIdx.x; i < n; i += std::size_t{gridDim.x} * kBlock)
+  for (std::size_t i = std::size_t{blockIdx.x} * kBlock + threadIdx.x; i < n;
+       i += std::size_t{gridDim.x} * kBlock)
     acc += in[i];
   for (int o = 16; o > 0; o /= 2) acc += __shfl_down_sync(0xffffffffu, acc, o);
   if (threadIdx.x % 32 == 0) atomicAdd(total, static_cast<unsigned long long>(acc));
 }
 __global__ void abs_kernel(const float* in, float* out, std::size_t n) {
-  for (std::size_t i = std::size_t{blockIdx.x} * kBlock + threadIdx.x; i < n; i += std::size_t{gridDim.x} * kBlock)
+  for (std::size_t i = std::size_t{blockIdx.x} * kBlock + threadIdx.x; i < n;
+       i += std::size_t{gridDim.x} * kBlock)
     out[i] = fabsf(in[i]);
 }
 __host__ __device__ inline std::uint64_t mix(std::uint64_t seed, std::uint64_t i) {  // SplitMix64
@@ -77,8 +90,10 @@ __host__ __device__ inline std::uint64_t mix(std::uint64_t seed, std::uint64_t i
 }
 __global__ void dyadic_kernel(float* out, std::size_t n, std::uint64_t seed, int kmax, int denom) {
   const std::uint64_t span = 2ull * static_cast<unsigned>(kmax) + 1;
-  for (std::size_t i = std::size_t{blockIdx.x} * kBlock + threadIdx.x; i < n; i += std::size_t{gridDim.x} * kBlock)
-    out[i] = static_cast<float>(static_cast<long long>(mix(seed, i) % span) - kmax) / static_cast<float>(denom);
+  for (std::size_t i = std::size_t{blockIdx.x} * kBlock + threadIdx.x; i < n;
+       i += std::size_t{gridDim.x} * kBlock)
+    out[i] = static_cast<float>(static_cast<long long>(mix(seed, i) % span) - kmax) /
+             static_cast<float>(denom);
 }
 
 template <class T>
@@ -122,12 +137,14 @@ std::string DeviceCheck::message(const std::string& what) const {
 }
 
 DeviceCheck check_sum(const float* a, const float* b, const float* c, std::size_t n) {
-  DeviceCheck r = run_check(n, [&](unsigned long long* st) { sum_kernel<<<grid_for(n), kBlock>>>(a, b, c, n, st); });
+  DeviceCheck r = run_check(
+      n, [&](unsigned long long* st) { sum_kernel<<<grid_for(n), kBlock>>>(a, b, c, n, st); });
   if (r.mismatches) r.got = at(c, r.first), r.want = at(a, r.first) + at(b, r.first);
   return r;
 }
 
-DeviceCheck check_gather(const float* in, const float* out, std::size_t n, std::size_t stride, std::size_t offset) {
+DeviceCheck check_gather(const float* in, const float* out, std::size_t n, std::size_t stride,
+                         std::size_t offset) {
   DeviceCheck r = run_check(n, [&](unsigned long long* st) {
     gather_kernel<<<grid_for(n), kBlock>>>(in, out, n, stride, offset, st);
   });
@@ -154,18 +171,22 @@ DeviceCheck check_int_scan(const int* in, const int* out, std::size_t n, bool in
   if (r.mismatches) {
     const std::size_t i = r.first;
     const unsigned prev = i == 0 ? 0u : static_cast<unsigned>(at(out, i - 1));
-    const unsigned add = inclusive ? static_cast<unsigned>(at(in, i)) : (i == 0 ? 0u : static_cast<unsigned>(at(in, i - 1)));
+    const unsigned add = inclusive ? static_cast<unsigned>(at(in, i))
+                                   : (i == 0 ? 0u : static_cast<unsigned>(at(in, i - 1)));
     r.got = at(out, i);
-    r.want = static_cast<int>(prev + add);  // out[i - 1] + in[i]: the first element that breaks the chain
+    r.want = static_cast<int>(prev +
+                              add);  // out[i - 1] + in[i]: the first element that breaks the chain
   }
   return r;
 }
 
-DeviceCheck check_within(const float* got, const float* want, const float* bound, std::size_t n, double scale) {
+DeviceCheck check_within(const float* got, const float* want, const float* bound, std::size_t n,
+                         double scale) {
   DeviceCheck r = run_check(n, [&](unsigned long long* st) {
     within_kernel<<<grid_for(n), kBlock>>>(got, want, bound, n, scale, st);
   });
-  if (r.mismatches) r.got = at(got, r.first), r.want = at(want, r.first), r.bound = scale * at(bound, r.first);
+  if (r.mismatches)
+    r.got = at(got, r.first), r.want = at(want, r.first), r.bound = scale * at(bound, r.first);
   return r;
 }
 

@@ -1,7 +1,7 @@
 // Counter-based random fill on the device: value(i) = hash(seed, i), so any element can be
 // recomputed on the host (uniform_at) without copying the array back.
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 
 #include "cudalab/check.hpp"
 #include "cudalab/device_fill.hpp"
@@ -49,11 +49,13 @@ __global__ void __launch_bounds__(kBlock) fill_kernel(T* out, std::size_t n, F f
 }
 
 struct FloatGen {
-  std::uint64_t seed; float lo, hi;
+  std::uint64_t seed;
+  float lo, hi;
   __device__ float operator()(std::size_t i) const { return value_f(seed, i, lo, hi); }
 };
 struct IntGen {
-  std::uint64_t seed; int lo, hi;
+  std::uint64_t seed;
+  int lo, hi;
   __device__ int operator()(std::size_t i) const { return value_i(seed, i, lo, hi); }
 };
 
@@ -61,7 +63,8 @@ template <class T, class F>
 void launch_fill(T* out, std::size_t n, F f, cudaStream_t stream) {
   require_device_pointer(out, n, "out");
   if (n == 0) return;
-  const unsigned grid = static_cast<unsigned>(std::min<std::size_t>(ceil_div<std::size_t>(n, kBlock), 65536));
+  const unsigned grid =
+      static_cast<unsigned>(std::min<std::size_t>(ceil_div<std::size_t>(n, kBlock), 65536));
   fill_kernel<<<grid, kBlock, 0, stream>>>(out, n, f);
   CUDALAB_CHECK_LAUNCH();
 }

@@ -1,8 +1,8 @@
-#include <cstdint>
 #include "cudalab/random.hpp"
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
@@ -15,7 +15,8 @@ std::uint64_t seed_from_env() {
     char* end = nullptr;
     const unsigned long long v = std::strtoull(s, &end, 10);
     if (end == s || *end != '\0')
-      throw std::invalid_argument(fmt::format("CUDALAB_SEED='{}' is not a non-negative integer", s));
+      throw std::invalid_argument(
+          fmt::format("CUDALAB_SEED='{}' is not a non-negative integer", s));
     return v;
   }
   std::random_device rd;

@@ -1,12 +1,11 @@
 #include "cudalab/testing.hpp"
 
-#include <fmt/format.h>
-
 #include <fcntl.h>
-#include <cerrno>
+#include <fmt/format.h>
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <string_view>
 
@@ -82,7 +81,8 @@ CapturedLaunches capture_launches(const std::function<void(cudaStream_t)>& launc
 LargeTestLock::LargeTestLock() {
   std::error_code ec;
   const auto dir = std::filesystem::temp_directory_path(ec);
-  const std::string path = (ec ? std::filesystem::path("/tmp") : dir).string() + "/cudalab-large-gpu-tests-" +
+  const std::string path = (ec ? std::filesystem::path("/tmp") : dir).string() +
+                           "/cudalab-large-gpu-tests-" +
                            std::to_string(static_cast<long>(::getuid())) + ".lock";
   fd_ = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
   if (fd_ < 0) return;  // no lock file: run unserialized rather than not at all
@@ -103,8 +103,8 @@ std::string memory_skip_reason(std::size_t bytes) {
     return "skipped: cudaMemGetInfo failed";
   }
   if (free_b < bytes)
-    return fmt::format("skipped: needs {:.1f} GB of free device memory, {:.1f} GB free", bytes / 1e9,
-                       free_b / 1e9);
+    return fmt::format("skipped: needs {:.1f} GB of free device memory, {:.1f} GB free",
+                       bytes / 1e9, free_b / 1e9);
   return {};
 }
 

@@ -30,7 +30,8 @@ TEST(ErrorsFaultGpu, InvalidConfigurationIsReported) {
     } catch (const CudaError& e) {
       // Which code the driver picks for a bad block size varies: CUDA 13 on an H200 says
       // cudaErrorInvalidValue, older drivers cudaErrorInvalidConfiguration. Either is a report.
-      EXPECT_TRUE(e.code() == cudaErrorInvalidConfiguration || e.code() == cudaErrorInvalidValue) << e.what();
+      EXPECT_TRUE(e.code() == cudaErrorInvalidConfiguration || e.code() == cudaErrorInvalidValue)
+          << e.what();
     }
     // The launch error is not sticky: once read, the context works again.
     EXPECT_EQ(cudaGetLastError(), cudaSuccess);
@@ -48,8 +49,9 @@ TEST(ErrorsFaultGpu, FaultIsReportedAndSticky) {
     reported = true;
     EXPECT_EQ(e.code(), cudaErrorIllegalAddress) << e.what();
   }
-  EXPECT_TRUE(reported) << "launch_faulty_kernel returned normally: the fault happens after the launch, "
-                           "so the function must synchronize and check (exercise 3.6)";
+  EXPECT_TRUE(reported)
+      << "launch_faulty_kernel returned normally: the fault happens after the launch, "
+         "so the function must synchronize and check (exercise 3.6)";
   // Sticky: the context is dead; even an unrelated allocation now fails with the same error.
   void* p = nullptr;
   EXPECT_EQ(cudaMalloc(&p, 16), cudaErrorIllegalAddress);

@@ -1,8 +1,8 @@
 // Exercise 3.4 — grid-stride vector add, scalar and float4, on aligned and misaligned pointers and
 // on sizes that are not multiples of 4 (the vector tail) or of the grid.
-#include <cstdint>
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -19,8 +19,8 @@ namespace {
 using Param = std::tuple<StrideVariant, std::size_t, std::size_t>;  // variant, n, offset (floats)
 std::string param_name(const ::testing::TestParamInfo<Param>& p) {
   const auto [v, n, off] = p.param;
-  return std::string(v == StrideVariant::kScalar ? "scalar" : "float4") + "_n_" + std::to_string(n) +
-         "_offset_" + std::to_string(off);
+  return std::string(v == StrideVariant::kScalar ? "scalar" : "float4") + "_n_" +
+         std::to_string(n) + "_offset_" + std::to_string(off);
 }
 }  // namespace
 
@@ -30,20 +30,24 @@ TEST_P(GridStrideGpu, MatchesOracle) {
   CUDALAB_REQUIRE_GPU();
   const auto [variant, n, offset] = GetParam();
   Rng rng;
-  const auto a = rng.uniform<float>(n + offset, -4.0f, 4.0f), b = rng.uniform<float>(n + offset, -4.0f, 4.0f);
+  const auto a = rng.uniform<float>(n + offset, -4.0f, 4.0f),
+             b = rng.uniform<float>(n + offset, -4.0f, 4.0f);
   auto da = to_device(a), db = to_device(b);
   cudalab::testing::GuardedOutput<float> c(n + offset);
   // offset = 1 shifts every pointer by 4 bytes: no longer 16-byte aligned.
-  ch03::vector_add_grid_stride(da.data() + offset, db.data() + offset, c.data() + offset, n, variant);
+  ch03::vector_add_grid_stride(da.data() + offset, db.data() + offset, c.data() + offset, n,
+                               variant);
   CUDALAB_CHECK(cudaDeviceSynchronize());
   const std::vector<float> all = c.result();
   const std::vector<float> got(all.begin() + static_cast<std::ptrdiff_t>(offset), all.end());
   std::vector<float> want(n);
   for (std::size_t i = 0; i < n; ++i) want[i] = a[i + offset] + b[i + offset];
-  EXPECT_MATCHES(compare(got, want, {}, "vector_add_grid_stride (exercise 3.4, " + param_name({GetParam(), 0}) + ")"));
+  EXPECT_MATCHES(compare(
+      got, want, {}, "vector_add_grid_stride (exercise 3.4, " + param_name({GetParam(), 0}) + ")"));
   EXPECT_TRUE(c.guard_intact());
   // With offset 1, c[0] sits in front of the output: nothing may write it.
-  EXPECT_TRUE(c.untouched(0, offset, "vector_add_grid_stride (exercise 3.4, " + param_name({GetParam(), 0}) + ")"));
+  EXPECT_TRUE(c.untouched(
+      0, offset, "vector_add_grid_stride (exercise 3.4, " + param_name({GetParam(), 0}) + ")"));
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -70,7 +74,8 @@ TEST(GridStrideLargeGpu, PastTwoToThe31Elements) {
     CUDALAB_CHECK(cudaDeviceSynchronize());
     EXPECT_TRUE(cudalab::testing::device_matches(
         cudalab::testing::check_sum(a.data(), b.data(), c.data(), n),
-        std::string("vector_add_grid_stride ") + (v == StrideVariant::kScalar ? "scalar" : "float4") +
+        std::string("vector_add_grid_stride ") +
+            (v == StrideVariant::kScalar ? "scalar" : "float4") +
             " (exercise 3.4, n = 2^31 + 4099)"));
   }
 }
@@ -78,6 +83,7 @@ TEST(GridStrideLargeGpu, PastTwoToThe31Elements) {
 TEST(GridStrideArgs, RejectsNullAndUnknownVariant) {
   EXPECT_THROW(ch03::vector_add_grid_stride(nullptr, nullptr, nullptr, 5), std::invalid_argument);
   EXPECT_NO_THROW(ch03::vector_add_grid_stride(nullptr, nullptr, nullptr, 0));
-  EXPECT_THROW(ch03::vector_add_grid_stride(nullptr, nullptr, nullptr, 0, static_cast<StrideVariant>(9)),
-               std::invalid_argument);
+  EXPECT_THROW(
+      ch03::vector_add_grid_stride(nullptr, nullptr, nullptr, 0, static_cast<StrideVariant>(9)),
+      std::invalid_argument);
 }

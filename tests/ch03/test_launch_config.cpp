@@ -8,7 +8,10 @@
 using cudalab::ch03::blocks_for;
 
 TEST(LaunchConfig, CoversEveryElementWithFewestBlocks) {
-  struct Case { std::size_t n; unsigned threads, blocks; };
+  struct Case {
+    std::size_t n;
+    unsigned threads, blocks;
+  };
   for (const Case c : {Case{1, 256, 1}, Case{255, 256, 1}, Case{256, 256, 1}, Case{257, 256, 2},
                        Case{1000, 256, 4}, Case{1000, 1024, 1}, Case{31, 32, 1}, Case{33, 32, 2},
                        Case{(std::size_t{1} << 31) + 1, 256, (1u << 23) + 1}}) {
@@ -18,7 +21,9 @@ TEST(LaunchConfig, CoversEveryElementWithFewestBlocks) {
   }
 }
 
-TEST(LaunchConfig, ZeroElementsNeedZeroBlocks) { EXPECT_EQ(blocks_for(0, 256), 0u); }
+TEST(LaunchConfig, ZeroElementsNeedZeroBlocks) {
+  EXPECT_EQ(blocks_for(0, 256), 0u);
+}
 
 TEST(LaunchConfig, RejectsImpossibleBlockSizes) {
   EXPECT_THROW(blocks_for(100, 0), std::invalid_argument);

@@ -35,8 +35,9 @@ TEST_P(RgbToGrayGpu, MatchesOracle) {
   for (std::size_t p = 0; p < want.size(); ++p)
     want[p] = ch03::gray_of(rgb[3 * p], rgb[3 * p + 1], rgb[3 * p + 2]);
   EXPECT_MATCHES(compare(d_gray.to_host(), want, {},
-                         "rgb_to_gray (exercise 3.5, " + std::to_string(w) + "x" + std::to_string(h) +
-                             ", rgb pitch " + std::to_string(d_rgb.pitch_bytes()) + " bytes)"));
+                         "rgb_to_gray (exercise 3.5, " + std::to_string(w) + "x" +
+                             std::to_string(h) + ", rgb pitch " +
+                             std::to_string(d_rgb.pitch_bytes()) + " bytes)"));
 }
 
 // The bytes between `width` and the pitch of every gray row are padding: nothing may write them
@@ -58,9 +59,10 @@ TEST_P(RgbToGrayGpu, PaddingUntouched) {
   for (std::size_t y = 0; y < static_cast<std::size_t>(h); ++y)
     for (std::size_t x = static_cast<std::size_t>(w); x < pitch; ++x)
       if (raw[y * pitch + x] != 0xFF && written++ == 0) first_row = y, first_col = x;
-  EXPECT_EQ(written, 0u) << "rgb_to_gray (exercise 3.5, " << w << "x" << h << ", gray pitch " << pitch
-                         << " bytes): " << written << " padding bytes written, first at row " << first_row
-                         << ", column " << first_col << " (value " << int(raw[first_row * pitch + first_col])
+  EXPECT_EQ(written, 0u) << "rgb_to_gray (exercise 3.5, " << w << "x" << h << ", gray pitch "
+                         << pitch << " bytes): " << written
+                         << " padding bytes written, first at row " << first_row << ", column "
+                         << first_col << " (value " << int(raw[first_row * pitch + first_col])
                          << "): the x bound must be x < width";
 }
 

@@ -1,7 +1,7 @@
 // Exercise 3.3 — saxpy, including one size past 2^31 elements (the 32-bit index overflow).
-#include <cstdint>
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
@@ -18,7 +18,9 @@ namespace {
 // fuses it into one FMA (one rounding) or not (two roundings): relative tolerance 2 * 2^-23.
 constexpr Tolerance kTol{.abs = 0, .rel = 2.4e-7};
 const std::vector<std::size_t> kSizes{1, 31, 33, 257, 1000, 65'537, (1u << 20) + 3};
-std::string size_name(const ::testing::TestParamInfo<std::size_t>& p) { return "n_" + std::to_string(p.param); }
+std::string size_name(const ::testing::TestParamInfo<std::size_t>& p) {
+  return "n_" + std::to_string(p.param);
+}
 }  // namespace
 
 class SaxpyGpu : public ::testing::TestWithParam<std::size_t> {};
@@ -30,13 +32,15 @@ TEST_P(SaxpyGpu, MatchesOracle) {
   const float alpha = rng.scalar(0.5f, 2.0f);
   const auto x = rng.uniform<float>(n, 0.5f, 1.5f), y = rng.uniform<float>(n, 0.5f, 1.5f);
   auto dx = to_device(x);
-  cudalab::testing::GuardedOutput<float> dy(n, std::span<const float>(y));  // y, then a poisoned guard zone
+  cudalab::testing::GuardedOutput<float> dy(
+      n, std::span<const float>(y));  // y, then a poisoned guard zone
   ch03::saxpy(alpha, dx.data(), dy.data(), n);
   CUDALAB_CHECK(cudaDeviceSynchronize());
   std::vector<float> want(n);
   for (std::size_t i = 0; i < n; ++i)
     want[i] = static_cast<float>(static_cast<double>(alpha) * x[i] + y[i]);
-  EXPECT_MATCHES(compare(dy.result(), want, kTol, "saxpy (exercise 3.3, n = " + std::to_string(n) + ")"));
+  EXPECT_MATCHES(
+      compare(dy.result(), want, kTol, "saxpy (exercise 3.3, n = " + std::to_string(n) + ")"));
   EXPECT_TRUE(dy.guard_intact()) << "saxpy (exercise 3.3, n = " << n << ")";
 }
 
@@ -58,15 +62,16 @@ TEST(SaxpyLargeGpu, PastTwoToThe31Elements) {
   for (const std::size_t start : {std::size_t{0}, (std::size_t{1} << 31) - 2048, n - 4096}) {
     const std::size_t len = 4096;
     std::vector<float> got(len), want(len);
-    CUDALAB_CHECK(cudaMemcpy(got.data(), y.data() + start, len * sizeof(float), cudaMemcpyDeviceToHost));
+    CUDALAB_CHECK(
+        cudaMemcpy(got.data(), y.data() + start, len * sizeof(float), cudaMemcpyDeviceToHost));
     for (std::size_t k = 0; k < len; ++k) {
       const std::size_t i = start + k;
       want[k] = static_cast<float>(static_cast<double>(alpha) * uniform_at(seed, i, 0.5f, 1.5f) +
                                    uniform_at(seed + 1, i, 0.5f, 1.5f));
     }
     EXPECT_MATCHES(compare(got, want, kTol,
-                           "saxpy (exercise 3.3, n = 2^31 + 4099), elements " + std::to_string(start) +
-                               ".." + std::to_string(start + len - 1)));
+                           "saxpy (exercise 3.3, n = 2^31 + 4099), elements " +
+                               std::to_string(start) + ".." + std::to_string(start + len - 1)));
   }
 }
 

@@ -34,7 +34,8 @@ TEST(ToolchainGpu, MachineCodeFitsThisGpu) {
   EXPECT_EQ(k.binary_version / 10, d.cc_major) << ch03::describe(k);
   EXPECT_LE(k.binary_version, d.cc()) << ch03::describe(k);
   EXPECT_GT(k.ptx_version, 0);
-  EXPECT_LE(k.ptx_version, k.binary_version) << "PTX is compiled to SASS of the same or a newer architecture";
+  EXPECT_LE(k.ptx_version, k.binary_version)
+      << "PTX is compiled to SASS of the same or a newer architecture";
 }
 
 TEST(ToolchainGpu, LocalArrayProbeComputes) {

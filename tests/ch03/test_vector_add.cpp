@@ -1,8 +1,8 @@
 // Exercise 3.2 — vector_add against the CPU oracle, on sizes that catch the classic bugs:
 // 1, a warp +/- 1, a block +/- 1, non-multiples of the block, one large size.
-#include <cstdint>
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -15,7 +15,9 @@ using namespace cudalab;
 
 namespace {
 const std::vector<std::size_t> kSizes{1, 31, 32, 33, 255, 256, 257, 1000, 4097, (1u << 20) + 3};
-std::string size_name(const ::testing::TestParamInfo<std::size_t>& p) { return "n_" + std::to_string(p.param); }
+std::string size_name(const ::testing::TestParamInfo<std::size_t>& p) {
+  return "n_" + std::to_string(p.param);
+}
 }  // namespace
 
 class VectorAddGpu : public ::testing::TestWithParam<std::size_t> {};
@@ -32,7 +34,8 @@ TEST_P(VectorAddGpu, MatchesOracle) {
   // A float add is correctly rounded on both sides: the result must be exact.
   std::vector<float> want(n);
   for (std::size_t i = 0; i < n; ++i) want[i] = a[i] + b[i];
-  EXPECT_MATCHES(compare(c.result(), want, {}, "vector_add (exercise 3.2, n = " + std::to_string(n) + ")"));
+  EXPECT_MATCHES(
+      compare(c.result(), want, {}, "vector_add (exercise 3.2, n = " + std::to_string(n) + ")"));
   EXPECT_TRUE(c.guard_intact());
 }
 
@@ -53,8 +56,9 @@ TEST(VectorAddLargeGpu, PastTwoToThe31Elements) {
   poison_device(c.data(), c.bytes());
   ch03::vector_add(a.data(), b.data(), c.data(), n);
   CUDALAB_CHECK(cudaDeviceSynchronize());
-  EXPECT_TRUE(cudalab::testing::device_matches(cudalab::testing::check_sum(a.data(), b.data(), c.data(), n),
-                                               "vector_add (exercise 3.2, n = 2^31 + 4099)"));
+  EXPECT_TRUE(
+      cudalab::testing::device_matches(cudalab::testing::check_sum(a.data(), b.data(), c.data(), n),
+                                       "vector_add (exercise 3.2, n = 2^31 + 4099)"));
 }
 
 TEST(VectorAddArgs, NullPointersAreRejectedByName) {

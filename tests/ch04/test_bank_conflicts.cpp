@@ -70,19 +70,24 @@ TEST_P(SmemColumnGpu, SumsTheColumnItReads) {
   ch04::smem_column_read(out.data(), blocks, stride, iterations);
   CUDALAB_CHECK(cudaDeviceSynchronize());
   std::vector<float> want(out.size());
-  for (std::size_t t = 0; t < want.size(); ++t) want[t] = ch04::smem_column_read_oracle(t, stride, iterations);
+  for (std::size_t t = 0; t < want.size(); ++t)
+    want[t] = ch04::smem_column_read_oracle(t, stride, iterations);
   EXPECT_MATCHES(compare(out.result(), want, {},
                          "smem_column_read (stride = " + std::to_string(stride) + ")"));
   EXPECT_TRUE(out.guard_intact());
 }
 
 INSTANTIATE_TEST_SUITE_P(Strides, SmemColumnGpu, ::testing::Values(1, 2, 16, 32, 33),
-                         [](const ::testing::TestParamInfo<int>& p) { return "stride_" + std::to_string(p.param); });
+                         [](const ::testing::TestParamInfo<int>& p) {
+                           return "stride_" + std::to_string(p.param);
+                         });
 
 TEST(SmemColumnArgs, RejectsBadStridesAndIterations) {
   EXPECT_THROW(ch04::smem_column_read(nullptr, 1, 0, 10), std::invalid_argument);
-  EXPECT_THROW(ch04::smem_column_read(nullptr, 1, ch04::kMaxSmemStride + 1, 10), std::invalid_argument);
-  EXPECT_THROW(ch04::smem_column_read(nullptr, 1, 32, ch04::kMaxSmemIterations + 1), std::invalid_argument);
+  EXPECT_THROW(ch04::smem_column_read(nullptr, 1, ch04::kMaxSmemStride + 1, 10),
+               std::invalid_argument);
+  EXPECT_THROW(ch04::smem_column_read(nullptr, 1, 32, ch04::kMaxSmemIterations + 1),
+               std::invalid_argument);
   EXPECT_THROW(ch04::smem_column_read(nullptr, 1, 32, 10), std::invalid_argument);  // null out
   EXPECT_NO_THROW(ch04::smem_column_read(nullptr, 0, 32, 10));
   EXPECT_EQ(ch04::smem_column_read_oracle(0, 32, 3), 0.0f + 1.0f + 2.0f);  // lane 0, warp 0

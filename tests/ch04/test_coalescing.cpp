@@ -1,9 +1,9 @@
 // Exercise 4.1 — strided and misaligned copies give the exact input elements (they only move
 // data: the oracle is exact). Inputs come from fill_uniform_device; uniform_at recomputes any
 // element on the host, so even a 32x-strided 128 MB input needs no host copy of itself.
-#include <cstdint>
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -18,7 +18,8 @@ namespace {
 using Case = std::tuple<std::size_t, unsigned>;  // n, stride or offset
 const std::vector<std::size_t> kSizes{1, 31, 32, 33, 257, 1000, (1u << 20) + 3};
 std::string case_name(const ::testing::TestParamInfo<Case>& p) {
-  return "n_" + std::to_string(std::get<0>(p.param)) + "_by_" + std::to_string(std::get<1>(p.param));
+  return "n_" + std::to_string(std::get<0>(p.param)) + "_by_" +
+         std::to_string(std::get<1>(p.param));
 }
 }  // namespace
 
@@ -37,13 +38,14 @@ TEST_P(StridedCopyGpu, GathersEveryStrideth) {
   std::vector<float> want(n);
   for (std::size_t i = 0; i < n; ++i) want[i] = uniform_at(seed, i * stride, -1.0f, 1.0f);
   EXPECT_MATCHES(compare(out.result(), want, {},
-                         "strided_copy (exercise 4.1, n = " + std::to_string(n) + ", stride = " +
-                             std::to_string(stride) + ")"));
+                         "strided_copy (exercise 4.1, n = " + std::to_string(n) +
+                             ", stride = " + std::to_string(stride) + ")"));
   EXPECT_TRUE(out.guard_intact());
 }
 
 INSTANTIATE_TEST_SUITE_P(Strides, StridedCopyGpu,
-                         ::testing::Combine(::testing::ValuesIn(kSizes), ::testing::Values(1u, 2u, 7u, 32u)),
+                         ::testing::Combine(::testing::ValuesIn(kSizes),
+                                            ::testing::Values(1u, 2u, 7u, 32u)),
                          case_name);
 
 class OffsetCopyGpu : public ::testing::TestWithParam<Case> {};
@@ -60,13 +62,14 @@ TEST_P(OffsetCopyGpu, ShiftsByOffset) {
   std::vector<float> want(n);
   for (std::size_t i = 0; i < n; ++i) want[i] = uniform_at(seed, i + offset, -1.0f, 1.0f);
   EXPECT_MATCHES(compare(out.result(), want, {},
-                         "offset_copy (exercise 4.1, n = " + std::to_string(n) + ", offset = " +
-                             std::to_string(offset) + ")"));
+                         "offset_copy (exercise 4.1, n = " + std::to_string(n) +
+                             ", offset = " + std::to_string(offset) + ")"));
   EXPECT_TRUE(out.guard_intact());
 }
 
 INSTANTIATE_TEST_SUITE_P(Offsets, OffsetCopyGpu,
-                         ::testing::Combine(::testing::ValuesIn(kSizes), ::testing::Values(0u, 1u, 3u, 32u)),
+                         ::testing::Combine(::testing::ValuesIn(kSizes),
+                                            ::testing::Values(0u, 1u, 3u, 32u)),
                          case_name);
 
 // Past 2^31 outputs and 2^32 input elements (the TODO's warning): n = 2^31 + 3 at stride 2 reads
@@ -86,14 +89,16 @@ TEST(CoalescingLargeGpu, PastTwoToThe31Outputs) {
   poison_device(out.data(), out.bytes());
   ch04::strided_copy(in.data(), out.data(), n, stride);
   CUDALAB_CHECK(cudaDeviceSynchronize());
-  EXPECT_TRUE(cudalab::testing::device_matches(cudalab::testing::check_gather(in.data(), out.data(), n, stride, 0),
-                                               "strided_copy (exercise 4.1, n = 2^31 + 3, stride = 2: input index "
-                                               "up to 2^32 + 4)"));
+  EXPECT_TRUE(cudalab::testing::device_matches(
+      cudalab::testing::check_gather(in.data(), out.data(), n, stride, 0),
+      "strided_copy (exercise 4.1, n = 2^31 + 3, stride = 2: input index "
+      "up to 2^32 + 4)"));
   poison_device(out.data(), out.bytes());
   ch04::offset_copy(in.data(), out.data(), n, offset);
   CUDALAB_CHECK(cudaDeviceSynchronize());
-  EXPECT_TRUE(cudalab::testing::device_matches(cudalab::testing::check_gather(in.data(), out.data(), n, 1, offset),
-                                               "offset_copy (exercise 4.1, n = 2^31 + 3, offset = 3)"));
+  EXPECT_TRUE(cudalab::testing::device_matches(
+      cudalab::testing::check_gather(in.data(), out.data(), n, 1, offset),
+      "offset_copy (exercise 4.1, n = 2^31 + 3, offset = 3)"));
 }
 
 TEST(CoalescingArgs, StridedInputSize) {

@@ -26,13 +26,16 @@ std::vector<float> poly_oracle(const std::vector<float>& x, const std::vector<fl
   for (std::size_t i = 0; i < x.size(); ++i) {
     const std::size_t p = pattern == ch04::CoeffPattern::kPerLane ? i % ch04::kPolys : 0;
     double acc = c[static_cast<std::size_t>(terms - 1) * ch04::kPolys + p];
-    for (int k = terms - 2; k >= 0; --k) acc = acc * x[i] + c[static_cast<std::size_t>(k) * ch04::kPolys + p];
+    for (int k = terms - 2; k >= 0; --k)
+      acc = acc * x[i] + c[static_cast<std::size_t>(k) * ch04::kPolys + p];
     y[i] = static_cast<float>(acc);
   }
   return y;
 }
 
-Tolerance poly_tolerance(int terms) { return {2.0 * terms * terms * std::ldexp(1.0, -24) + 1e-7, 0.0}; }
+Tolerance poly_tolerance(int terms) {
+  return {2.0 * terms * terms * std::ldexp(1.0, -24) + 1e-7, 0.0};
+}
 
 std::string label(ch04::CoeffMemory m, ch04::CoeffPattern p) {
   return std::string(m == ch04::CoeffMemory::kGlobal ? "global" : "constant") + "_" +
@@ -61,13 +64,15 @@ TEST_P(PolynomialGpu, MatchesDoubleOracle) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, PolynomialGpu,
     ::testing::Combine(::testing::Values(ch04::CoeffMemory::kGlobal, ch04::CoeffMemory::kConstant),
-                       ::testing::Values(ch04::CoeffPattern::kBroadcast, ch04::CoeffPattern::kPerLane),
+                       ::testing::Values(ch04::CoeffPattern::kBroadcast,
+                                         ch04::CoeffPattern::kPerLane),
                        ::testing::Values(std::size_t{1}, std::size_t{33}, std::size_t{1000},
                                          std::size_t{(1u << 20) + 3}),
                        ::testing::Values(1, 7, 32)),
     [](const ::testing::TestParamInfo<Case>& p) {
       return label(std::get<0>(p.param), std::get<1>(p.param)) + "_n_" +
-             std::to_string(std::get<2>(p.param)) + "_terms_" + std::to_string(std::get<3>(p.param));
+             std::to_string(std::get<2>(p.param)) + "_terms_" +
+             std::to_string(std::get<3>(p.param));
     });
 
 // The __constant__ bank outlives the call: a second call with other coefficients must not see
@@ -85,10 +90,10 @@ TEST(PolynomialConstantGpu, NewCoefficientsReplaceOldOnes) {
     ch04::eval_polynomials(dx.data(), y.data(), n, dc.data(), terms, ch04::CoeffMemory::kConstant,
                            ch04::CoeffPattern::kPerLane);
     CUDALAB_CHECK(cudaDeviceSynchronize());
-    EXPECT_MATCHES(compare(y.result(), poly_oracle(x, c, terms, ch04::CoeffPattern::kPerLane),
-                           poly_tolerance(terms),
-                           "eval_polynomials constant, second set of coefficients (terms = " +
-                               std::to_string(terms) + ")"));
+    EXPECT_MATCHES(compare(
+        y.result(), poly_oracle(x, c, terms, ch04::CoeffPattern::kPerLane), poly_tolerance(terms),
+        "eval_polynomials constant, second set of coefficients (terms = " + std::to_string(terms) +
+            ")"));
   }
 }
 

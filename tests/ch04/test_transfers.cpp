@@ -36,7 +36,8 @@ std::vector<float> rotate_sum_oracle(std::span<const float> in, int passes) {
 
 using Case = std::tuple<std::size_t, int>;  // n, passes
 std::string case_name(const ::testing::TestParamInfo<Case>& p) {
-  return "n_" + std::to_string(std::get<0>(p.param)) + "_passes_" + std::to_string(std::get<1>(p.param));
+  return "n_" + std::to_string(std::get<0>(p.param)) + "_passes_" +
+         std::to_string(std::get<1>(p.param));
 }
 
 // Runs one access mode on a NON-BLOCKING stream with a poisoned staging buffer: a copy that is not
@@ -58,19 +59,21 @@ void check_access(ch04::HostAccess access, std::size_t n, int passes, const char
   EXPECT_TRUE(out.guard_intact());
   // Technique: the two modes must differ in how the data gets there. Copy-then-kernel copies the
   // input into `staging` (so staging now holds it); zero-copy reads the mapped host memory in place
-  // (so staging, passed anyway, keeps its poison). Zero-copy used for both modes, or a copy used for
-  // both, fails here although its sums are right.
+  // (so staging, passed anyway, keeps its poison). Zero-copy used for both modes, or a copy used
+  // for both, fails here although its sums are right.
   const std::vector<float> staged = staging.to_host();
   const std::string mode = std::string(what) + " (exercise 4.5, n = " + std::to_string(n) + ")";
   if (access == ch04::HostAccess::kCopyThenKernel) {
-    EXPECT_MATCHES(compare(staged, std::vector<float>(host.span().begin(), host.span().end()), {},
-                           mode + ": the staging buffer must hold the copied input (was the copy skipped, "
-                                  "the kernel reading host memory directly?)"));
+    EXPECT_MATCHES(
+        compare(staged, std::vector<float>(host.span().begin(), host.span().end()), {},
+                mode + ": the staging buffer must hold the copied input (was the copy skipped, "
+                       "the kernel reading host memory directly?)"));
   } else {
     const std::size_t written = count_overwritten(std::span<const float>(staged), 0, n);
-    EXPECT_EQ(written, 0u) << mode << ": " << written << " of " << n
-                           << " staging elements were written: zero-copy must read the mapped host memory "
-                              "in place (cudaHostGetDevicePointer), not copy it to the device first";
+    EXPECT_EQ(written, 0u)
+        << mode << ": " << written << " of " << n
+        << " staging elements were written: zero-copy must read the mapped host memory "
+           "in place (cudaHostGetDevicePointer), not copy it to the device first";
   }
 }
 }  // namespace
@@ -80,7 +83,8 @@ class ZeroCopyGpu : public ::testing::TestWithParam<Case> {};
 TEST_P(ZeroCopyGpu, CopyThenKernelMatchesOracle) {
   CUDALAB_REQUIRE_GPU();
   const auto [n, passes] = GetParam();
-  check_access(ch04::HostAccess::kCopyThenKernel, n, passes, "rotate_sum_from_host copy-then-kernel");
+  check_access(ch04::HostAccess::kCopyThenKernel, n, passes,
+               "rotate_sum_from_host copy-then-kernel");
 }
 
 TEST_P(ZeroCopyGpu, ZeroCopyMatchesOracle) {
@@ -98,11 +102,12 @@ TEST_P(ZeroCopyGpu, ZeroCopyNeedsNoStaging) {
   PinnedBuffer<float> host(n, cudaHostAllocMapped);
   rng.fill_uniform<float>(host.span(), -1.0f, 1.0f);
   cudalab::testing::GuardedOutput<float> out(n);
-  ch04::rotate_sum_from_host(host.data(), nullptr, out.data(), n, passes, ch04::HostAccess::kZeroCopy);
+  ch04::rotate_sum_from_host(host.data(), nullptr, out.data(), n, passes,
+                             ch04::HostAccess::kZeroCopy);
   CUDALAB_CHECK(cudaDeviceSynchronize());
   EXPECT_MATCHES(compare(out.result(), rotate_sum_oracle(host.span(), passes), {},
-                         "rotate_sum_from_host zero-copy, staging = nullptr (exercise 4.5, n = " + std::to_string(n) +
-                             ", passes = " + std::to_string(passes) + ")"));
+                         "rotate_sum_from_host zero-copy, staging = nullptr (exercise 4.5, n = " +
+                             std::to_string(n) + ", passes = " + std::to_string(passes) + ")"));
   EXPECT_TRUE(out.guard_intact());
 }
 
@@ -146,7 +151,8 @@ TEST(ZeroCopyArgs, RejectsBadPasses) {
                                           ch04::HostAccess::kZeroCopy),
                std::invalid_argument);
   EXPECT_NO_THROW(ch04::rotate_sum(nullptr, nullptr, 0, 1));
-  EXPECT_NO_THROW(ch04::rotate_sum_from_host(nullptr, nullptr, nullptr, 0, 1, ch04::HostAccess::kZeroCopy));
+  EXPECT_NO_THROW(
+      ch04::rotate_sum_from_host(nullptr, nullptr, nullptr, 0, 1, ch04::HostAccess::kZeroCopy));
 }
 
 // ---- transfer model -------------------------------------------------------------------------
@@ -204,12 +210,15 @@ TEST(TransferFit, LatencySurvivesBandwidthWobbleAtLargeSizes) {
 
 TEST(TransferFit, PureLatencyAndPureBandwidth) {
   const std::vector<double> sizes{1e3, 1e6, 1e9};
-  const ch04::TransferFit flat = ch04::fit_transfer_times(sizes, std::vector<double>{5e-6, 5e-6, 5e-6});
+  const ch04::TransferFit flat =
+      ch04::fit_transfer_times(sizes, std::vector<double>{5e-6, 5e-6, 5e-6});
   EXPECT_NEAR(flat.latency_s, 5e-6, 1e-15);
   // Times that fall with size are noise, not a bus: a non-positive slope reports bandwidth 0.
-  const ch04::TransferFit falling = ch04::fit_transfer_times(sizes, std::vector<double>{6e-6, 5e-6, 4e-6});
+  const ch04::TransferFit falling =
+      ch04::fit_transfer_times(sizes, std::vector<double>{6e-6, 5e-6, 4e-6});
   EXPECT_EQ(falling.bandwidth_bytes_per_s, 0.0);
-  const ch04::TransferFit line = ch04::fit_transfer_times(sizes, std::vector<double>{1e-7, 1e-4, 1e-1});
+  const ch04::TransferFit line =
+      ch04::fit_transfer_times(sizes, std::vector<double>{1e-7, 1e-4, 1e-1});
   EXPECT_NEAR(line.latency_s, 0.0, 1e-12);
   EXPECT_NEAR(line.bandwidth_bytes_per_s, 1e10, 1e-2);
 }
@@ -218,8 +227,12 @@ TEST(TransferFit, RejectsBadInput) {
   const std::vector<double> two{1e3, 1e6}, one{1e3}, times{1e-6, 1e-5};
   EXPECT_THROW(ch04::fit_transfer_times(one, std::vector<double>{1e-6}), std::invalid_argument);
   EXPECT_THROW(ch04::fit_transfer_times(two, std::vector<double>{1e-6}), std::invalid_argument);
-  EXPECT_THROW(ch04::fit_transfer_times(std::vector<double>{1e3, 1e3}, times), std::invalid_argument);
-  EXPECT_THROW(ch04::fit_transfer_times(two, std::vector<double>{1e-6, 0.0}), std::invalid_argument);
-  EXPECT_THROW(ch04::fit_transfer_times(std::vector<double>{-1.0, 1e6}, times), std::invalid_argument);
-  EXPECT_THROW(ch04::fit_transfer_times(two, std::vector<double>{1e-6, NAN}), std::invalid_argument);
+  EXPECT_THROW(ch04::fit_transfer_times(std::vector<double>{1e3, 1e3}, times),
+               std::invalid_argument);
+  EXPECT_THROW(ch04::fit_transfer_times(two, std::vector<double>{1e-6, 0.0}),
+               std::invalid_argument);
+  EXPECT_THROW(ch04::fit_transfer_times(std::vector<double>{-1.0, 1e6}, times),
+               std::invalid_argument);
+  EXPECT_THROW(ch04::fit_transfer_times(two, std::vector<double>{1e-6, NAN}),
+               std::invalid_argument);
 }

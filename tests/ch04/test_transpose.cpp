@@ -2,9 +2,9 @@
 // catch the classic bugs: 1 x 1, a single row or column, odd sizes below, at and above the
 // tile, non-square shapes (swapped bounds), many tiles (a missing __syncthreads), and more
 // rows than a 2D grid could cover in y (65535 x 32). Transposing only moves data: exact oracle.
-#include <cstdint>
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -17,12 +17,15 @@ using namespace cudalab;
 
 namespace {
 using Shape = std::pair<int, int>;  // rows, cols
-const std::vector<Shape> kShapes{{1, 1},     {1, 1000},   {1000, 1},  {31, 33},     {33, 17},
-                                 {32, 32},   {64, 64},    {65, 63},   {1000, 1000}, {2049, 3001},
-                                 {2100001, 1}, {1, 2100001}};
-std::string shape_str(const Shape& s) { return std::to_string(s.first) + "x" + std::to_string(s.second); }
+const std::vector<Shape> kShapes{{1, 1},       {1, 1000},    {1000, 1},    {31, 33},
+                                 {33, 17},     {32, 32},     {64, 64},     {65, 63},
+                                 {1000, 1000}, {2049, 3001}, {2100001, 1}, {1, 2100001}};
+std::string shape_str(const Shape& s) {
+  return std::to_string(s.first) + "x" + std::to_string(s.second);
+}
 
-// Fills a rows x cols device matrix from the counter-based hash; in(r, c) = uniform_at(seed, r cols + c).
+// Fills a rows x cols device matrix from the counter-based hash; in(r, c) = uniform_at(seed, r cols
+// + c).
 DeviceBuffer<float> random_matrix(const Shape& s, std::uint64_t seed) {
   const std::size_t n = static_cast<std::size_t>(s.first) * s.second;
   DeviceBuffer<float> m(n);
@@ -55,18 +58,20 @@ TEST_P(TransposeGpu, MatchesOracle) {
   EXPECT_TRUE(out.guard_intact());
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, TransposeGpu,
-    ::testing::Combine(::testing::ValuesIn(ch04::kTransposeVariants), ::testing::ValuesIn(kShapes)),
-    [](const ::testing::TestParamInfo<TransposeCase>& p) {
-      return std::string(ch04::name(std::get<0>(p.param))) + "_" + shape_str(std::get<1>(p.param));
-    });
+INSTANTIATE_TEST_SUITE_P(Shapes, TransposeGpu,
+                         ::testing::Combine(::testing::ValuesIn(ch04::kTransposeVariants),
+                                            ::testing::ValuesIn(kShapes)),
+                         [](const ::testing::TestParamInfo<TransposeCase>& p) {
+                           return std::string(ch04::name(std::get<0>(p.param))) + "_" +
+                                  shape_str(std::get<1>(p.param));
+                         });
 
 // 65537 x 65541 = 4,295,360,517 elements: past 2^32, so a 32-bit index (int: past 2^31; unsigned:
 // past 2^32) in the load or the store breaks. Every variant, checked on the device (out[c rows +
 // r] == in[r cols + c], 64-bit). Memory: 2 x 17.2 GB. Cost on an H200, per variant: fill 17 GB,
 // ~34 GB moved by the transpose and ~34 GB by the check (uncoalesced on one side: the naive
-// variant and the check run at maybe 1-2 TB/s): ~60 ms, plus ~0.2 s of allocation; 4 variants, ~1 s.
+// variant and the check run at maybe 1-2 TB/s): ~60 ms, plus ~0.2 s of allocation; 4 variants, ~1
+// s.
 class TransposeLargeGpu : public ::testing::TestWithParam<ch04::TransposeVariant> {};
 
 TEST_P(TransposeLargeGpu, PastTwoToThe32Elements) {
@@ -82,8 +87,9 @@ TEST_P(TransposeLargeGpu, PastTwoToThe32Elements) {
   CUDALAB_CHECK(cudaDeviceSynchronize());
   EXPECT_TRUE(cudalab::testing::device_matches(
       cudalab::testing::check_transpose(in.data(), out.data(), rows, cols),
-      "transpose " + std::string(ch04::name(v)) + " (exercise 4.2, 65537x65541 = 2^32 + 393221 elements; "
-      "output index = c * rows + r)"));
+      "transpose " + std::string(ch04::name(v)) +
+          " (exercise 4.2, 65537x65541 = 2^32 + 393221 elements; "
+          "output index = c * rows + r)"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, TransposeLargeGpu, ::testing::ValuesIn(ch04::kTransposeVariants),
@@ -99,17 +105,22 @@ TEST(TransposeTechniqueGpu, TiledVariantsStageATileInSharedMemory) {
   CUDALAB_REQUIRE_GPU();
   const int rows = 1024, cols = 1024;
   DeviceBuffer<float> in(std::size_t{rows} * cols), out(std::size_t{rows} * cols);
-  const struct { ch04::TransposeVariant v; std::size_t bytes; } want[] = {
-      {ch04::TransposeVariant::kTiled, 32 * 32 * sizeof(float)},
-      {ch04::TransposeVariant::kPadded, 32 * 33 * sizeof(float)},
-      {ch04::TransposeVariant::kPadded64, 64 * 65 * sizeof(float)}};
+  const struct {
+    ch04::TransposeVariant v;
+    std::size_t bytes;
+  } want[] = {{ch04::TransposeVariant::kTiled, 32 * 32 * sizeof(float)},
+              {ch04::TransposeVariant::kPadded, 32 * 33 * sizeof(float)},
+              {ch04::TransposeVariant::kPadded64, 64 * 65 * sizeof(float)}};
   for (const auto& w : want) {
-    const auto c = cudalab::testing::capture_launches(
-        [&](cudaStream_t stream) { ch04::transpose(in.data(), out.data(), rows, cols, w.v, stream); });
-    ASSERT_EQ(c.kernels.size(), 1u) << "transpose " << ch04::name(w.v) << " launched " << c.kernels.size() << " kernels";
+    const auto c = cudalab::testing::capture_launches([&](cudaStream_t stream) {
+      ch04::transpose(in.data(), out.data(), rows, cols, w.v, stream);
+    });
+    ASSERT_EQ(c.kernels.size(), 1u)
+        << "transpose " << ch04::name(w.v) << " launched " << c.kernels.size() << " kernels";
     EXPECT_GE(c.kernels[0].shared_bytes(), w.bytes)
-        << "transpose " << ch04::name(w.v) << " (exercise 4.2): its kernel uses " << c.kernels[0].shared_bytes()
-        << " bytes of shared memory, want at least " << w.bytes << " (the tile, padding included)";
+        << "transpose " << ch04::name(w.v) << " (exercise 4.2): its kernel uses "
+        << c.kernels[0].shared_bytes() << " bytes of shared memory, want at least " << w.bytes
+        << " (the tile, padding included)";
   }
 }
 
@@ -130,7 +141,9 @@ TEST_P(Copy2dGpu, CopiesEveryElement) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Copy2dGpu, ::testing::ValuesIn(kShapes),
-                         [](const ::testing::TestParamInfo<Shape>& p) { return shape_str(p.param); });
+                         [](const ::testing::TestParamInfo<Shape>& p) {
+                           return shape_str(p.param);
+                         });
 
 TEST(TransposeArgs, RejectsBadShapesPointersAndVariants) {
   EXPECT_THROW(ch04::transpose(nullptr, nullptr, -1, 4), std::invalid_argument);

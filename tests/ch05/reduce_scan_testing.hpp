@@ -5,11 +5,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
-#include <string>
 #include <cstddef>
+#include <functional>
 #include <limits>
 #include <span>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -21,17 +21,20 @@
 namespace ch05_testing {
 
 // An input on the device with a guard zone of "loud" values around it: `offset` elements before
-// (also misaligns the data by offset * 4 bytes when offset % 4 != 0) and kGuard after. A kernel that
-// reads past n adds NaN (float) or 2^24 (int) to its result, which no tolerance hides.
+// (also misaligns the data by offset * 4 bytes when offset % 4 != 0) and kGuard after. A kernel
+// that reads past n adds NaN (float) or 2^24 (int) to its result, which no tolerance hides.
 template <class T>
 class GuardedInput {
  public:
   static constexpr std::size_t kGuard = 64;
   static T loud() {
-    if constexpr (std::is_floating_point_v<T>) return std::numeric_limits<T>::quiet_NaN();
-    else return T{1} << 24;
+    if constexpr (std::is_floating_point_v<T>)
+      return std::numeric_limits<T>::quiet_NaN();
+    else
+      return T{1} << 24;
   }
-  GuardedInput(const std::vector<T>& host, std::size_t offset = 0) : offset_(offset), buf_(offset + host.size() + kGuard) {
+  GuardedInput(const std::vector<T>& host, std::size_t offset = 0)
+      : offset_(offset), buf_(offset + host.size() + kGuard) {
     std::vector<T> all(buf_.size(), loud());
     for (std::size_t i = 0; i < host.size(); ++i) all[offset + i] = host[i];
     buf_.upload(std::span<const T>(all));
@@ -59,7 +62,8 @@ inline double float_sum_tolerance(std::size_t n, double sum_abs) {
 // Scan oracle: in double (float inputs) or 64-bit integers (int inputs), restarting every
 // `segment` elements (segment = n for a whole-array scan; kScanTile for tile_scan).
 template <class T>
-std::vector<T> scan_oracle(const std::vector<T>& x, cudalab::ch05::ScanKind kind, std::size_t segment) {
+std::vector<T> scan_oracle(const std::vector<T>& x, cudalab::ch05::ScanKind kind,
+                           std::size_t segment) {
   using Acc = std::conditional_t<std::is_floating_point_v<T>, double, long long>;
   std::vector<T> out(x.size());
   Acc acc = 0;
@@ -120,9 +124,10 @@ inline double scan_gamma(std::size_t i) {
 
 // Element-by-element check of rule (2): the message names the first failing element (index,
 // got, want, bound), how many fail, n and the operation.
-inline ::testing::AssertionResult scan_within_bound(const std::vector<float>& got, const std::vector<float>& x,
-                                                    cudalab::ch05::ScanKind kind, std::size_t segment,
-                                                    const std::string& what) {
+inline ::testing::AssertionResult scan_within_bound(const std::vector<float>& got,
+                                                    const std::vector<float>& x,
+                                                    cudalab::ch05::ScanKind kind,
+                                                    std::size_t segment, const std::string& what) {
   std::size_t bad = 0, first = 0;
   double first_got = 0, first_want = 0, first_bound = 0;
   double acc = 0, abs_acc = 0;
@@ -140,17 +145,19 @@ inline ::testing::AssertionResult scan_within_bound(const std::vector<float>& go
   }
   if (bad == 0) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure()
-         << what << ": " << bad << " of " << x.size() << " elements outside |got - want| <= gamma_{i/512+64} * "
-         << "sum_{j<=i} |x_j|; first at index " << first << ": got " << first_got << ", want " << first_want
-         << ", bound " << first_bound;
+         << what << ": " << bad << " of " << x.size()
+         << " elements outside |got - want| <= gamma_{i/512+64} * "
+         << "sum_{j<=i} |x_j|; first at index " << first << ": got " << first_got << ", want "
+         << first_want << ", bound " << first_bound;
 }
 
 // Runs `op(in, out)` on fresh inputs of n elements (after `offset` guard elements) and checks
 // the output against scan_oracle: int exactly; float exactly on the inputs of rule (1) (n <
 // 2^24) and element by element within rule (2) above. `what` names the operation.
 template <class T>
-void check_scan(const std::function<void(const T*, T*)>& op, std::size_t n, cudalab::ch05::ScanKind kind,
-                std::size_t segment, std::size_t offset, const std::string& what) {
+void check_scan(const std::function<void(const T*, T*)>& op, std::size_t n,
+                cudalab::ch05::ScanKind kind, std::size_t segment, std::size_t offset,
+                const std::string& what) {
   cudalab::Rng rng;
   const bool exact_float = std::is_floating_point_v<T> && n <= kExactFloatMaxN;
   std::vector<T> x(n);
@@ -172,8 +179,9 @@ void check_scan(const std::function<void(const T*, T*)>& op, std::size_t n, cuda
   op(in.data(), out.data());
   CUDALAB_CHECK(cudaDeviceSynchronize());
   const std::vector<T> got = out.result();
-  const std::string full = what + " (" + (kind == cudalab::ch05::ScanKind::kInclusive ? "inclusive" : "exclusive") +
-                           ", n = " + std::to_string(n) + ", offset = " + std::to_string(offset) + ", " + input + ")";
+  const std::string full =
+      what + " (" + (kind == cudalab::ch05::ScanKind::kInclusive ? "inclusive" : "exclusive") +
+      ", n = " + std::to_string(n) + ", offset = " + std::to_string(offset) + ", " + input + ")";
   if constexpr (std::is_floating_point_v<T>) {
     if (!exact_float) {
       EXPECT_TRUE(scan_within_bound(got, x, kind, segment, full));

@@ -15,8 +15,10 @@ namespace {
 
 const std::vector<std::size_t> kSizes{1, 2, 31, 32, 33, 63, 64, 65, 255, 256, 257, 1000, 100003};
 
-std::string param_name(const ::testing::TestParamInfo<std::tuple<ch05::DivergenceVariant, std::size_t>>& p) {
-  return std::string(ch05::to_string(std::get<0>(p.param))) + "_n_" + std::to_string(std::get<1>(p.param));
+std::string param_name(
+    const ::testing::TestParamInfo<std::tuple<ch05::DivergenceVariant, std::size_t>>& p) {
+  return std::string(ch05::to_string(std::get<0>(p.param))) + "_n_" +
+         std::to_string(std::get<1>(p.param));
 }
 
 double path(double y, double c, double d) {
@@ -26,7 +28,8 @@ double path(double y, double c, double d) {
 
 }  // namespace
 
-class BranchyGpu : public ::testing::TestWithParam<std::tuple<ch05::DivergenceVariant, std::size_t>> {};
+class BranchyGpu
+    : public ::testing::TestWithParam<std::tuple<ch05::DivergenceVariant, std::size_t>> {};
 
 TEST_P(BranchyGpu, MatchesOracle) {
   CUDALAB_REQUIRE_GPU();
@@ -49,16 +52,19 @@ TEST_P(BranchyGpu, MatchesOracle) {
   EXPECT_TRUE(out.guard_intact());
 }
 
-INSTANTIATE_TEST_SUITE_P(Variants, BranchyGpu,
-                         ::testing::Combine(::testing::Values(ch05::DivergenceVariant::kDivergent,
-                                                              ch05::DivergenceVariant::kWarpUniform),
-                                            ::testing::ValuesIn(kSizes)),
-                         param_name);
+INSTANTIATE_TEST_SUITE_P(
+    Variants, BranchyGpu,
+    ::testing::Combine(::testing::Values(ch05::DivergenceVariant::kDivergent,
+                                         ch05::DivergenceVariant::kWarpUniform),
+                       ::testing::ValuesIn(kSizes)),
+    param_name);
 
 TEST(BranchyArgs, RejectsBadArguments) {
   EXPECT_THROW(ch05::branchy_transform(nullptr, nullptr, 5, ch05::DivergenceVariant::kDivergent),
                std::invalid_argument);
-  EXPECT_THROW(ch05::branchy_transform(nullptr, nullptr, 0, static_cast<ch05::DivergenceVariant>(3)),
-               std::invalid_argument);
-  EXPECT_NO_THROW(ch05::branchy_transform(nullptr, nullptr, 0, ch05::DivergenceVariant::kWarpUniform));
+  EXPECT_THROW(
+      ch05::branchy_transform(nullptr, nullptr, 0, static_cast<ch05::DivergenceVariant>(3)),
+      std::invalid_argument);
+  EXPECT_NO_THROW(
+      ch05::branchy_transform(nullptr, nullptr, 0, ch05::DivergenceVariant::kWarpUniform));
 }

@@ -16,7 +16,8 @@ namespace {
 struct Shape {
   std::size_t rows, cols;
 };
-const std::vector<Shape> kShapes{{1, 1}, {1, 257}, {300, 1}, {7, 31}, {33, 255}, {65, 1000}, {513, 2049}};
+const std::vector<Shape> kShapes{{1, 1},    {1, 257},   {300, 1},   {7, 31},
+                                 {33, 255}, {65, 1000}, {513, 2049}};
 
 std::string shape_name(const ::testing::TestParamInfo<Shape>& p) {
   return std::to_string(p.param.rows) + "x" + std::to_string(p.param.cols);
@@ -24,7 +25,8 @@ std::string shape_name(const ::testing::TestParamInfo<Shape>& p) {
 
 // float add (one rounding), max (exact), float multiply (one rounding): both variants and this
 // oracle round identically, so the comparison is exact.
-std::vector<float> oracle(const std::vector<float>& x, const std::vector<float>& bias, Shape s, float scale) {
+std::vector<float> oracle(const std::vector<float>& x, const std::vector<float>& bias, Shape s,
+                          float scale) {
   std::vector<float> y(x.size());
   for (std::size_t r = 0; r < s.rows; ++r)
     for (std::size_t c = 0; c < s.cols; ++c) {
@@ -88,16 +90,21 @@ TEST(BiasReluScaleRowsGpu, ManyRows) {
   for (const auto v : {ch05::FusionVariant::kThreeKernels, ch05::FusionVariant::kFused}) {
     cudalab::testing::GuardedOutput<float> y(x.size());
     ch05::bias_relu_scale(dx.data(), db.data(), y.data(), s.rows, s.cols, 2.0f, v);
-    EXPECT_MATCHES(compare(y.result(), want, {},
-                           std::string("bias_relu_scale ") + ch05::to_string(v) + " (exercise 5.9, 70001x3)"));
+    EXPECT_MATCHES(
+        compare(y.result(), want, {},
+                std::string("bias_relu_scale ") + ch05::to_string(v) + " (exercise 5.9, 70001x3)"));
   }
 }
 
 TEST(BiasReluScaleArgs, RejectsBadArguments) {
-  EXPECT_THROW(ch05::bias_relu_scale(nullptr, nullptr, nullptr, 2, 2, 1.0f, ch05::FusionVariant::kFused),
+  EXPECT_THROW(
+      ch05::bias_relu_scale(nullptr, nullptr, nullptr, 2, 2, 1.0f, ch05::FusionVariant::kFused),
+      std::invalid_argument);
+  EXPECT_THROW(ch05::bias_relu_scale(nullptr, nullptr, nullptr, 0, 0, 1.0f,
+                                     static_cast<ch05::FusionVariant>(5)),
                std::invalid_argument);
-  EXPECT_THROW(ch05::bias_relu_scale(nullptr, nullptr, nullptr, 0, 0, 1.0f, static_cast<ch05::FusionVariant>(5)),
-               std::invalid_argument);
-  EXPECT_NO_THROW(ch05::bias_relu_scale(nullptr, nullptr, nullptr, 0, 9, 1.0f, ch05::FusionVariant::kFused));
-  EXPECT_NO_THROW(ch05::bias_relu_scale(nullptr, nullptr, nullptr, 9, 0, 1.0f, ch05::FusionVariant::kThreeKernels));
+  EXPECT_NO_THROW(
+      ch05::bias_relu_scale(nullptr, nullptr, nullptr, 0, 9, 1.0f, ch05::FusionVariant::kFused));
+  EXPECT_NO_THROW(ch05::bias_relu_scale(nullptr, nullptr, nullptr, 9, 0, 1.0f,
+                                        ch05::FusionVariant::kThreeKernels));
 }

@@ -21,16 +21,23 @@ struct Case {
   bool skewed;
 };
 
-const std::vector<Case> kCases{
-    {1, 1, false},       {31, 7, false},      {33, 256, true},    {255, 1, true},
-    {257, 33, false},    {1000, 2, true},     {4097, 256, true},  {4097, 257, false},
-    {100003, 8192, false}, {100003, 8192, true}, {(1u << 20) + 5, 100, true},
-    {(1u << 20) + 5, 4096, false}};
+const std::vector<Case> kCases{{1, 1, false},
+                               {31, 7, false},
+                               {33, 256, true},
+                               {255, 1, true},
+                               {257, 33, false},
+                               {1000, 2, true},
+                               {4097, 256, true},
+                               {4097, 257, false},
+                               {100003, 8192, false},
+                               {100003, 8192, true},
+                               {(1u << 20) + 5, 100, true},
+                               {(1u << 20) + 5, 4096, false}};
 
 std::string case_name(const ::testing::TestParamInfo<std::tuple<ch05::HistogramVariant, Case>>& p) {
   const Case c = std::get<1>(p.param);
-  return std::string(ch05::to_string(std::get<0>(p.param))) + "_n_" + std::to_string(c.n) + "_bins_" +
-         std::to_string(c.bins) + (c.skewed ? "_skewed" : "_uniform");
+  return std::string(ch05::to_string(std::get<0>(p.param))) + "_n_" + std::to_string(c.n) +
+         "_bins_" + std::to_string(c.bins) + (c.skewed ? "_skewed" : "_uniform");
 }
 
 // Values mostly in [0, bins); 1 in 64 outside it (negative or >= bins) to check they are ignored.
@@ -40,9 +47,12 @@ std::vector<std::int32_t> make_input(Rng& rng, const Case& c) {
   const int hot = c.bins < 4 ? c.bins : 4;
   for (auto& x : v) {
     const int kind = rng.scalar(0, 63);
-    if (kind == 0) x = rng.scalar(0, 1) ? -rng.scalar(1, 1000) : c.bins + rng.scalar(0, 1000);
-    else if (c.skewed && kind % 8 != 0) x = rng.scalar(0, hot - 1);
-    else x = rng.scalar(0, c.bins - 1);
+    if (kind == 0)
+      x = rng.scalar(0, 1) ? -rng.scalar(1, 1000) : c.bins + rng.scalar(0, 1000);
+    else if (c.skewed && kind % 8 != 0)
+      x = rng.scalar(0, hot - 1);
+    else
+      x = rng.scalar(0, c.bins - 1);
   }
   return v;
 }
@@ -63,15 +73,17 @@ TEST_P(HistogramGpu, MatchesOracle) {
   cudalab::testing::GuardedOutput<std::uint32_t> hist(c.bins);  // poisoned: the API must zero it
   ch05::histogram(dv.data(), c.n, hist.data(), c.bins, variant);
   CUDALAB_CHECK(cudaDeviceSynchronize());
-  EXPECT_MATCHES(compare(hist.result(), want, {}, "histogram " + case_name({GetParam(), 0}) + " (exercise 5.10)"));
+  EXPECT_MATCHES(compare(hist.result(), want, {},
+                         "histogram " + case_name({GetParam(), 0}) + " (exercise 5.10)"));
   EXPECT_TRUE(hist.guard_intact());
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, HistogramGpu,
-                         ::testing::Combine(::testing::Values(ch05::HistogramVariant::kGlobalAtomics,
-                                                              ch05::HistogramVariant::kPrivatized),
-                                            ::testing::ValuesIn(kCases)),
-                         case_name);
+INSTANTIATE_TEST_SUITE_P(
+    Cases, HistogramGpu,
+    ::testing::Combine(::testing::Values(ch05::HistogramVariant::kGlobalAtomics,
+                                         ch05::HistogramVariant::kPrivatized),
+                       ::testing::ValuesIn(kCases)),
+    case_name);
 
 class HistogramEmptyGpu : public ::testing::TestWithParam<ch05::HistogramVariant> {};
 
@@ -80,7 +92,8 @@ TEST_P(HistogramEmptyGpu, ZeroElementsGiveZeroCounts) {
   cudalab::testing::GuardedOutput<std::uint32_t> hist(300);
   ch05::histogram(nullptr, 0, hist.data(), 300, GetParam());
   CUDALAB_CHECK(cudaDeviceSynchronize());
-  EXPECT_MATCHES(compare(hist.result(), std::vector<std::uint32_t>(300, 0), {}, "histogram of 0 values (exercise 5.10)"));
+  EXPECT_MATCHES(compare(hist.result(), std::vector<std::uint32_t>(300, 0), {},
+                         "histogram of 0 values (exercise 5.10)"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, HistogramEmptyGpu,
@@ -103,11 +116,16 @@ TEST(HistogramInputGpu, DeviceInputIsInRangeAndSkewed) {
 }
 
 TEST(HistogramArgs, RejectsBadArgumentsByName) {
-  const auto throws_naming = [](auto&& call, const char* arg) { cudalab::testing::expect_throws_naming(call, arg); };
+  const auto throws_naming = [](auto&& call, const char* arg) {
+    cudalab::testing::expect_throws_naming(call, arg);
+  };
   const auto g = ch05::HistogramVariant::kGlobalAtomics;
   throws_naming([&] { ch05::histogram(nullptr, 0, nullptr, 0, g); }, "num_bins");
-  throws_naming([&] { ch05::histogram(nullptr, 0, nullptr, ch05::kHistMaxBins + 1, g); }, "num_bins");
+  throws_naming([&] { ch05::histogram(nullptr, 0, nullptr, ch05::kHistMaxBins + 1, g); },
+                "num_bins");
   throws_naming([&] { ch05::histogram(nullptr, std::size_t{1} << 32, nullptr, 10, g); }, "n");
   throws_naming([&] { ch05::histogram(nullptr, 10, nullptr, 10, g); }, "values");
-  throws_naming([&] { ch05::histogram(nullptr, 1, nullptr, 10, static_cast<ch05::HistogramVariant>(4)); }, "variant");
+  throws_naming(
+      [&] { ch05::histogram(nullptr, 1, nullptr, 10, static_cast<ch05::HistogramVariant>(4)); },
+      "variant");
 }

@@ -1,9 +1,8 @@
 // Exercise 5.8 — the occupancy calculator against hand-worked answers for six generations (CPU,
 // runs on CI), and against cudaOccupancyMaxActiveBlocksPerMultiprocessor on real kernels (GPU).
-#include <gtest/gtest.h>
-
 #include <cuda_occupancy.h>  // the toolkit's header-only occupancy calculator (host code)
 #include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
@@ -29,14 +28,17 @@ struct Known {
 // Worked by hand from the limits in arch_limits() and the rules in occupancy_calculator.cpp.
 const std::vector<Known> kKnown{
     {90, 256, 32, 0, 8, 64, OccupancyLimiter::kWarps,
-     "64 warps / 8 per block = 8; regs: 1024 per warp, 16384 / 1024 = 16 warps per quadrant -> 8 blocks too"},
+     "64 warps / 8 per block = 8; regs: 1024 per warp, 16384 / 1024 = 16 warps per quadrant -> 8 "
+     "blocks too"},
     {90, 96, 40, 0, 16, 48, OccupancyLimiter::kRegisters,
-     "regs per warp round_up(40 x 32, 256) = 1280; 16384 / 1280 = 12 warps per quadrant x 4 = 48 warps "
+     "regs per warp round_up(40 x 32, 256) = 1280; 16384 / 1280 = 12 warps per quadrant x 4 = 48 "
+     "warps "
      "/ 3 = 16 blocks (65536 / 3840 = 17 ignores the quadrants)"},
     {90, 256, 16, 48 * 1024, 4, 32, OccupancyLimiter::kSharedMemory,
      "48 KiB + 1 KiB reserved = 50176 B; 233472 / 50176 = 4 blocks"},
     {90, 256, 255, 0, 1, 8, OccupancyLimiter::kRegisters,
-     "round_up(255 x 32, 256) = 8192 per warp; 16384 / 8192 = 2 warps per quadrant = 8 warps = 1 block"},
+     "round_up(255 x 32, 256) = 8192 per warp; 16384 / 8192 = 2 warps per quadrant = 8 warps = 1 "
+     "block"},
     {90, 128, 32, 227 * 1024, 1, 4, OccupancyLimiter::kSharedMemory,
      "227 KiB + 1 KiB = 228 KiB: exactly one block"},
     {90, 128, 32, 227 * 1024 + 1, 0, 0, OccupancyLimiter::kDoesNotFit,
@@ -56,8 +58,10 @@ const std::vector<Known> kKnown{
     {89, 512, 32, 40 * 1024, 2, 32, OccupancyLimiter::kSharedMemory,
      "41 KiB per block, 100 KiB per SM -> 2 blocks (warps would allow 3)"},
     {75, 256, 32, 0, 4, 32, OccupancyLimiter::kWarps, "Turing: 32 warps / 8 = 4 blocks"},
-    {75, 256, 32, 32 * 1024, 2, 16, OccupancyLimiter::kSharedMemory, "64 KiB / 32 KiB = 2, no reserve before sm_80"},
-    {75, 64, 24, 64 * 1024 + 1, 0, 0, OccupancyLimiter::kDoesNotFit, "over the 64 KiB per block of Turing"},
+    {75, 256, 32, 32 * 1024, 2, 16, OccupancyLimiter::kSharedMemory,
+     "64 KiB / 32 KiB = 2, no reserve before sm_80"},
+    {75, 64, 24, 64 * 1024 + 1, 0, 0, OccupancyLimiter::kDoesNotFit,
+     "over the 64 KiB per block of Turing"},
     {70, 64, 24, 3100, 29, 58, OccupancyLimiter::kSharedMemory,
      "round_up(3100, 256) = 3328 B; 98304 / 3328 = 29 blocks (warps 32, blocks 32, regs 42)"},
     {70, 64, 24, 3000, 32, 64, OccupancyLimiter::kWarps,
@@ -116,8 +120,9 @@ TEST(OccupancyCalculator, AgreesWithTheToolkitHeader) {
         for (std::size_t smem : {0, 1, 1000, 4096, 12345, 48 * 1024, 64 * 1024, 70000, 99 * 1024,
                                  100 * 1024, 163 * 1024, 200 * 1024, 227 * 1024, 228 * 1024}) {
           cudaOccResult want;
-          ASSERT_EQ(cudaOccMaxActiveBlocksPerMultiprocessor(&want, &prop, &attr, &state, threads, smem),
-                    CUDA_OCC_SUCCESS);
+          ASSERT_EQ(
+              cudaOccMaxActiveBlocksPerMultiprocessor(&want, &prop, &attr, &state, threads, smem),
+              CUDA_OCC_SUCCESS);
           const ch05::Occupancy o = ch05::occupancy(a, threads, regs, smem);
           EXPECT_EQ(o.blocks_per_sm, want.activeBlocksPerMultiprocessor)
               << "sm_" << cc << ", " << threads << " threads, " << regs << " registers, " << smem
@@ -155,7 +160,9 @@ TEST(OccupancyCalculator, PublishedLimits) {
 
 TEST(OccupancyCalculatorArgs, RejectsBadArgumentsByName) {
   const auto a = ch05::arch_limits(90);
-  const auto throws_naming = [](auto&& call, const char* arg) { cudalab::testing::expect_throws_naming(call, arg); };
+  const auto throws_naming = [](auto&& call, const char* arg) {
+    cudalab::testing::expect_throws_naming(call, arg);
+  };
   throws_naming([&] { ch05::occupancy(a, 0, 32, 0); }, "block_threads");
   throws_naming([&] { ch05::occupancy(a, 1025, 32, 0); }, "block_threads");
   throws_naming([&] { ch05::occupancy(a, 256, 256, 0); }, "regs_per_thread");
@@ -225,13 +232,14 @@ TEST(OccupancyApiGpu, CalculatorAgreesWithTheRuntime) {
   for (const auto probe : kProbes) {
     const ch05::ProbeResources r = ch05::probe_resources(probe);
     for (int threads : {32, 64, 96, 128, 160, 256}) {
-      for (std::size_t dyn : {std::size_t{0}, std::size_t{10000}, std::size_t{60 * 1024}, std::size_t{150 * 1024}}) {
+      for (std::size_t dyn :
+           {std::size_t{0}, std::size_t{10000}, std::size_t{60 * 1024}, std::size_t{150 * 1024}}) {
         const int api = ch05::probe_blocks_per_sm(probe, threads, dyn);
         const ch05::Occupancy o = ch05::occupancy(a, threads, r.num_regs, r.static_smem + dyn);
         EXPECT_EQ(o.blocks_per_sm, api)
             << ch05::to_string(probe) << ": " << threads << " threads, " << r.num_regs
-            << " registers, " << r.static_smem << " B static + " << dyn << " B dynamic shared\n  calculator: "
-            << ch05::describe(o);
+            << " registers, " << r.static_smem << " B static + " << dyn
+            << " B dynamic shared\n  calculator: " << ch05::describe(o);
       }
     }
   }
@@ -263,7 +271,8 @@ TEST(OccupancyApiGpu, ProbesCompute) {
   CUDALAB_REQUIRE_GPU();
   Rng rng;
   for (const auto probe : kProbes) {
-    for (std::size_t n : {std::size_t{1}, std::size_t{33}, std::size_t{5000}, std::size_t{300001}}) {
+    for (std::size_t n :
+         {std::size_t{1}, std::size_t{33}, std::size_t{5000}, std::size_t{300001}}) {
       const int keep = ch05::probe_keep(probe);
       const auto x = rng.uniform<float>(n, -1.0f, 1.0f);
       auto dx = to_device(x);
@@ -286,7 +295,8 @@ TEST(OccupancyApiGpu, ProbesCompute) {
           }
         }
       EXPECT_MATCHES(compare(y.result(), want, {},
-                             std::string("occupancy probe ") + ch05::to_string(probe) + " (n = " + std::to_string(n) + ")"));
+                             std::string("occupancy probe ") + ch05::to_string(probe) +
+                                 " (n = " + std::to_string(n) + ")"));
       EXPECT_TRUE(y.guard_intact());
     }
   }

@@ -9,10 +9,10 @@
 // all-zero result fails at every size) against a double oracle, within the bound of
 // float_sum_tolerance (reduce_scan_testing.hpp). Int is exact (values small enough that no
 // partial sum overflows).
-#include <cstdint>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <tuple>
@@ -32,13 +32,17 @@ namespace {
 
 std::string exercise_of(ReduceVariant v) {
   switch (v) {
-    case ReduceVariant::kSequential: return "exercise 5.1";
+    case ReduceVariant::kSequential:
+      return "exercise 5.1";
     case ReduceVariant::kFirstAddDuringLoad:
-    case ReduceVariant::kUnrollLastWarp: return "exercise 5.1 (the tree of steps 3-4)";
+    case ReduceVariant::kUnrollLastWarp:
+      return "exercise 5.1 (the tree of steps 3-4)";
     case ReduceVariant::kWarpShuffle:
     case ReduceVariant::kVectorized:
-    case ReduceVariant::kOnePass: return "exercise 5.2 (warp_reduce_sum)";
-    default: return "worked example";
+    case ReduceVariant::kOnePass:
+      return "exercise 5.2 (warp_reduce_sum)";
+    default:
+      return "worked example";
   }
 }
 
@@ -59,7 +63,8 @@ T run_reduce(const T* in, std::size_t n, ReduceVariant v, DeviceBuffer<unsigned 
   return got[0];
 }
 
-std::string what(ReduceVariant v, const char* type, std::size_t n, std::size_t offset, const char* input) {
+std::string what(ReduceVariant v, const char* type, std::size_t n, std::size_t offset,
+                 const char* input) {
   return "reduce_sum<" + std::string(type) + "> " + ch05::to_string(v) + " (" + exercise_of(v) +
          ", n = " + std::to_string(n) + ", offset = " + std::to_string(offset) + ", " + input + ")";
 }
@@ -67,7 +72,8 @@ std::string what(ReduceVariant v, const char* type, std::size_t n, std::size_t o
 using Param = std::tuple<ReduceVariant, std::size_t, std::size_t>;  // variant, n, offset
 std::string param_name(const ::testing::TestParamInfo<Param>& p) {
   const auto [v, n, off] = p.param;
-  return std::string(ch05::to_string(v)) + "_n_" + std::to_string(n) + "_offset_" + std::to_string(off);
+  return std::string(ch05::to_string(v)) + "_n_" + std::to_string(n) + "_offset_" +
+         std::to_string(off);
 }
 
 }  // namespace
@@ -84,8 +90,9 @@ TEST_P(ReduceGpu, FloatExactOnSixteenths) {
   GuardedInput<float> in(x, offset);
   auto ws = make_workspace(n);
   const std::vector<float> got{run_reduce(in.data(), n, v, ws)};
-  EXPECT_MATCHES(compare(got, std::vector<float>{static_cast<float>(want)}, {},
-                         what(v, "float", n, offset, "multiples of 1/16, sum|x| < 2^20: every partial sum is exact")));
+  EXPECT_MATCHES(compare(
+      got, std::vector<float>{static_cast<float>(want)}, {},
+      what(v, "float", n, offset, "multiples of 1/16, sum|x| < 2^20: every partial sum is exact")));
 }
 
 TEST_P(ReduceGpu, FloatWithinErrorBound) {
@@ -99,8 +106,9 @@ TEST_P(ReduceGpu, FloatWithinErrorBound) {
   auto ws = make_workspace(n);
   const float first = run_reduce(in.data(), n, v, ws);
   const Tolerance tol{ch05_testing::float_sum_tolerance(n, sum_abs), 0.0};
-  EXPECT_MATCHES(compare(std::vector<float>{first}, std::vector<float>{static_cast<float>(want)}, tol,
-                         what(v, "float", n, offset, "uniform [-0.5, 1], |err| <= gamma_D sum|x|")));
+  EXPECT_MATCHES(
+      compare(std::vector<float>{first}, std::vector<float>{static_cast<float>(want)}, tol,
+              what(v, "float", n, offset, "uniform [-0.5, 1], |err| <= gamma_D sum|x|")));
   // No atomics on the sum: a second call (same workspace: the one-pass counter was reset) gives
   // the same bits.
   const float second = run_reduce(in.data(), n, v, ws);
@@ -125,18 +133,19 @@ TEST_P(ReduceGpu, IntExact) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Ladder, ReduceGpu,
-    ::testing::Combine(::testing::ValuesIn(ch05::kAllReduceVariants),
-                       ::testing::Values<std::size_t>(1, 33, 257, 1000, 4099, 1'048'583),
-                       ::testing::Values<std::size_t>(0)),
-    param_name);
+INSTANTIATE_TEST_SUITE_P(Ladder, ReduceGpu,
+                         ::testing::Combine(::testing::ValuesIn(ch05::kAllReduceVariants),
+                                            ::testing::Values<std::size_t>(1, 33, 257, 1000, 4099,
+                                                                           1'048'583),
+                                            ::testing::Values<std::size_t>(0)),
+                         param_name);
 // Misaligned by 4 or 12 bytes: the vectorized variants must peel the head to a 16-byte boundary.
-INSTANTIATE_TEST_SUITE_P(
-    Misaligned, ReduceGpu,
-    ::testing::Combine(::testing::Values(ReduceVariant::kVectorized, ReduceVariant::kOnePass),
-                       ::testing::Values<std::size_t>(2, 7, 100'003), ::testing::Values<std::size_t>(1, 3)),
-    param_name);
+INSTANTIATE_TEST_SUITE_P(Misaligned, ReduceGpu,
+                         ::testing::Combine(::testing::Values(ReduceVariant::kVectorized,
+                                                              ReduceVariant::kOnePass),
+                                            ::testing::Values<std::size_t>(2, 7, 100'003),
+                                            ::testing::Values<std::size_t>(1, 3)),
+                         param_name);
 
 // n = 2^31 + 5 ints (8.6 GB; past 2^31 elements and 2^33 bytes): every variant, exact. Inputs in
 // [-2, 2] from the device fill (the sum stays far below 2^31: ~sqrt(2 n) ~ 65,000); the oracle is
@@ -148,7 +157,8 @@ class ReduceLargeGpu : public ::testing::TestWithParam<ReduceVariant> {};
 TEST_P(ReduceLargeGpu, PastTwoToThe31) {
   const ReduceVariant v = GetParam();
   const std::size_t n = (std::size_t{1} << 31) + 5;
-  CUDALAB_REQUIRE_DEVICE_MEMORY(n * sizeof(int) + ch05::reduce_workspace_bytes(n) + (std::size_t{1} << 30));
+  CUDALAB_REQUIRE_DEVICE_MEMORY(n * sizeof(int) + ch05::reduce_workspace_bytes(n) +
+                                (std::size_t{1} << 30));
   const std::uint64_t seed = Rng().seed();
   DeviceBuffer<int> in(n);
   fill_uniform_device(in.data(), n, seed, -2, 2);
@@ -159,7 +169,8 @@ TEST_P(ReduceLargeGpu, PastTwoToThe31) {
                          what(v, "int", n, 0, "2^31 + 5 ints in [-2, 2], exact")));
 }
 
-// One case per variant, named <variant>_n_2147483653 (so lab_test's CASES give each exercise its own).
+// One case per variant, named <variant>_n_2147483653 (so lab_test's CASES give each exercise its
+// own).
 INSTANTIATE_TEST_SUITE_P(Ladder, ReduceLargeGpu, ::testing::ValuesIn(ch05::kAllReduceVariants),
                          [](const ::testing::TestParamInfo<ReduceVariant>& p) {
                            return std::string(ch05::to_string(p.param)) + "_n_2147483653";
@@ -178,14 +189,16 @@ TEST(ReduceArgs, RejectsBadArguments) {
   const std::size_t big = ch05::reduce_workspace_bytes(1000);
   EXPECT_GE(big, ch05::reduce_workspace_bytes(10));
   // Workspace too small (checked before any pointer), unknown variant, null pointers.
-  EXPECT_THROW(ch05::reduce_sum(static_cast<const float*>(nullptr), nullptr, 1000, nullptr, big - 1),
-               std::invalid_argument);
+  EXPECT_THROW(
+      ch05::reduce_sum(static_cast<const float*>(nullptr), nullptr, 1000, nullptr, big - 1),
+      std::invalid_argument);
   EXPECT_THROW(ch05::reduce_sum(static_cast<const int*>(nullptr), nullptr, 1000, nullptr, big,
                                 static_cast<ReduceVariant>(42)),
                std::invalid_argument);
   EXPECT_THROW(ch05::reduce_sum(static_cast<const float*>(nullptr), nullptr, 1000, nullptr, big),
                std::invalid_argument);
-  EXPECT_THROW(ch05::reduce_sum(static_cast<const int*>(nullptr), nullptr, 0, nullptr, big), std::invalid_argument)
+  EXPECT_THROW(ch05::reduce_sum(static_cast<const int*>(nullptr), nullptr, 0, nullptr, big),
+               std::invalid_argument)
       << "out must be a device pointer even for n = 0";
   for (ReduceVariant v : ch05::kAllReduceVariants) EXPECT_STRNE(ch05::to_string(v), "unknown");
 }
@@ -203,7 +216,8 @@ TEST(ReduceDirtyCounterGpu, ThrowsInsteadOfAWrongSum) {
   cudalab::testing::GuardedOutput<float> out(1);
   ch05::reduce_sum(in.data(), out.data(), n, clean.data(), clean.bytes(), ReduceVariant::kOnePass);
   CUDALAB_CHECK(cudaMemcpy(dirty.data(), &planted, sizeof planted, cudaMemcpyHostToDevice));
-  EXPECT_THROW(ch05::reduce_sum(in.data(), out.data(), n, dirty.data(), dirty.bytes(), ReduceVariant::kOnePass),
+  EXPECT_THROW(ch05::reduce_sum(in.data(), out.data(), n, dirty.data(), dirty.bytes(),
+                                ReduceVariant::kOnePass),
                std::runtime_error)
       << "a new workspace whose arrival counter is not 0";
 
@@ -214,7 +228,8 @@ TEST(ReduceDirtyCounterGpu, ThrowsInsteadOfAWrongSum) {
   ch05::reduce_sum(in.data(), out.data(), n, clean.data(), clean.bytes(), ReduceVariant::kOnePass);
   CUDALAB_CHECK(cudaDeviceSynchronize());
   const float got = out.result()[0];
-  EXPECT_TRUE(std::isnan(got) || got == static_cast<float>(n)) << "a dirty counter gave the sum " << got;
+  EXPECT_TRUE(std::isnan(got) || got == static_cast<float>(n))
+      << "a dirty counter gave the sum " << got;
   EXPECT_THROW(ch05::reduce_check_workspace(clean.data(), clean.bytes()), std::runtime_error);
   CUDALAB_CHECK(cudaMemset(clean.data(), 0, clean.bytes()));
   EXPECT_NO_THROW(ch05::reduce_check_workspace(clean.data(), clean.bytes()));

@@ -25,14 +25,15 @@ namespace {
 using Param = std::tuple<ScanKind, std::size_t, std::size_t>;  // kind, n, offset
 std::string param_name(const ::testing::TestParamInfo<Param>& p) {
   const auto [k, n, off] = p.param;
-  return std::string(k == ScanKind::kInclusive ? "inclusive" : "exclusive") + "_n_" + std::to_string(n) +
-         "_offset_" + std::to_string(off);
+  return std::string(k == ScanKind::kInclusive ? "inclusive" : "exclusive") + "_n_" +
+         std::to_string(n) + "_offset_" + std::to_string(off);
 }
 
 template <class T>
 void check_lookback(ScanKind kind, std::size_t n, std::size_t offset, const char* type) {
   DeviceBuffer<unsigned char> ws(ch05::scan_workspace_bytes(n));
-  CUDALAB_CHECK(cudaMemset(ws.data(), 0xAB, ws.bytes()));  // the scan must not rely on a clean workspace
+  CUDALAB_CHECK(
+      cudaMemset(ws.data(), 0xAB, ws.bytes()));  // the scan must not rely on a clean workspace
   const std::string what = std::string("scan<") + type + "> decoupled_lookback (exercise 5.4)";
   for (int call = 0; call < 2; ++call)  // twice on one workspace: the per-call reset works
     ch05_testing::check_scan<T>(
@@ -59,15 +60,18 @@ TEST_P(LookbackScanGpu, Float) {
 
 INSTANTIATE_TEST_SUITE_P(
     Sizes, LookbackScanGpu,
-    ::testing::Combine(::testing::Values(ScanKind::kInclusive, ScanKind::kExclusive),
-                       // a warp +- 1, a tile (4096) +- 1, 2 tiles + 1, ~256 tiles with a partial last one
-                       ::testing::Values<std::size_t>(1, 31, 33, 4095, 4096, 4097, 8193, 1'048'583),
-                       ::testing::Values<std::size_t>(0)),
+    ::testing::Combine(
+        ::testing::Values(ScanKind::kInclusive, ScanKind::kExclusive),
+        // a warp +- 1, a tile (4096) +- 1, 2 tiles + 1, ~256 tiles with a partial last one
+        ::testing::Values<std::size_t>(1, 31, 33, 4095, 4096, 4097, 8193, 1'048'583),
+        ::testing::Values<std::size_t>(0)),
     param_name);
 // Misaligned by 4 bytes: the kernel falls back to scalar loads and stores.
 INSTANTIATE_TEST_SUITE_P(Misaligned, LookbackScanGpu,
-                         ::testing::Combine(::testing::Values(ScanKind::kInclusive, ScanKind::kExclusive),
-                                            ::testing::Values<std::size_t>(5, 100'003), ::testing::Values<std::size_t>(1)),
+                         ::testing::Combine(::testing::Values(ScanKind::kInclusive,
+                                                              ScanKind::kExclusive),
+                                            ::testing::Values<std::size_t>(5, 100'003),
+                                            ::testing::Values<std::size_t>(1)),
                          param_name);
 
 // 2^23 + 3 elements: 2049 tiles, about two waves of resident blocks on an H200: look-backs
@@ -93,7 +97,8 @@ TEST(LookbackScanLargeGpu, PastTwoToThe31) {
   fill_uniform_device(in.data(), n, Rng().seed(), -1000, 1000);
   for (ScanKind kind : {ScanKind::kInclusive, ScanKind::kExclusive}) {
     poison_device(out.data(), out.bytes());
-    ch05::scan(in.data(), out.data(), n, kind, ws.data(), ws.bytes(), ScanVariant::kDecoupledLookback);
+    ch05::scan(in.data(), out.data(), n, kind, ws.data(), ws.bytes(),
+               ScanVariant::kDecoupledLookback);
     CUDALAB_CHECK(cudaDeviceSynchronize());
     EXPECT_TRUE(cudalab::testing::device_matches(
         cudalab::testing::check_int_scan(in.data(), out.data(), n, kind == ScanKind::kInclusive),
@@ -113,13 +118,15 @@ TEST(ScanTechniqueGpu, LookbackIsOneKernel) {
   DeviceBuffer<int> in(n), out(n);
   DeviceBuffer<unsigned char> ws(ch05::scan_workspace_bytes(n));
   const auto c = cudalab::testing::capture_launches([&](cudaStream_t stream) {
-    ch05::scan(in.data(), out.data(), n, ScanKind::kInclusive, ws.data(), ws.bytes(), ScanVariant::kDecoupledLookback,
-               stream);
+    ch05::scan(in.data(), out.data(), n, ScanKind::kInclusive, ws.data(), ws.bytes(),
+               ScanVariant::kDecoupledLookback, stream);
   });
-  EXPECT_EQ(c.kernels.size(), 1u) << "scan decoupled_lookback (exercise 5.4, n = " << n << ") launched "
-                                  << c.kernels.size() << " kernels: a single-pass scan is one kernel (the "
+  EXPECT_EQ(c.kernels.size(), 1u) << "scan decoupled_lookback (exercise 5.4, n = " << n
+                                  << ") launched " << c.kernels.size()
+                                  << " kernels: a single-pass scan is one kernel (the "
                                      "look-back replaces the passes over the tile sums)";
-  EXPECT_LE(c.memsets, 1) << "scan decoupled_lookback: " << c.memsets << " memsets (want at most one: the tile states)";
+  EXPECT_LE(c.memsets, 1) << "scan decoupled_lookback: " << c.memsets
+                          << " memsets (want at most one: the tile states)";
   EXPECT_EQ(c.copies + c.other, 0) << "scan decoupled_lookback: " << c.copies + c.other
                                    << " copies or other graph nodes (want none)";
 }
@@ -153,10 +160,12 @@ TEST(ScanTechniqueLargeGpu, LookbackIsNotAChain) {
     return static_cast<double>(ms);
   };
   auto scan = [&] {
-    ch05::scan(in.data(), out.data(), n, ScanKind::kInclusive, ws.data(), ws.bytes(), ScanVariant::kDecoupledLookback);
+    ch05::scan(in.data(), out.data(), n, ScanKind::kInclusive, ws.data(), ws.bytes(),
+               ScanVariant::kDecoupledLookback);
   };
   auto memcpy_ = [&] {
-    CUDALAB_CHECK(cudaMemcpyAsync(copy.data(), in.data(), n * sizeof(int), cudaMemcpyDeviceToDevice));
+    CUDALAB_CHECK(
+        cudaMemcpyAsync(copy.data(), in.data(), n * sizeof(int), cudaMemcpyDeviceToDevice));
   };
   scan();  // warm-up (first launch, module load)
   memcpy_();
@@ -168,9 +177,12 @@ TEST(ScanTechniqueLargeGpu, LookbackIsNotAChain) {
   CUDALAB_CHECK(cudaEventDestroy(t0));
   CUDALAB_CHECK(cudaEventDestroy(t1));
   EXPECT_LE(best_scan, 8.0 * best_copy)
-      << "scan decoupled_lookback (exercise 5.4, n = 2^28 ints) took " << best_scan << " ms, a device copy of the "
-      << "same bytes " << best_copy << " ms (ratio " << best_scan / best_copy << ", allowed 8): is the look-back "
-      << "a chain (each tile waiting for its predecessor's inclusive prefix)? Use the aggregates (flag A) of the "
+      << "scan decoupled_lookback (exercise 5.4, n = 2^28 ints) took " << best_scan
+      << " ms, a device copy of the "
+      << "same bytes " << best_copy << " ms (ratio " << best_scan / best_copy
+      << ", allowed 8): is the look-back "
+      << "a chain (each tile waiting for its predecessor's inclusive prefix)? Use the aggregates "
+         "(flag A) of the "
       << "window and stop at the nearest P.";
 }
 
@@ -178,7 +190,8 @@ TEST(ScanTechniqueLargeGpu, LookbackIsNotAChain) {
 // two wrong answers that the old global tolerance let through fail: an all-zero output, and a
 // look-back whose running prefix was an int (each tile's prefix truncated toward zero).
 TEST(ScanChecks, FloatChecksCatchZeroAndTruncatedPrefixes) {
-  for (const std::size_t n : {std::size_t{1}, std::size_t{4097}, std::size_t{1'048'583}, (std::size_t{1} << 23) + 3}) {
+  for (const std::size_t n :
+       {std::size_t{1}, std::size_t{4097}, std::size_t{1'048'583}, (std::size_t{1} << 23) + 3}) {
     Rng rng;
     const std::vector<float> x = ch05_testing::exact_float_inputs(rng, n);
     double sum_abs = 0;
@@ -196,22 +209,26 @@ TEST(ScanChecks, FloatChecksCatchZeroAndTruncatedPrefixes) {
   std::vector<float> truncated(n);
   double prefix = 0, local = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    if (i % ch05::kLookbackTile == 0) prefix = (i == 0 ? 0.0 : static_cast<double>(want[i - 1])), local = 0;
+    if (i % ch05::kLookbackTile == 0)
+      prefix = (i == 0 ? 0.0 : static_cast<double>(want[i - 1])), local = 0;
     local += x[i];
     truncated[i] = static_cast<float>(std::trunc(prefix) + local);
   }
   EXPECT_FALSE(compare(truncated, want).ok()) << "a truncated prefix must fail the exact check";
-  EXPECT_FALSE(compare(std::vector<float>(n, 0.0f), want).ok()) << "an all-zero output must fail the exact check";
+  EXPECT_FALSE(compare(std::vector<float>(n, 0.0f), want).ok())
+      << "an all-zero output must fail the exact check";
   // Rule (2), the per-element bound, on an input it is used for (reals with a positive mean).
   const std::vector<float> r = rng.uniform<float>(100'000, -0.5f, 1.0f);
-  EXPECT_FALSE(ch05_testing::scan_within_bound(std::vector<float>(r.size(), 0.0f), r, ScanKind::kInclusive, r.size(),
-                                               "all zero"));
+  EXPECT_FALSE(ch05_testing::scan_within_bound(std::vector<float>(r.size(), 0.0f), r,
+                                               ScanKind::kInclusive, r.size(), "all zero"));
   const std::vector<float> exact = ch05_testing::scan_oracle(r, ScanKind::kInclusive, r.size());
-  EXPECT_TRUE(ch05_testing::scan_within_bound(exact, r, ScanKind::kInclusive, r.size(), "the oracle itself"));
+  EXPECT_TRUE(ch05_testing::scan_within_bound(exact, r, ScanKind::kInclusive, r.size(),
+                                              "the oracle itself"));
   std::vector<float> fraction_dropped(exact);
   for (std::size_t i = ch05::kLookbackTile; i < fraction_dropped.size(); ++i)
     fraction_dropped[i] = static_cast<float>(std::trunc(exact[i]));  // the fraction dropped
-  EXPECT_FALSE(ch05_testing::scan_within_bound(fraction_dropped, r, ScanKind::kInclusive, r.size(), "truncated"));
+  EXPECT_FALSE(ch05_testing::scan_within_bound(fraction_dropped, r, ScanKind::kInclusive, r.size(),
+                                               "truncated"));
 }
 
 TEST(ScanEmptyGpu, ZeroElementsWriteNothing) {
@@ -219,7 +236,8 @@ TEST(ScanEmptyGpu, ZeroElementsWriteNothing) {
   DeviceBuffer<unsigned char> ws(ch05::scan_workspace_bytes(0));
   for (ScanVariant v : ch05::kAllScanVariants) {
     cudalab::testing::GuardedOutput<int> out(0);
-    ch05::scan(static_cast<const int*>(nullptr), out.data(), 0, ScanKind::kInclusive, ws.data(), ws.bytes(), v);
+    ch05::scan(static_cast<const int*>(nullptr), out.data(), 0, ScanKind::kInclusive, ws.data(),
+               ws.bytes(), v);
     CUDALAB_CHECK(cudaDeviceSynchronize());
     (void)out.result();
     EXPECT_TRUE(out.guard_intact()) << ch05::to_string(v);
@@ -229,14 +247,17 @@ TEST(ScanEmptyGpu, ZeroElementsWriteNothing) {
 TEST(ScanArgs, RejectsBadArguments) {
   const std::size_t ws = ch05::scan_workspace_bytes(100'000);
   EXPECT_GE(ws, ch05::scan_workspace_bytes(1000));
-  EXPECT_THROW(ch05::scan(static_cast<const int*>(nullptr), nullptr, 100'000, ScanKind::kInclusive, nullptr, ws - 1),
+  EXPECT_THROW(ch05::scan(static_cast<const int*>(nullptr), nullptr, 100'000, ScanKind::kInclusive,
+                          nullptr, ws - 1),
                std::invalid_argument);
-  EXPECT_THROW(ch05::scan(static_cast<const float*>(nullptr), nullptr, 10, static_cast<ScanKind>(5), nullptr, ws),
+  EXPECT_THROW(ch05::scan(static_cast<const float*>(nullptr), nullptr, 10, static_cast<ScanKind>(5),
+                          nullptr, ws),
                std::invalid_argument);
-  EXPECT_THROW(ch05::scan(static_cast<const int*>(nullptr), nullptr, 10, ScanKind::kInclusive, nullptr, ws,
-                          static_cast<ScanVariant>(9)),
+  EXPECT_THROW(ch05::scan(static_cast<const int*>(nullptr), nullptr, 10, ScanKind::kInclusive,
+                          nullptr, ws, static_cast<ScanVariant>(9)),
                std::invalid_argument);
-  EXPECT_THROW(ch05::scan(static_cast<const int*>(nullptr), nullptr, 10, ScanKind::kInclusive, nullptr, ws),
-               std::invalid_argument);
+  EXPECT_THROW(
+      ch05::scan(static_cast<const int*>(nullptr), nullptr, 10, ScanKind::kInclusive, nullptr, ws),
+      std::invalid_argument);
   for (ScanVariant v : ch05::kAllScanVariants) EXPECT_STRNE(ch05::to_string(v), "unknown");
 }

@@ -20,7 +20,9 @@ using ch05::ScanVariant;
 
 namespace {
 
-const char* kind_name(ScanKind k) { return k == ScanKind::kInclusive ? "inclusive" : "exclusive"; }
+const char* kind_name(ScanKind k) {
+  return k == ScanKind::kInclusive ? "inclusive" : "exclusive";
+}
 std::string exercise_of(BlockScanAlgo a) {
   return a == BlockScanAlgo::kKoggeStone ? "exercise 5.3" : "worked example";
 }
@@ -38,12 +40,15 @@ std::string device_name(const ::testing::TestParamInfo<DeviceParam>& p) {
 }
 
 template <class T>
-void check_device_scan(ScanVariant v, ScanKind kind, std::size_t n, std::size_t offset, const char* type) {
+void check_device_scan(ScanVariant v, ScanKind kind, std::size_t n, std::size_t offset,
+                       const char* type) {
   DeviceBuffer<unsigned char> ws(ch05::scan_workspace_bytes(n));
   const std::string what = std::string("scan<") + type + "> " + ch05::to_string(v) + " (" +
-                           (v == ScanVariant::kKoggeStone ? "exercise 5.3" : "worked example") + ")";
-  ch05_testing::check_scan<T>([&](const T* in, T* out) { ch05::scan(in, out, n, kind, ws.data(), ws.bytes(), v); },
-                              n, kind, n, offset, what);
+                           (v == ScanVariant::kKoggeStone ? "exercise 5.3" : "worked example") +
+                           ")";
+  ch05_testing::check_scan<T>(
+      [&](const T* in, T* out) { ch05::scan(in, out, n, kind, ws.data(), ws.bytes(), v); }, n, kind,
+      n, offset, what);
 }
 
 }  // namespace
@@ -53,12 +58,15 @@ class TileScanGpu : public ::testing::TestWithParam<TileParam> {};
 TEST_P(TileScanGpu, EachTileScannedOnItsOwn) {
   CUDALAB_REQUIRE_GPU();
   const auto [algo, kind, n] = GetParam();
-  const std::string what = std::string("tile_scan ") + ch05::to_string(algo) + " (" + exercise_of(algo) +
-                           ", tiles of " + std::to_string(ch05::kScanTile) + ")";
-  ch05_testing::check_scan<int>([&](const int* in, int* out) { ch05::tile_scan(in, out, n, algo, kind); }, n, kind,
-                                ch05::kScanTile, 0, what + " <int>");
-  ch05_testing::check_scan<float>([&](const float* in, float* out) { ch05::tile_scan(in, out, n, algo, kind); }, n,
-                                  kind, ch05::kScanTile, 0, what + " <float>");
+  const std::string what = std::string("tile_scan ") + ch05::to_string(algo) + " (" +
+                           exercise_of(algo) + ", tiles of " + std::to_string(ch05::kScanTile) +
+                           ")";
+  ch05_testing::check_scan<int>(
+      [&](const int* in, int* out) { ch05::tile_scan(in, out, n, algo, kind); }, n, kind,
+      ch05::kScanTile, 0, what + " <int>");
+  ch05_testing::check_scan<float>(
+      [&](const float* in, float* out) { ch05::tile_scan(in, out, n, algo, kind); }, n, kind,
+      ch05::kScanTile, 0, what + " <float>");
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -109,19 +117,19 @@ TEST(ScanThenPropagateLargeGpu, PastTwoToThe31) {
       EXPECT_TRUE(cudalab::testing::device_matches(
           cudalab::testing::check_int_scan(in.data(), out.data(), n, kind == ScanKind::kInclusive),
           std::string("scan<int> ") + ch05::to_string(v) + " (" +
-              (v == ScanVariant::kKoggeStone ? "exercise 5.3" : "worked example") + ", " + kind_name(kind) +
-              ", n = 2^31 + 5)"));
+              (v == ScanVariant::kKoggeStone ? "exercise 5.3" : "worked example") + ", " +
+              kind_name(kind) + ", n = 2^31 + 5)"));
     }
 }
 
 TEST(TileScanArgs, RejectsBadArguments) {
-  EXPECT_THROW(ch05::tile_scan(static_cast<const int*>(nullptr), nullptr, 10, BlockScanAlgo::kKoggeStone,
-                               ScanKind::kInclusive),
+  EXPECT_THROW(ch05::tile_scan(static_cast<const int*>(nullptr), nullptr, 10,
+                               BlockScanAlgo::kKoggeStone, ScanKind::kInclusive),
                std::invalid_argument);
-  EXPECT_NO_THROW(ch05::tile_scan(static_cast<const int*>(nullptr), nullptr, 0, BlockScanAlgo::kBrentKung,
-                                  ScanKind::kExclusive));
-  EXPECT_THROW(ch05::tile_scan(static_cast<const float*>(nullptr), nullptr, 0, static_cast<BlockScanAlgo>(7),
-                               ScanKind::kInclusive),
+  EXPECT_NO_THROW(ch05::tile_scan(static_cast<const int*>(nullptr), nullptr, 0,
+                                  BlockScanAlgo::kBrentKung, ScanKind::kExclusive));
+  EXPECT_THROW(ch05::tile_scan(static_cast<const float*>(nullptr), nullptr, 0,
+                               static_cast<BlockScanAlgo>(7), ScanKind::kInclusive),
                std::invalid_argument);
   EXPECT_STREQ(ch05::to_string(BlockScanAlgo::kKoggeStone), "kogge_stone");
 }

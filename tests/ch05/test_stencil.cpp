@@ -45,9 +45,9 @@ std::string shape_name(const ::testing::TestParamInfo<std::tuple<Shape, ch05::Co
          std::to_string(s.w) + "x" + std::to_string(s.h) + "_r" + std::to_string(s.r);
 }
 
-const std::vector<Shape> kShapes{{1, 1, 1},    {1, 1, 4},     {33, 1, 2},   {1, 37, 3},
-                                 {32, 32, 1},  {31, 33, 2},   {65, 31, 3},  {100, 67, 4},
-                                 {257, 129, 2}, {64, 64, 0},  {1023, 517, 3}};
+const std::vector<Shape> kShapes{{1, 1, 1},     {1, 1, 4},   {33, 1, 2},    {1, 37, 3},
+                                 {32, 32, 1},   {31, 33, 2}, {65, 31, 3},   {100, 67, 4},
+                                 {257, 129, 2}, {64, 64, 0}, {1023, 517, 3}};
 
 }  // namespace
 
@@ -80,13 +80,16 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Conv2dGpu,
 
 TEST(Conv2dArgs, RejectsBadArgumentsByName) {
   float* p = nullptr;
-  const auto throws_naming = [](auto&& call, const char* arg) { cudalab::testing::expect_throws_naming(call, arg); };
+  const auto throws_naming = [](auto&& call, const char* arg) {
+    cudalab::testing::expect_throws_naming(call, arg);
+  };
   throws_naming([&] { ch05::conv2d(p, p, 4, 4, p, ch05::kConvMaxRadius + 1); }, "radius");
   throws_naming([&] { ch05::conv2d(p, p, 4, 4, p, -1); }, "radius");
   throws_naming([&] { ch05::conv2d(p, p, -1, 4, p, 1); }, "width");
   throws_naming([&] { ch05::conv2d(p, p, 4, -2, p, 1); }, "height");
   throws_naming([&] { ch05::conv2d(p, p, 4, 4, p, 1); }, "in");
-  throws_naming([&] { ch05::conv2d(p, p, 4, 4, p, 1, static_cast<ch05::ConvVariant>(9)); }, "variant");
+  throws_naming([&] { ch05::conv2d(p, p, 4, 4, p, 1, static_cast<ch05::ConvVariant>(9)); },
+                "variant");
 }
 
 TEST(Conv2dArgs, EmptyImageIsANoOp) {
@@ -100,15 +103,18 @@ TEST(Conv2dArgs, EmptyImageIsANoOp) {
 TEST(Conv2dTechniqueGpu, TiledUsesSharedMemory) {
   CUDALAB_REQUIRE_GPU();
   const int w = 256, h = 256, r = 2;
-  DeviceBuffer<float> in(std::size_t{w} * h), out(std::size_t{w} * h), filter((2 * r + 1) * (2 * r + 1));
+  DeviceBuffer<float> in(std::size_t{w} * h), out(std::size_t{w} * h),
+      filter((2 * r + 1) * (2 * r + 1));
   for (const auto v : {ch05::ConvVariant::kTiled, ch05::ConvVariant::kNaive}) {
-    const auto c = cudalab::testing::capture_launches(
-        [&](cudaStream_t stream) { ch05::conv2d(in.data(), out.data(), w, h, filter.data(), r, v, stream); });
+    const auto c = cudalab::testing::capture_launches([&](cudaStream_t stream) {
+      ch05::conv2d(in.data(), out.data(), w, h, filter.data(), r, v, stream);
+    });
     ASSERT_EQ(c.kernels.size(), 1u) << "conv2d launched " << c.kernels.size() << " kernels";
     const std::size_t shared = c.kernels[0].shared_bytes();
     if (v == ch05::ConvVariant::kTiled)
-      EXPECT_GT(shared, 0u) << "conv2d tiled (exercise 5.5): its kernel uses no shared memory: the tile and its "
-                               "halo belong in __shared__ memory, loaded once per block";
+      EXPECT_GT(shared, 0u)
+          << "conv2d tiled (exercise 5.5): its kernel uses no shared memory: the tile and its "
+             "halo belong in __shared__ memory, loaded once per block";
     else
       EXPECT_EQ(shared, 0u) << "conv2d naive: " << shared << " bytes of shared memory";
   }

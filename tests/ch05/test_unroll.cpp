@@ -16,14 +16,16 @@ using namespace cudalab;
 
 namespace {
 
-const std::vector<std::size_t> kSizes{1, 3, 4, 5, 31, 32, 33, 255, 2047, 2048, 2049, 4099,
-                                      (1u << 20) + 7};
+const std::vector<std::size_t> kSizes{
+    1, 3, 4, 5, 31, 32, 33, 255, 2047, 2048, 2049, 4099, (1u << 20) + 7};
 const std::vector<ch05::UnrollVariant> kVariants{
     ch05::UnrollVariant::kRolled, ch05::UnrollVariant::kUnrolled,
     ch05::UnrollVariant::kUnrolledRestrict, ch05::UnrollVariant::kVectorized};
 
-std::string param_name(const ::testing::TestParamInfo<std::tuple<ch05::UnrollVariant, std::size_t>>& p) {
-  return std::string(ch05::to_string(std::get<0>(p.param))) + "_n_" + std::to_string(std::get<1>(p.param));
+std::string param_name(
+    const ::testing::TestParamInfo<std::tuple<ch05::UnrollVariant, std::size_t>>& p) {
+  return std::string(ch05::to_string(std::get<0>(p.param))) + "_n_" +
+         std::to_string(std::get<1>(p.param));
 }
 
 // y = a x + y, one float rounding per element (FMA) or two (mul then add): |error| <=
@@ -48,8 +50,9 @@ void check_saxpy(ch05::UnrollVariant v, std::size_t n, std::size_t offset) {
   std::vector<float> want(n);
   for (std::size_t i = 0; i < n; ++i)
     want[i] = static_cast<float>(double{a} * x[i + offset] + y0[i + offset]);
-  const std::string what = std::string("saxpy_unrolled ") + ch05::to_string(v) + " (exercise 5.6, n = " +
-                           std::to_string(n) + ", offset " + std::to_string(offset) + ")";
+  const std::string what = std::string("saxpy_unrolled ") + ch05::to_string(v) +
+                           " (exercise 5.6, n = " + std::to_string(n) + ", offset " +
+                           std::to_string(offset) + ")";
   EXPECT_MATCHES(compare(got, want, {kTol, 0}, what));
   EXPECT_TRUE(dy.guard_intact()) << what;
   EXPECT_TRUE(dy.untouched(0, offset, what));
@@ -57,7 +60,8 @@ void check_saxpy(ch05::UnrollVariant v, std::size_t n, std::size_t offset) {
 
 }  // namespace
 
-class SaxpyUnrolledGpu : public ::testing::TestWithParam<std::tuple<ch05::UnrollVariant, std::size_t>> {};
+class SaxpyUnrolledGpu
+    : public ::testing::TestWithParam<std::tuple<ch05::UnrollVariant, std::size_t>> {};
 
 TEST_P(SaxpyUnrolledGpu, MatchesOracle) {
   CUDALAB_REQUIRE_GPU();
@@ -73,7 +77,8 @@ TEST_P(SaxpyUnrolledGpu, MisalignedPointersStillWork) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, SaxpyUnrolledGpu,
-                         ::testing::Combine(::testing::ValuesIn(kVariants), ::testing::ValuesIn(kSizes)),
+                         ::testing::Combine(::testing::ValuesIn(kVariants),
+                                            ::testing::ValuesIn(kSizes)),
                          param_name);
 
 TEST(SaxpyUnrolledResourcesGpu, UnrollingTradesRegistersForLoadsInFlight) {
@@ -97,6 +102,7 @@ TEST(SaxpyUnrolledArgs, RejectsBadArguments) {
                std::invalid_argument);
   EXPECT_THROW(ch05::saxpy_unrolled(1.0f, nullptr, nullptr, 0, static_cast<ch05::UnrollVariant>(7)),
                std::invalid_argument);
-  EXPECT_NO_THROW(ch05::saxpy_unrolled(1.0f, nullptr, nullptr, 0, ch05::UnrollVariant::kVectorized));
+  EXPECT_NO_THROW(
+      ch05::saxpy_unrolled(1.0f, nullptr, nullptr, 0, ch05::UnrollVariant::kVectorized));
   EXPECT_STREQ(ch05::to_string(ch05::UnrollVariant::kVectorized), "vectorized_float4");
 }

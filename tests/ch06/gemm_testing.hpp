@@ -19,13 +19,15 @@
 namespace ch06_test {
 
 // Rounding error of a fp32 GEMM element, any summation order (Higham, Accuracy and Stability of
-// Numerical Algorithms, 3.1): |computed - exact| <= gamma_{K+2} * (|alpha| sum_k |a_ik b_kj| + |beta c_ij|),
-// gamma_n = n u / (1 - n u), u = 2^-24: K products/additions, then alpha * . and + beta * c.
-// `abs_sum` holds the parenthesis per element; the tolerance takes its maximum (random inputs in
+// Numerical Algorithms, 3.1): |computed - exact| <= gamma_{K+2} * (|alpha| sum_k |a_ik b_kj| +
+// |beta c_ij|), gamma_n = n u / (1 - n u), u = 2^-24: K products/additions, then alpha * . and +
+// beta * c. `abs_sum` holds the parenthesis per element; the tolerance takes its maximum (random
+// inputs in
 // [-1, 1] give sums of similar size everywhere) plus a floor for K = 0. It is a worst-case bound,
 // about sqrt(K) times above the typical error, and far below any indexing or race bug (which
 // adds or drops whole products of size ~0.25).
-inline cudalab::Tolerance gemm_tolerance(int K, const std::vector<double>& abs_sum, double u = 0x1p-24) {
+inline cudalab::Tolerance gemm_tolerance(int K, const std::vector<double>& abs_sum,
+                                         double u = 0x1p-24) {
   double max_sum = 0;
   for (double s : abs_sum) max_sum = std::max(max_sum, s);
   const double n = K + 2.0;
@@ -45,7 +47,8 @@ struct Oracle {
   std::vector<double> c, abs_sum;
 };
 inline Oracle gemm_dense_oracle(const Shape& s, double alpha, const std::vector<float>& A,
-                                const std::vector<float>& B, double beta, const std::vector<float>& C) {
+                                const std::vector<float>& B, double beta,
+                                const std::vector<float>& C) {
   Oracle o{std::vector<double>(static_cast<std::size_t>(s.m) * s.n),
            std::vector<double>(static_cast<std::size_t>(s.m) * s.n)};
   cudalab::ch06::gemm_oracle(cudalab::ch06::Op::kN, cudalab::ch06::Op::kN, s.m, s.n, s.k, alpha,
@@ -76,8 +79,14 @@ struct LargeGemm {
   bool bt;  // B given transposed (N x K, row-major: the TN layout of wgmma)
   cudalab::DeviceBuffer<float> A, B, S, ref;
   LargeGemm(int m_, int n_, int k_, bool bt_, std::uint64_t seed)
-      : m(m_), n(n_), k(k_), bt(bt_), A(std::size_t(m_) * k_), B(std::size_t(k_) * n_),
-        S(std::size_t(m_) * n_), ref(std::size_t(m_) * n_) {
+      : m(m_),
+        n(n_),
+        k(k_),
+        bt(bt_),
+        A(std::size_t(m_) * k_),
+        B(std::size_t(k_) * n_),
+        S(std::size_t(m_) * n_),
+        ref(std::size_t(m_) * n_) {
     cudalab::testing::fill_dyadic_device(A.data(), A.size(), seed, 128, 128);
     cudalab::testing::fill_dyadic_device(B.data(), B.size(), seed + 1, 128, 128);
     cudalab::CublasHandle h;
@@ -89,16 +98,19 @@ struct LargeGemm {
     CUDALAB_CHECK(cudaDeviceSynchronize());
   }
   void gemm(cublasHandle_t h, const float* a, const float* b, float* c) const {
-    cudalab::ch06::cublas_sgemm_row_major(h, cudalab::ch06::Op::kN, bt ? cudalab::ch06::Op::kT : cudalab::ch06::Op::kN,
-                                          m, n, k, 1.0f, a, k, b, bt ? k : n, 0.0f, c, n);
+    cudalab::ch06::cublas_sgemm_row_major(h, cudalab::ch06::Op::kN,
+                                          bt ? cudalab::ch06::Op::kT : cudalab::ch06::Op::kN, m, n,
+                                          k, 1.0f, a, k, b, bt ? k : n, 0.0f, c, n);
   }
   // Checks `got` (m x n on the device) against cuBLAS within the bound above.
   ::testing::AssertionResult check(const float* got, double u_got, const std::string& what) const {
     const auto gamma = [&](double u) { return (k + 2.0) * u / (1.0 - (k + 2.0) * u); };
     const double scale = (gamma(u_got) + gamma(0x1p-24)) / (1.0 - gamma(0x1p-24));
-    const auto r = cudalab::testing::check_within(got, ref.data(), S.data(), std::size_t(m) * n, scale);
-    return cudalab::testing::device_matches(r, what + " (M x N x K = " + std::to_string(m) + "x" + std::to_string(n) +
-                                                   "x" + std::to_string(k) + ", against cuBLAS SGEMM on the GPU)");
+    const auto r =
+        cudalab::testing::check_within(got, ref.data(), S.data(), std::size_t(m) * n, scale);
+    return cudalab::testing::device_matches(r, what + " (M x N x K = " + std::to_string(m) + "x" +
+                                                   std::to_string(n) + "x" + std::to_string(k) +
+                                                   ", against cuBLAS SGEMM on the GPU)");
   }
 };
 

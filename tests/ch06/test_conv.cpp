@@ -45,8 +45,8 @@ ConvCase make_case(const ConvShape& s, Rng& rng) {
 // Odd sizes everywhere: 1x1x1, channels not multiples of the 64-channel tile, C R S not a
 // multiple of 16, stride 2 with padding, rectangular filters and images, a conv1-like layer.
 const std::vector<ConvShape> kShapes{
-    {1, 1, 1, 1, 1, 1, 1, 1, 0},      {2, 3, 11, 13, 5, 3, 3, 1, 1},   {3, 7, 17, 19, 67, 5, 3, 2, 2},
-    {2, 16, 9, 9, 70, 1, 1, 1, 0},    {1, 3, 32, 32, 64, 7, 7, 2, 3},  {2, 64, 14, 14, 65, 3, 3, 1, 1},
+    {1, 1, 1, 1, 1, 1, 1, 1, 0},   {2, 3, 11, 13, 5, 3, 3, 1, 1},  {3, 7, 17, 19, 67, 5, 3, 2, 2},
+    {2, 16, 9, 9, 70, 1, 1, 1, 0}, {1, 3, 32, 32, 64, 7, 7, 2, 3}, {2, 64, 14, 14, 65, 3, 3, 1, 1},
     {1, 5, 8, 6, 3, 3, 3, 3, 0}};
 
 }  // namespace
@@ -70,16 +70,18 @@ TEST_P(ConvGpu, ImplicitGemmMatchesOracle) {
 INSTANTIATE_TEST_SUITE_P(Shapes, ConvGpu, ::testing::ValuesIn(kShapes),
                          [](const auto& p) { return name_of(p.param); });
 
-#define CH06_REQUIRE_CUDNN()                                                                 \
-  do {                                                                                       \
-    if (!ch06::have_cudnn()) GTEST_SKIP() << "skipped: built without cuDNN (CUDALAB_HAVE_CUDNN=OFF)"; \
+#define CH06_REQUIRE_CUDNN()                                                   \
+  do {                                                                         \
+    if (!ch06::have_cudnn())                                                   \
+      GTEST_SKIP() << "skipped: built without cuDNN (CUDALAB_HAVE_CUDNN=OFF)"; \
   } while (0)
 
 // cuDNN computes the same convolution (FMA math: fp32 on CUDA cores, so the same error bound).
 TEST(CudnnConvGpu, ForwardMatchesOracle) {
   CUDALAB_REQUIRE_GPU();
   CH06_REQUIRE_CUDNN();
-  for (const ConvShape& s : {ConvShape{2, 3, 11, 13, 5, 3, 3, 1, 1}, ConvShape{2, 64, 14, 14, 65, 3, 3, 1, 1}}) {
+  for (const ConvShape& s :
+       {ConvShape{2, 3, 11, 13, 5, 3, 3, 1, 1}, ConvShape{2, 64, 14, 14, 65, 3, 3, 1, 1}}) {
     Rng rng;
     const auto c = make_case(s, rng);
     auto dx = to_device(c.x), dw = to_device(c.w);
@@ -109,7 +111,8 @@ TEST(CudnnConvGpu, EnumeratesAlgorithms) {
         EXPECT_GE(rep.time_no_workspace_ms, rep.time_unlimited_ms);  // Find sorts by time
         bool found = false;
         for (const auto& r : rep.measured)
-          if (r.algo == rep.pick_no_workspace && r.workspace == 0 && r.status == "SUCCESS") found = true;
+          if (r.algo == rep.pick_no_workspace && r.workspace == 0 && r.status == "SUCCESS")
+            found = true;
         EXPECT_TRUE(found) << rep.pick_no_workspace;
       }
     }

@@ -1,10 +1,10 @@
 // Exercise 6.3 — row-major data through column-major cuBLAS: the swap identity, op(A)/op(B),
 // leading dimensions (sub-matrices of a bigger matrix), strided-batched GEMM. Each convention is
 // pinned against the double CPU oracle.
-#include <cstdint>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -19,7 +19,9 @@ using ch06::Op;
 
 namespace {
 
-const char* op_name(Op op) { return op == Op::kN ? "N" : "T"; }
+const char* op_name(Op op) {
+  return op == Op::kN ? "N" : "T";
+}
 
 // C (M, N) = alpha op(A) op(B) + beta C where every matrix lives inside a bigger row-major
 // matrix (ld > its columns) at a non-zero offset. Elements of the big C outside the sub-matrix
@@ -44,14 +46,16 @@ void check_row_major(Op opA, Op opB, int M, int N, int K, int pad, float beta) {
   CublasHandle h;
   auto dA = to_device(A), dB = to_device(B);
   auto dC = to_device(C0);
-  ch06::cublas_sgemm_row_major(h, opA, opB, M, N, K, alpha, dA.data() + a0, lda, dB.data() + b0, ldb,
-                               beta, dC.data() + c0, ldc);
-  const std::string what = std::string("cublas_sgemm_row_major (exercise 6.3, op(A) = ") + op_name(opA) +
-                           ", op(B) = " + op_name(opB) + ", M x N x K = " + std::to_string(M) + "x" +
-                           std::to_string(N) + "x" + std::to_string(K) + ", lda/ldb/ldc = " +
-                           std::to_string(lda) + "/" + std::to_string(ldb) + "/" + std::to_string(ldc) + ")";
+  ch06::cublas_sgemm_row_major(h, opA, opB, M, N, K, alpha, dA.data() + a0, lda, dB.data() + b0,
+                               ldb, beta, dC.data() + c0, ldc);
+  const std::string what = std::string("cublas_sgemm_row_major (exercise 6.3, op(A) = ") +
+                           op_name(opA) + ", op(B) = " + op_name(opB) +
+                           ", M x N x K = " + std::to_string(M) + "x" + std::to_string(N) + "x" +
+                           std::to_string(K) + ", lda/ldb/ldc = " + std::to_string(lda) + "/" +
+                           std::to_string(ldb) + "/" + std::to_string(ldc) + ")";
   // Outside the sub-matrix want == C0 exactly and abs_sum == 0: the tolerance stays the bound.
-  EXPECT_MATCHES(compare(dC.to_host(), ch06_test::to_float(want), ch06_test::gemm_tolerance(K, abs_sum), what));
+  EXPECT_MATCHES(compare(dC.to_host(), ch06_test::to_float(want),
+                         ch06_test::gemm_tolerance(K, abs_sum), what));
 }
 
 }  // namespace
@@ -78,9 +82,11 @@ TEST_P(CublasLayoutGpu, NonSquareTallAndWide) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, CublasLayoutGpu,
-                         ::testing::Combine(::testing::Values(Op::kN, Op::kT), ::testing::Values(Op::kN, Op::kT)),
+                         ::testing::Combine(::testing::Values(Op::kN, Op::kT),
+                                            ::testing::Values(Op::kN, Op::kT)),
                          [](const auto& p) {
-                           return std::string("A") + op_name(std::get<0>(p.param)) + "_B" + op_name(std::get<1>(p.param));
+                           return std::string("A") + op_name(std::get<0>(p.param)) + "_B" +
+                                  op_name(std::get<1>(p.param));
                          });
 
 // beta = 0 never reads C: a NaN-poisoned C must come out finite and right.
@@ -95,9 +101,10 @@ TEST(CublasLayoutBetaZeroGpu, IgnoresNaNInC) {
   CublasHandle h;
   auto dA = to_device(A), dB = to_device(B);
   cudalab::testing::GuardedOutput<float> C(std::size_t(s.m) * s.n);
-  ch06::cublas_sgemm_row_major(h, Op::kN, Op::kN, s.m, s.n, s.k, 1.5f, dA.data(), s.k, dB.data(), s.n,
-                               0.0f, C.data(), s.n);
-  EXPECT_MATCHES(compare(C.result(), ch06_test::to_float(want.c), ch06_test::gemm_tolerance(s.k, want.abs_sum),
+  ch06::cublas_sgemm_row_major(h, Op::kN, Op::kN, s.m, s.n, s.k, 1.5f, dA.data(), s.k, dB.data(),
+                               s.n, 0.0f, C.data(), s.n);
+  EXPECT_MATCHES(compare(C.result(), ch06_test::to_float(want.c),
+                         ch06_test::gemm_tolerance(s.k, want.abs_sum),
                          "cublas_sgemm_row_major (exercise 6.3, beta = 0, C poisoned with NaN)"));
   EXPECT_TRUE(C.guard_intact());
 }
@@ -115,16 +122,17 @@ TEST(CublasStridedBatchedGpu, EachBatchMatchesOracle) {
   const float alpha = 1.25f, beta = -0.5f;
   CublasHandle h;
   auto dA = to_device(A), dB = to_device(B), dC = to_device(C0);
-  ch06::cublas_sgemm_strided_batched_row_major(h, M, N, K, alpha, dA.data(), sA, dB.data(), sB, beta,
-                                               dC.data(), sC, batch);
+  ch06::cublas_sgemm_strided_batched_row_major(h, M, N, K, alpha, dA.data(), sA, dB.data(), sB,
+                                               beta, dC.data(), sC, batch);
   const auto got = dC.to_host();
   for (int i = 0; i < batch; ++i) {
     std::vector<double> want(std::size_t(M) * N), abs_sum(want.size());
-    ch06::gemm_oracle(Op::kN, Op::kN, M, N, K, alpha, A.data() + i * sA, K, B.data() + i * sB, N, beta,
-                      C0.data() + i * sC, N, want.data(), abs_sum.data());
+    ch06::gemm_oracle(Op::kN, Op::kN, M, N, K, alpha, A.data() + i * sA, K, B.data() + i * sB, N,
+                      beta, C0.data() + i * sC, N, want.data(), abs_sum.data());
     const std::vector<float> got_i(got.begin() + i * sC, got.begin() + i * sC + M * N);
-    EXPECT_MATCHES(compare(got_i, ch06_test::to_float(want), ch06_test::gemm_tolerance(K, abs_sum),
-                           "cublas_sgemm_strided_batched_row_major (batch " + std::to_string(i) + " of 5)"));
+    EXPECT_MATCHES(
+        compare(got_i, ch06_test::to_float(want), ch06_test::gemm_tolerance(K, abs_sum),
+                "cublas_sgemm_strided_batched_row_major (batch " + std::to_string(i) + " of 5)"));
   }
 }
 
@@ -132,16 +140,31 @@ TEST(CublasLayoutArgs, BadLeadingDimensionsAreRejectedByName) {
   auto message_of = [](auto&& f) { return cudalab::testing::invalid_argument_message(f); };
   // A dummy non-null handle: the argument checks run before cuBLAS is called.
   const auto h = reinterpret_cast<cublasHandle_t>(std::uintptr_t{1});
-  EXPECT_NE(message_of([&] { ch06::cublas_sgemm_row_major(nullptr, Op::kN, Op::kN, 2, 2, 2, 1, nullptr, 2, nullptr, 2, 0, nullptr, 2); })
-                .find("'handle'"), std::string::npos);
+  EXPECT_NE(message_of([&] {
+              ch06::cublas_sgemm_row_major(nullptr, Op::kN, Op::kN, 2, 2, 2, 1, nullptr, 2, nullptr,
+                                           2, 0, nullptr, 2);
+            }).find("'handle'"),
+            std::string::npos);
   // Row-major A (M, K) = (4, 8): lda must be >= K = 8 (not M: that is the column-major habit).
-  EXPECT_NE(message_of([&] { ch06::cublas_sgemm_row_major(h, Op::kN, Op::kN, 4, 6, 8, 1, nullptr, 4, nullptr, 6, 0, nullptr, 6); })
-                .find("'lda'"), std::string::npos);
+  EXPECT_NE(message_of([&] {
+              ch06::cublas_sgemm_row_major(h, Op::kN, Op::kN, 4, 6, 8, 1, nullptr, 4, nullptr, 6, 0,
+                                           nullptr, 6);
+            }).find("'lda'"),
+            std::string::npos);
   // Transposed A is stored (K, M) = (8, 4): lda >= M = 4 is enough.
-  EXPECT_NE(message_of([&] { ch06::cublas_sgemm_row_major(h, Op::kT, Op::kN, 4, 6, 8, 1, nullptr, 4, nullptr, 5, 0, nullptr, 6); })
-                .find("'ldb'"), std::string::npos);
-  EXPECT_NE(message_of([&] { ch06::cublas_sgemm_row_major(h, Op::kN, Op::kN, 4, 6, 8, 1, nullptr, 8, nullptr, 6, 0, nullptr, 5); })
-                .find("'ldc'"), std::string::npos);
-  EXPECT_NE(message_of([&] { ch06::cublas_sgemm_strided_batched_row_major(h, 4, 4, 4, 1, nullptr, 15, nullptr, 16, 0, nullptr, 16, 2); })
-                .find("'strideA'"), std::string::npos);
+  EXPECT_NE(message_of([&] {
+              ch06::cublas_sgemm_row_major(h, Op::kT, Op::kN, 4, 6, 8, 1, nullptr, 4, nullptr, 5, 0,
+                                           nullptr, 6);
+            }).find("'ldb'"),
+            std::string::npos);
+  EXPECT_NE(message_of([&] {
+              ch06::cublas_sgemm_row_major(h, Op::kN, Op::kN, 4, 6, 8, 1, nullptr, 8, nullptr, 6, 0,
+                                           nullptr, 5);
+            }).find("'ldc'"),
+            std::string::npos);
+  EXPECT_NE(message_of([&] {
+              ch06::cublas_sgemm_strided_batched_row_major(h, 4, 4, 4, 1, nullptr, 15, nullptr, 16,
+                                                           0, nullptr, 16, 2);
+            }).find("'strideA'"),
+            std::string::npos);
 }

@@ -38,13 +38,16 @@ void check_bias_relu(bool fused, const Shape& s) {
     ch06::gemm_bias_relu_cublas(h, s.m, s.n, s.k, dA.data(), dB.data(), dbias.data(), Y.data());
   }
   CUDALAB_CHECK(cudaDeviceSynchronize());
-  EXPECT_MATCHES(compare(Y.result(), ch06_test::to_float(want.c), ch06_test::gemm_tolerance(s.k, want.abs_sum),
-                         std::string(fused ? "gemm_bias_relu_fused (exercise 6.6" : "gemm_bias_relu_cublas (exercises 6.3 and 6.6") +
+  EXPECT_MATCHES(compare(Y.result(), ch06_test::to_float(want.c),
+                         ch06_test::gemm_tolerance(s.k, want.abs_sum),
+                         std::string(fused ? "gemm_bias_relu_fused (exercise 6.6"
+                                           : "gemm_bias_relu_cublas (exercises 6.3 and 6.6") +
                              ", M x N x K = " + ch06_test::shape_name(s) + ")"));
   EXPECT_TRUE(Y.guard_intact());
 }
 
-const std::vector<Shape> kShapes{{1, 1, 1}, {17, 33, 9}, {127, 129, 131}, {256, 256, 64}, {5, 300, 77}, {64, 96, 0}};
+const std::vector<Shape> kShapes{{1, 1, 1},      {17, 33, 9},  {127, 129, 131},
+                                 {256, 256, 64}, {5, 300, 77}, {64, 96, 0}};
 
 }  // namespace
 
@@ -59,7 +62,8 @@ TEST_P(GemmBiasReluGpu, MatchesOracle) {
 INSTANTIATE_TEST_SUITE_P(Paths, GemmBiasReluGpu,
                          ::testing::Combine(::testing::Bool(), ::testing::ValuesIn(kShapes)),
                          [](const auto& p) {
-                           return std::string(std::get<0>(p.param) ? "fused_" : "cublas_then_kernel_") +
+                           return std::string(std::get<0>(p.param) ? "fused_"
+                                                                   : "cublas_then_kernel_") +
                                   ch06_test::shape_name(std::get<1>(p.param));
                          });
 

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "ch06/ch06.hpp"
-#include "cudalab/random.hpp"
 #include "cudalab/device_fill.hpp"
+#include "cudalab/random.hpp"
 #include "cudalab/testing.hpp"
 #include "gemm_testing.hpp"
 
@@ -24,18 +24,21 @@ namespace {
 // runs its cp.async kernel when K, N % 4 == 0 (130x260x132, 256^3, 200x300x100, and the last
 // three: one K tile fewer than the pipeline's stages, K = 4, and partial M/N/K tiles with
 // zero-filled copies); every other shape exercises its fallback to step 7.
-const std::vector<Shape> kShapes{
-    {1, 1, 1},       {17, 33, 9},    {31, 33, 32},   {127, 129, 131}, {1000, 1, 1000},
-    {1, 1000, 1},    {64, 96, 0},    {130, 260, 132}, {129, 257, 8},  {256, 256, 256},
-    {200, 300, 100}, {3, 517, 45},   {128, 384, 16}, {5, 8, 4},       {257, 132, 52}};
+const std::vector<Shape> kShapes{{1, 1, 1},       {17, 33, 9},     {31, 33, 32},    {127, 129, 131},
+                                 {1000, 1, 1000}, {1, 1000, 1},    {64, 96, 0},     {130, 260, 132},
+                                 {129, 257, 8},   {256, 256, 256}, {200, 300, 100}, {3, 517, 45},
+                                 {128, 384, 16},  {5, 8, 4},       {257, 132, 52}};
 
 std::string exercise_of(SgemmVariant v) {
   switch (v) {
     case SgemmVariant::kSmemTiled:
-    case SgemmVariant::kBlocktile1d: return "exercise 6.1, ";
+    case SgemmVariant::kBlocktile1d:
+      return "exercise 6.1, ";
     case SgemmVariant::kBlocktile2d:
-    case SgemmVariant::kVectorized: return "exercise 6.2, ";
-    default: return "worked example, ";
+    case SgemmVariant::kVectorized:
+      return "exercise 6.2, ";
+    default:
+      return "worked example, ";
   }
 }
 
@@ -46,12 +49,13 @@ std::string exercise_name(SgemmVariant v) {
 }
 
 std::string what(SgemmVariant v, const Shape& s, const char* extra = "") {
-  return "sgemm " + std::string(ch06::to_string(v)) + " (" + exercise_of(v) + "M x N x K = " +
-         ch06_test::shape_name(s) + extra + ")";
+  return "sgemm " + std::string(ch06::to_string(v)) + " (" + exercise_of(v) +
+         "M x N x K = " + ch06_test::shape_name(s) + extra + ")";
 }
 
 // Runs one SGEMM into a guarded, poisoned C (then filled with C0 when beta != 0) and checks it.
-void check_sgemm(SgemmVariant v, const Shape& s, float alpha, float beta, Rng& rng, int repeats = 1) {
+void check_sgemm(SgemmVariant v, const Shape& s, float alpha, float beta, Rng& rng,
+                 int repeats = 1) {
   const std::size_t mn = static_cast<std::size_t>(s.m) * s.n;
   const auto A = rng.uniform<float>(static_cast<std::size_t>(s.m) * s.k, -1.0f, 1.0f);
   const auto B = rng.uniform<float>(static_cast<std::size_t>(s.k) * s.n, -1.0f, 1.0f);
@@ -74,7 +78,8 @@ void check_sgemm(SgemmVariant v, const Shape& s, float alpha, float beta, Rng& r
 
 using Param = std::tuple<SgemmVariant, Shape>;
 std::string param_name(const ::testing::TestParamInfo<Param>& p) {
-  return std::string(ch06::to_string(std::get<0>(p.param))) + "_" + ch06_test::shape_name(std::get<1>(p.param));
+  return std::string(ch06::to_string(std::get<0>(p.param))) + "_" +
+         ch06_test::shape_name(std::get<1>(p.param));
 }
 
 }  // namespace
@@ -126,14 +131,17 @@ class SgemmLargeGpu : public ::testing::TestWithParam<SgemmVariant> {};
 
 TEST_P(SgemmLargeGpu, AtTheBenchmarkSizes) {
   const SgemmVariant v = GetParam();
-  CUDALAB_REQUIRE_DEVICE_MEMORY(std::size_t{6} * 4096 * 4096 * sizeof(float) + (std::size_t{1} << 30));
+  CUDALAB_REQUIRE_DEVICE_MEMORY(std::size_t{6} * 4096 * 4096 * sizeof(float) +
+                                (std::size_t{1} << 30));
   for (const int size : {4096, 4095}) {
     const ch06_test::LargeGemm g(size, size, size, false, Rng().seed());
     DeviceBuffer<float> C(std::size_t(size) * size);
     poison_device(C.data(), C.bytes());
     ch06::sgemm(v, size, size, size, 1.0f, g.A.data(), g.B.data(), 0.0f, C.data());
     CUDALAB_CHECK(cudaDeviceSynchronize());
-    EXPECT_TRUE(g.check(C.data(), 0x1p-24, "sgemm " + std::string(ch06::to_string(v)) + " (" + exercise_name(v) + ")"));
+    EXPECT_TRUE(
+        g.check(C.data(), 0x1p-24,
+                "sgemm " + std::string(ch06::to_string(v)) + " (" + exercise_name(v) + ")"));
   }
 }
 
@@ -155,7 +163,8 @@ TEST_P(SgemmTechniqueGpu, TilesInSharedMemoryAccumulatorsInRegisters) {
   const auto c = cudalab::testing::capture_launches([&](cudaStream_t stream) {
     ch06::sgemm(v, size, size, size, 1.0f, A.data(), B.data(), 0.0f, C.data(), stream);
   });
-  const std::string what = "sgemm " + std::string(ch06::to_string(v)) + " (" + exercise_name(v) + ")";
+  const std::string what =
+      "sgemm " + std::string(ch06::to_string(v)) + " (" + exercise_name(v) + ")";
   ASSERT_EQ(c.kernels.size(), 1u) << what << " launched " << c.kernels.size() << " kernels";
   const auto& k = c.kernels[0];
   EXPECT_GE(k.shared_bytes(), 8192u) << what << ": " << k.shared_bytes()
@@ -163,8 +172,9 @@ TEST_P(SgemmTechniqueGpu, TilesInSharedMemoryAccumulatorsInRegisters) {
   if (v == SgemmVariant::kBlocktile2d) {
     EXPECT_GE(k.attr.numRegs, 64) << what << ": " << k.attr.numRegs
                                   << " registers a thread: the 8 x 8 accumulators alone need 64";
-    EXPECT_EQ(k.attr.localSizeBytes, 0u) << what << ": " << k.attr.localSizeBytes
-                                         << " bytes of local memory a thread (accumulators spilled?)";
+    EXPECT_EQ(k.attr.localSizeBytes, 0u)
+        << what << ": " << k.attr.localSizeBytes
+        << " bytes of local memory a thread (accumulators spilled?)";
   }
 }
 
@@ -175,14 +185,18 @@ INSTANTIATE_TEST_SUITE_P(Steps, SgemmTechniqueGpu,
 TEST(SgemmArgs, BadSizesAndPointersAreRejectedByName) {
   auto message_of = [](auto&& f) { return cudalab::testing::invalid_argument_message(f); };
   const auto v = SgemmVariant::kWarptile;
-  EXPECT_NE(message_of([&] { ch06::sgemm(v, -1, 4, 4, 1, nullptr, nullptr, 0, nullptr); }).find("'M'"),
-            std::string::npos);
-  EXPECT_NE(message_of([&] { ch06::sgemm(v, 4, -1, 4, 1, nullptr, nullptr, 0, nullptr); }).find("'N'"),
-            std::string::npos);
-  EXPECT_NE(message_of([&] { ch06::sgemm(v, 4, 4, -1, 1, nullptr, nullptr, 0, nullptr); }).find("'K'"),
-            std::string::npos);
-  EXPECT_NE(message_of([&] { ch06::sgemm(v, 4, 4, 4, 1, nullptr, nullptr, 0, nullptr); }).find("'A'"),
-            std::string::npos);
+  EXPECT_NE(
+      message_of([&] { ch06::sgemm(v, -1, 4, 4, 1, nullptr, nullptr, 0, nullptr); }).find("'M'"),
+      std::string::npos);
+  EXPECT_NE(
+      message_of([&] { ch06::sgemm(v, 4, -1, 4, 1, nullptr, nullptr, 0, nullptr); }).find("'N'"),
+      std::string::npos);
+  EXPECT_NE(
+      message_of([&] { ch06::sgemm(v, 4, 4, -1, 1, nullptr, nullptr, 0, nullptr); }).find("'K'"),
+      std::string::npos);
+  EXPECT_NE(
+      message_of([&] { ch06::sgemm(v, 4, 4, 4, 1, nullptr, nullptr, 0, nullptr); }).find("'A'"),
+      std::string::npos);
   // An empty C is a valid no-op, whatever the pointers.
   EXPECT_NO_THROW(ch06::sgemm(v, 0, 4, 4, 1, nullptr, nullptr, 0, nullptr));
   EXPECT_NO_THROW(ch06::sgemm(v, 4, 0, 4, 1, nullptr, nullptr, 0, nullptr));

@@ -1,5 +1,6 @@
-// Hopper wgmma GEMM (worked example beside exercise 6.5): C = A Bt^T, bf16 in, fp32 out, against the
-// double CPU oracle. Runs only on compute capability 9.0 (sm_90a); skipped with the reason elsewhere.
+// Hopper wgmma GEMM (worked example beside exercise 6.5): C = A Bt^T, bf16 in, fp32 out, against
+// the double CPU oracle. Runs only on compute capability 9.0 (sm_90a); skipped with the reason
+// elsewhere.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -7,8 +8,8 @@
 
 #include "ch06/ch06.hpp"
 #include "cudalab/device.hpp"
-#include "cudalab/random.hpp"
 #include "cudalab/device_fill.hpp"
+#include "cudalab/random.hpp"
 #include "cudalab/testing.hpp"
 #include "gemm_testing.hpp"
 
@@ -27,21 +28,25 @@ class WgmmaGemmGpu : public ::testing::TestWithParam<Shape> {};
 TEST_P(WgmmaGemmGpu, MatchesOracle) {
   CUDALAB_REQUIRE_GPU();
   CUDALAB_REQUIRE_ARCH(9, 0);
-  if (!ch06::wgmma_supported()) GTEST_SKIP() << "skipped: wgmma needs compute capability exactly 9.0 (sm_90a)";
+  if (!ch06::wgmma_supported())
+    GTEST_SKIP() << "skipped: wgmma needs compute capability exactly 9.0 (sm_90a)";
   const Shape s = GetParam();
   Rng rng;
   std::vector<__nv_bfloat16> A(std::size_t(s.m) * s.k), Bt(std::size_t(s.n) * s.k);
   std::vector<float> Af(A.size()), Btf(Bt.size());
-  for (std::size_t i = 0; i < A.size(); ++i) Af[i] = __bfloat162float(A[i] = __float2bfloat16(rng.scalar(-1.0f, 1.0f)));
-  for (std::size_t i = 0; i < Bt.size(); ++i) Btf[i] = __bfloat162float(Bt[i] = __float2bfloat16(rng.scalar(-1.0f, 1.0f)));
+  for (std::size_t i = 0; i < A.size(); ++i)
+    Af[i] = __bfloat162float(A[i] = __float2bfloat16(rng.scalar(-1.0f, 1.0f)));
+  for (std::size_t i = 0; i < Bt.size(); ++i)
+    Btf[i] = __bfloat162float(Bt[i] = __float2bfloat16(rng.scalar(-1.0f, 1.0f)));
   std::vector<double> want(std::size_t(s.m) * s.n), abs_sum(want.size());
-  ch06::gemm_oracle(ch06::Op::kN, ch06::Op::kT, s.m, s.n, s.k, 1.0, Af.data(), s.k, Btf.data(), s.k, 0.0,
-                    nullptr, s.n, want.data(), abs_sum.data());
+  ch06::gemm_oracle(ch06::Op::kN, ch06::Op::kT, s.m, s.n, s.k, 1.0, Af.data(), s.k, Btf.data(), s.k,
+                    0.0, nullptr, s.n, want.data(), abs_sum.data());
   auto dA = to_device(A), dBt = to_device(Bt);
   cudalab::testing::GuardedOutput<float> C(want.size());
   ch06::wgmma_gemm_bf16_tn(s.m, s.n, s.k, dA.data(), dBt.data(), C.data());
   CUDALAB_CHECK(cudaDeviceSynchronize());
-  EXPECT_MATCHES(compare(C.result(), ch06_test::to_float(want), ch06_test::gemm_tolerance(s.k, abs_sum, kTensorCoreU),
+  EXPECT_MATCHES(compare(C.result(), ch06_test::to_float(want),
+                         ch06_test::gemm_tolerance(s.k, abs_sum, kTensorCoreU),
                          "wgmma_gemm_bf16_tn (M x N x K = " + ch06_test::shape_name(s) + ")"));
   EXPECT_TRUE(C.guard_intact());
 }
@@ -50,8 +55,9 @@ TEST_P(WgmmaGemmGpu, MatchesOracle) {
 // one tile; fewer and more K tiles than stages (the ring wraps, the phase parity flips); non-square
 // grids; 9 block rows, so the grouped block order ends with a partial group of 1 row.
 INSTANTIATE_TEST_SUITE_P(Shapes, WgmmaGemmGpu,
-                         ::testing::Values(Shape{128, 128, 64}, Shape{256, 384, 320}, Shape{384, 128, 1024},
-                                           Shape{128, 512, 128}, Shape{256, 512, 640}, Shape{1152, 256, 320},
+                         ::testing::Values(Shape{128, 128, 64}, Shape{256, 384, 320},
+                                           Shape{384, 128, 1024}, Shape{128, 512, 128},
+                                           Shape{256, 512, 640}, Shape{1152, 256, 320},
                                            Shape{1152, 384, 448}),
                          [](const auto& p) { return ch06_test::shape_name(p.param); });
 
@@ -60,7 +66,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, WgmmaGemmGpu,
 // TFLOP, well under 0.1 s, plus the check.
 TEST(WgmmaGemmLargeGpu, AtTheBenchmarkSize) {
   CUDALAB_REQUIRE_ARCH(9, 0);
-  if (!ch06::wgmma_supported()) GTEST_SKIP() << "skipped: wgmma needs compute capability exactly 9.0 (sm_90a)";
+  if (!ch06::wgmma_supported())
+    GTEST_SKIP() << "skipped: wgmma needs compute capability exactly 9.0 (sm_90a)";
   const int size = 8192;
   const std::size_t mn = std::size_t(size) * size;
   CUDALAB_REQUIRE_DEVICE_MEMORY(7 * mn * sizeof(float) + (std::size_t{1} << 30));
@@ -77,7 +84,9 @@ TEST(WgmmaGemmLargeGpu, AtTheBenchmarkSize) {
 
 TEST(WgmmaGemmArgs, PreconditionIsCheckedByName) {
   using cudalab::testing::expect_throws_naming;
-  auto call = [](int m, int n, int k) { return [=] { ch06::wgmma_gemm_bf16_tn(m, n, k, nullptr, nullptr, nullptr); }; };
+  auto call = [](int m, int n, int k) {
+    return [=] { ch06::wgmma_gemm_bf16_tn(m, n, k, nullptr, nullptr, nullptr); };
+  };
   expect_throws_naming(call(100, 128, 64), "M");
   expect_throws_naming(call(128, 130, 64), "N");
   expect_throws_naming(call(128, 128, 48), "K");

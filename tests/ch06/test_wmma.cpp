@@ -8,8 +8,8 @@
 
 #include "ch06/ch06.hpp"
 #include "cudalab/cublas.hpp"
-#include "cudalab/random.hpp"
 #include "cudalab/device_fill.hpp"
+#include "cudalab/random.hpp"
 #include "cudalab/testing.hpp"
 #include "gemm_testing.hpp"
 
@@ -23,15 +23,36 @@ namespace {
 // round to nearest): we take u = 2^-23 instead of 2^-24 in the gamma_{K+2} bound.
 constexpr double kTensorCoreU = 0x1p-23;
 
-template <class T> T from_float(float x);
-template <> __half from_float<__half>(float x) { return __float2half(x); }
-template <> __nv_bfloat16 from_float<__nv_bfloat16>(float x) { return __float2bfloat16(x); }
-template <class T> float to_float(T x);
-template <> float to_float<__half>(__half x) { return __half2float(x); }
-template <> float to_float<__nv_bfloat16>(__nv_bfloat16 x) { return __bfloat162float(x); }
-template <class T> const char* type_name();
-template <> const char* type_name<__half>() { return "fp16"; }
-template <> const char* type_name<__nv_bfloat16>() { return "bf16"; }
+template <class T>
+T from_float(float x);
+template <>
+__half from_float<__half>(float x) {
+  return __float2half(x);
+}
+template <>
+__nv_bfloat16 from_float<__nv_bfloat16>(float x) {
+  return __float2bfloat16(x);
+}
+template <class T>
+float to_float(T x);
+template <>
+float to_float<__half>(__half x) {
+  return __half2float(x);
+}
+template <>
+float to_float<__nv_bfloat16>(__nv_bfloat16 x) {
+  return __bfloat162float(x);
+}
+template <class T>
+const char* type_name();
+template <>
+const char* type_name<__half>() {
+  return "fp16";
+}
+template <>
+const char* type_name<__nv_bfloat16>() {
+  return "bf16";
+}
 
 enum class Impl { kWmma, kCublas };
 
@@ -41,13 +62,16 @@ void check_tc_gemm(Impl impl, const Shape& s, float alpha, float beta) {
   const std::size_t mn = std::size_t(s.m) * s.n;
   std::vector<T> A(std::size_t(s.m) * s.k), B(std::size_t(s.k) * s.n);
   std::vector<float> Af(A.size()), Bf(B.size());
-  for (std::size_t i = 0; i < A.size(); ++i) Af[i] = to_float(A[i] = from_float<T>(rng.scalar(-1.0f, 1.0f)));
-  for (std::size_t i = 0; i < B.size(); ++i) Bf[i] = to_float(B[i] = from_float<T>(rng.scalar(-1.0f, 1.0f)));
+  for (std::size_t i = 0; i < A.size(); ++i)
+    Af[i] = to_float(A[i] = from_float<T>(rng.scalar(-1.0f, 1.0f)));
+  for (std::size_t i = 0; i < B.size(); ++i)
+    Bf[i] = to_float(B[i] = from_float<T>(rng.scalar(-1.0f, 1.0f)));
   const auto C0 = rng.uniform<float>(mn, -1.0f, 1.0f);
   const auto want = ch06_test::gemm_dense_oracle(s, alpha, Af, Bf, beta, C0);
   auto dA = to_device(A), dB = to_device(B);
   cudalab::testing::GuardedOutput<float> C(mn);
-  if (beta != 0.0f) CUDALAB_CHECK(cudaMemcpy(C.data(), C0.data(), mn * sizeof(float), cudaMemcpyHostToDevice));
+  if (beta != 0.0f)
+    CUDALAB_CHECK(cudaMemcpy(C.data(), C0.data(), mn * sizeof(float), cudaMemcpyHostToDevice));
   std::string what;
   if (impl == Impl::kWmma) {
     ch06::wmma_gemm(s.m, s.n, s.k, alpha, dA.data(), dB.data(), beta, C.data());
@@ -55,11 +79,13 @@ void check_tc_gemm(Impl impl, const Shape& s, float alpha, float beta) {
   } else {
     CublasHandle h;
     ch06::cublas_gemm_ex_row_major(h, s.m, s.n, s.k, alpha, dA.data(), dB.data(),
-                                   std::is_same_v<T, __half> ? CUDA_R_16F : CUDA_R_16BF, beta, C.data());
+                                   std::is_same_v<T, __half> ? CUDA_R_16F : CUDA_R_16BF, beta,
+                                   C.data());
     what = std::string("cublas_gemm_ex_row_major ") + type_name<T>() + " (";
   }
   CUDALAB_CHECK(cudaDeviceSynchronize());
-  what += "M x N x K = " + ch06_test::shape_name(s) + (beta == 0.0f ? ", beta = 0, C poisoned with NaN)" : ")");
+  what += "M x N x K = " + ch06_test::shape_name(s) +
+          (beta == 0.0f ? ", beta = 0, C poisoned with NaN)" : ")");
   EXPECT_MATCHES(compare(C.result(), ch06_test::to_float(want.c),
                          ch06_test::gemm_tolerance(s.k, want.abs_sum, kTensorCoreU), what));
   EXPECT_TRUE(C.guard_intact());
@@ -67,13 +93,14 @@ void check_tc_gemm(Impl impl, const Shape& s, float alpha, float beta) {
 
 // Multiples of 16 and of the 128 x 128 x 32 tile, odd shapes, K % 8 == 0 with N % 8 != 0 (the
 // guarded B path with vector A), vectors, K = 0.
-const std::vector<Shape> kShapes{{1, 1, 1},     {16, 16, 16},    {17, 33, 9},   {127, 129, 131},
+const std::vector<Shape> kShapes{{1, 1, 1},      {16, 16, 16},    {17, 33, 9},    {127, 129, 131},
                                  {128, 128, 32}, {256, 256, 256}, {100, 300, 64}, {1, 200, 40},
                                  {300, 1, 24},   {64, 96, 0}};
 
 using Param = std::tuple<bool, Shape>;  // bf16?, shape
 std::string param_name(const ::testing::TestParamInfo<Param>& p) {
-  return std::string(std::get<0>(p.param) ? "bf16_" : "fp16_") + ch06_test::shape_name(std::get<1>(p.param));
+  return std::string(std::get<0>(p.param) ? "bf16_" : "fp16_") +
+         ch06_test::shape_name(std::get<1>(p.param));
 }
 
 }  // namespace
@@ -83,19 +110,24 @@ class WmmaGemmGpu : public ::testing::TestWithParam<Param> {};
 TEST_P(WmmaGemmGpu, MatchesOracle) {
   CUDALAB_REQUIRE_GPU();
   const auto [bf16, s] = GetParam();
-  if (bf16) check_tc_gemm<__nv_bfloat16>(Impl::kWmma, s, 1.25f, -0.75f);
-  else check_tc_gemm<__half>(Impl::kWmma, s, 1.25f, -0.75f);
+  if (bf16)
+    check_tc_gemm<__nv_bfloat16>(Impl::kWmma, s, 1.25f, -0.75f);
+  else
+    check_tc_gemm<__half>(Impl::kWmma, s, 1.25f, -0.75f);
 }
 
 TEST_P(WmmaGemmGpu, BetaZeroIgnoresNaNInC) {
   CUDALAB_REQUIRE_GPU();
   const auto [bf16, s] = GetParam();
-  if (bf16) check_tc_gemm<__nv_bfloat16>(Impl::kWmma, s, 0.5f, 0.0f);
-  else check_tc_gemm<__half>(Impl::kWmma, s, 0.5f, 0.0f);
+  if (bf16)
+    check_tc_gemm<__nv_bfloat16>(Impl::kWmma, s, 0.5f, 0.0f);
+  else
+    check_tc_gemm<__half>(Impl::kWmma, s, 0.5f, 0.0f);
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, WmmaGemmGpu,
-                         ::testing::Combine(::testing::Bool(), ::testing::ValuesIn(kShapes)), param_name);
+                         ::testing::Combine(::testing::Bool(), ::testing::ValuesIn(kShapes)),
+                         param_name);
 
 // The vendor row of the benchmark computes the same thing (row-major through the swap identity).
 TEST(CublasGemmExGpu, RowMajorMatchesOracle) {
@@ -142,7 +174,9 @@ TEST(WmmaGemmArgs, BadArgumentsAreRejectedByName) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("'A'"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(ch06::wmma_gemm(4, -4, 4, 1.0f, static_cast<const __half*>(nullptr), nullptr, 0.0f, nullptr),
-               std::invalid_argument);
-  EXPECT_NO_THROW(ch06::wmma_gemm(0, 4, 4, 1.0f, static_cast<const __half*>(nullptr), nullptr, 0.0f, nullptr));
+  EXPECT_THROW(
+      ch06::wmma_gemm(4, -4, 4, 1.0f, static_cast<const __half*>(nullptr), nullptr, 0.0f, nullptr),
+      std::invalid_argument);
+  EXPECT_NO_THROW(
+      ch06::wmma_gemm(0, 4, 4, 1.0f, static_cast<const __half*>(nullptr), nullptr, 0.0f, nullptr));
 }

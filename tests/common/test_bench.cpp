@@ -73,7 +73,8 @@ TEST(Bench, AWrongResultIsAnErrorRowCheckedOnce) {
   EXPECT_EQ(text.find("\"GB/s\""), std::string::npos) << "an error row carries no number";
   // Leave Google Benchmark as the next test expects it: no rows, default flags.
   benchmark::ClearRegisteredBenchmarks();
-  char all[] = "--benchmark_filter=.", one[] = "--benchmark_repetitions=1", no_out[] = "--benchmark_out=";
+  char all[] = "--benchmark_filter=.", one[] = "--benchmark_repetitions=1",
+       no_out[] = "--benchmark_out=";
   char* reset[] = {name, all, one, no_out, nullptr};
   int reset_argc = 4;
   benchmark::Initialize(&reset_argc, reset);
@@ -84,11 +85,18 @@ TEST(BenchGpu, CountersComeFromTheMedianEventTime) {
   const std::size_t bytes = std::size_t{256} << 20;
   DeviceBuffer<char> a(bytes), b(bytes);
   CUDALAB_CHECK(cudaMemset(a.data(), 1, bytes));
-  benchmark::RegisterBenchmark("copy_256MiB", [&](benchmark::State& st) {
-    bench::run(st, [&](cudaStream_t s) {
-      CUDALAB_CHECK(cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice, s));
-    }, {.bytes = 2.0 * bytes, .flops = 1e9});
-  })->UseManualTime()->Iterations(10);
+  benchmark::RegisterBenchmark(
+      "copy_256MiB",
+      [&](benchmark::State& st) {
+        bench::run(st,
+                   [&](cudaStream_t s) {
+                     CUDALAB_CHECK(
+                         cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice, s));
+                   },
+                   {.bytes = 2.0 * bytes, .flops = 1e9});
+      })
+      ->UseManualTime()
+      ->Iterations(10);
   Capture capture;
   char name[] = "bench";
   char* argv[] = {name, nullptr};
@@ -97,11 +105,13 @@ TEST(BenchGpu, CountersComeFromTheMedianEventTime) {
   ASSERT_EQ(benchmark::RunSpecifiedBenchmarks(&capture), 1u);
   ASSERT_EQ(capture.counters.size(), 1u);
   const auto& c = capture.counters[0];
-  ASSERT_TRUE(c.count("median_us") && c.count("GB/s") && c.count("TFLOP/s") && c.count("pct_of_copy"));
+  ASSERT_TRUE(c.count("median_us") && c.count("GB/s") && c.count("TFLOP/s") &&
+              c.count("pct_of_copy"));
   EXPECT_GT(c.at("median_us"), 0.0);
   EXPECT_NEAR(c.at("GB/s"), 2.0 * bytes / (c.at("median_us") * 1e-6) / 1e9, 1e-6 * c.at("GB/s"));
   EXPECT_NEAR(c.at("TFLOP/s"), 1e9 / (c.at("median_us") * 1e-6) / 1e12, 1e-6 * c.at("TFLOP/s"));
-  EXPECT_NEAR(c.at("pct_of_copy"), 100.0 * c.at("GB/s") / bench::copy_ceiling_gbps(), 1e-6 * c.at("pct_of_copy"));
+  EXPECT_NEAR(c.at("pct_of_copy"), 100.0 * c.at("GB/s") / bench::copy_ceiling_gbps(),
+              1e-6 * c.at("pct_of_copy"));
   // A device-to-device copy of 256 MiB is the ceiling's own operation: within a factor of two.
   EXPECT_GT(c.at("pct_of_copy"), 50.0);
   EXPECT_LT(c.at("pct_of_copy"), 200.0);
@@ -114,13 +124,22 @@ TEST(BenchGpu, RunVsReportsTheBaseAndTheInterleavedRatio) {
   const std::size_t bytes = std::size_t{256} << 20;
   DeviceBuffer<char> a(bytes), b(bytes), c(bytes);
   CUDALAB_CHECK(cudaMemset(a.data(), 1, bytes));
-  benchmark::RegisterBenchmark("copy_vs_copy", [&](benchmark::State& st) {
-    bench::run_vs(st, [&](cudaStream_t s) {
-      CUDALAB_CHECK(cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice, s));
-    }, [&](cudaStream_t s) {
-      CUDALAB_CHECK(cudaMemcpyAsync(c.data(), a.data(), bytes, cudaMemcpyDeviceToDevice, s));
-    }, {.bytes = 2.0 * bytes});
-  })->UseManualTime()->Iterations(20);
+  benchmark::RegisterBenchmark("copy_vs_copy",
+                               [&](benchmark::State& st) {
+                                 bench::run_vs(
+                                     st,
+                                     [&](cudaStream_t s) {
+                                       CUDALAB_CHECK(cudaMemcpyAsync(b.data(), a.data(), bytes,
+                                                                     cudaMemcpyDeviceToDevice, s));
+                                     },
+                                     [&](cudaStream_t s) {
+                                       CUDALAB_CHECK(cudaMemcpyAsync(c.data(), a.data(), bytes,
+                                                                     cudaMemcpyDeviceToDevice, s));
+                                     },
+                                     {.bytes = 2.0 * bytes});
+                               })
+      ->UseManualTime()
+      ->Iterations(20);
   Capture capture;
   char name[] = "bench";
   char* argv[] = {name, nullptr};
@@ -131,6 +150,7 @@ TEST(BenchGpu, RunVsReportsTheBaseAndTheInterleavedRatio) {
   ASSERT_TRUE(r.count("vs_base") && r.count("base_us") && r.count("base_GB/s") && r.count("GB/s"));
   EXPECT_GT(r.at("vs_base"), 0.8);
   EXPECT_LT(r.at("vs_base"), 1.25);
-  EXPECT_NEAR(r.at("base_GB/s"), 2.0 * bytes / (r.at("base_us") * 1e-6) / 1e9, 1e-6 * r.at("base_GB/s"));
+  EXPECT_NEAR(r.at("base_GB/s"), 2.0 * bytes / (r.at("base_us") * 1e-6) / 1e9,
+              1e-6 * r.at("base_GB/s"));
   benchmark::ClearRegisteredBenchmarks();
 }

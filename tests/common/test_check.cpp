@@ -9,7 +9,9 @@
 
 using namespace cudalab;
 
-TEST(Check, SuccessDoesNotThrow) { EXPECT_NO_THROW(CUDALAB_CHECK(cudaSuccess)); }
+TEST(Check, SuccessDoesNotThrow) {
+  EXPECT_NO_THROW(CUDALAB_CHECK(cudaSuccess));
+}
 
 TEST(Check, ErrorCarriesExpressionPlaceNameAndHint) {
   try {
@@ -29,8 +31,9 @@ TEST(Check, ErrorCarriesExpressionPlaceNameAndHint) {
 }
 
 TEST(Check, NoKernelImageHintSaysHowToRebuild) {
-  EXPECT_NE(std::string(error_hint(cudaErrorNoKernelImageForDevice)).find("CMAKE_CUDA_ARCHITECTURES"),
-            std::string::npos);
+  EXPECT_NE(
+      std::string(error_hint(cudaErrorNoKernelImageForDevice)).find("CMAKE_CUDA_ARCHITECTURES"),
+      std::string::npos);
   EXPECT_TRUE(error_hint(cudaSuccess).empty());
 }
 

@@ -28,7 +28,8 @@ TEST(Compare, ReportsFirstMismatchAndCounts) {
   EXPECT_EQ(r.first_want, 3.0);
   EXPECT_EQ(r.max_abs_index, 4u);
   EXPECT_NE(r.message.find("demo (n = 5): 2 of 5 elements differ"), std::string::npos) << r.message;
-  EXPECT_NE(r.message.find("first mismatch at index 2: got 3.5, want 3"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("first mismatch at index 2: got 3.5, want 3"), std::string::npos)
+      << r.message;
 }
 
 TEST(Compare, ToleranceIsAbsPlusRelative) {
@@ -52,7 +53,8 @@ TEST(Compare, PoisonedElementsAreCalledUnwritten) {
 
 TEST(Compare, NaNNeverPasses) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  EXPECT_FALSE(compare(std::vector<float>{nan}, std::vector<float>{1.0f}, {.abs = 1e30, .rel = 1}).ok());
+  EXPECT_FALSE(
+      compare(std::vector<float>{nan}, std::vector<float>{1.0f}, {.abs = 1e30, .rel = 1}).ok());
   EXPECT_FALSE(compare(std::vector<float>{nan}, std::vector<float>{nan}).ok());
 }
 

@@ -1,8 +1,7 @@
 // Device facts: the no-GPU signal on CI, sane numbers on a GPU.
+#include <cuda_runtime_api.h>
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
-
-#include <cuda_runtime_api.h>
 
 #include "cudalab/device.hpp"
 #include "cudalab/testing.hpp"

@@ -12,9 +12,10 @@ int main() {
   using namespace cudalab;
   try {
     if (!has_gpu()) {
-      fmt::print("{}\nNothing runs here; the fatbin still holds the code for the architectures in "
-                 "CMAKE_CUDA_ARCHITECTURES (cuobjdump --list-elf <binary> lists them).\n",
-                 no_gpu_reason());
+      fmt::print(
+          "{}\nNothing runs here; the fatbin still holds the code for the architectures in "
+          "CMAKE_CUDA_ARCHITECTURES (cuobjdump --list-elf <binary> lists them).\n",
+          no_gpu_reason());
       return 0;
     }
     const DeviceInfo d = device_info();
@@ -24,15 +25,18 @@ int main() {
       const ch03::KernelInfo k = ch03::probe_kernel_info(p);
       fmt::print("  {:<18} {}\n", name, ch03::describe(k));
       if (k.binary_version != d.cc())
-        fmt::print("  {:<18} note: SASS for sm_{} runs on this sm_{} GPU (same major version is "
-                   "binary-compatible{})\n",
-                   "", k.binary_version, d.cc(), k.binary_version == k.ptx_version ? ", or JIT from PTX" : "");
+        fmt::print(
+            "  {:<18} note: SASS for sm_{} runs on this sm_{} GPU (same major version is "
+            "binary-compatible{})\n",
+            "", k.binary_version, d.cc(),
+            k.binary_version == k.ptx_version ? ", or JIT from PTX" : "");
     };
     show("probe_simple", ch03::Probe::kSimple);
     show("probe_local_array", ch03::Probe::kLocalArray);
-    fmt::print("A binary without sm_{} SASS or compatible PTX would fail every launch with "
-               "cudaErrorNoKernelImageForDevice.\n",
-               d.cc());
+    fmt::print(
+        "A binary without sm_{} SASS or compatible PTX would fail every launch with "
+        "cudaErrorNoKernelImageForDevice.\n",
+        d.cc());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

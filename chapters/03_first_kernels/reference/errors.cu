@@ -21,7 +21,9 @@ __global__ void fill_kernel(float* __restrict__ out, std::size_t n, float value)
 }
 
 // Writes through a pointer no allocation covers: the GPU's memory protection raises a fault.
-__global__ void faulty_kernel(float* bad) { bad[threadIdx.x] = 1.0f; }
+__global__ void faulty_kernel(float* bad) {
+  bad[threadIdx.x] = 1.0f;
+}
 
 }  // namespace
 
@@ -29,7 +31,8 @@ void fill(float* out, std::size_t n, float value, unsigned threads_per_block, cu
   require_device_pointer(out, n, "out");
   if (n == 0) return;
   // No validation of threads_per_block here on purpose: the driver is the one that refuses it.
-  const std::size_t blocks = threads_per_block == 0 ? 1 : (n + threads_per_block - 1) / threads_per_block;
+  const std::size_t blocks =
+      threads_per_block == 0 ? 1 : (n + threads_per_block - 1) / threads_per_block;
   require(blocks <= 0x7FFFFFFFu, "n", "needs more than 2^31 - 1 blocks");
   fill_kernel<<<static_cast<unsigned>(blocks), threads_per_block, 0, stream>>>(out, n, value);
   // BEGIN EXERCISE 3.6

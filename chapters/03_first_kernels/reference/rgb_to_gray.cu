@@ -5,6 +5,7 @@
 // cudaMallocPitch pads each row to an aligned boundary. Bytes moved: 4 per pixel (3 read, 1
 // written).
 #include <cstdint>
+
 #include "ch03/ch03.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"
@@ -12,9 +13,10 @@
 namespace cudalab::ch03 {
 namespace {
 
-__global__ void __launch_bounds__(kBlockX * kBlockY)
-rgb_to_gray_kernel(const std::uint8_t* __restrict__ rgb, std::size_t rgb_pitch,
-                   std::uint8_t* __restrict__ gray, std::size_t gray_pitch, int width, int height) {
+__global__ void __launch_bounds__(kBlockX* kBlockY)
+    rgb_to_gray_kernel(const std::uint8_t* __restrict__ rgb, std::size_t rgb_pitch,
+                       std::uint8_t* __restrict__ gray, std::size_t gray_pitch, int width,
+                       int height) {
   // BEGIN EXERCISE 3.5
   // TODO(3.5): the body of rgb_to_gray_kernel.
   //   Contract: for every pixel (x, y) with x < width and y < height, the gray byte of row y at
@@ -35,7 +37,8 @@ rgb_to_gray_kernel(const std::uint8_t* __restrict__ rgb, std::size_t rgb_pitch,
   // reads row 0 right and every later row from the wrong place. Square power-of-two images often
   // hide it (3 * 512 is already a multiple of 512); odd widths never do.
   // Caught by: RgbToGrayGpu on odd shapes. The fix: row y starts at base + y * pitch (bytes).
-  const std::uint8_t* in = rgb + static_cast<std::size_t>(y) * rgb_pitch + 3 * static_cast<std::size_t>(x);
+  const std::uint8_t* in =
+      rgb + static_cast<std::size_t>(y) * rgb_pitch + 3 * static_cast<std::size_t>(x);
   gray[static_cast<std::size_t>(y) * gray_pitch + x] = gray_of(in[0], in[1], in[2]);
   // BUG: (void)rgb_pitch, (void)gray_pitch;
   // BUG: const std::uint8_t* in = rgb + (static_cast<std::size_t>(y) * width + x) * 3;

@@ -10,8 +10,8 @@ namespace cudalab::ch03 {
 namespace {
 
 __global__ void __launch_bounds__(kBlock)
-vector_add_kernel(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c,
-                  std::size_t n) {
+    vector_add_kernel(const float* __restrict__ a, const float* __restrict__ b,
+                      float* __restrict__ c, std::size_t n) {
   // BEGIN EXERCISE 3.2
   // TODO(3.2): the body of vector_add_kernel.
   //   Contract: c[i] = a[i] + b[i] for every i < n, and nothing written at or past n. The launch

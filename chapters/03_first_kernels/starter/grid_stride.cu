@@ -24,8 +24,8 @@ namespace {
 constexpr unsigned kBlocksPerSm = 8;
 
 __global__ void __launch_bounds__(kBlock)
-add_grid_stride_kernel(const float* __restrict__ a, const float* __restrict__ b,
-                       float* __restrict__ c, std::size_t n) {
+    add_grid_stride_kernel(const float* __restrict__ a, const float* __restrict__ b,
+                           float* __restrict__ c, std::size_t n) {
   // TODO(3.4): the body of add_grid_stride_kernel.
   //   Contract: c[i] = a[i] + b[i] for every i < n, whatever the grid: the launcher sizes the grid
   //     from the device (a few resident blocks per SM, grid_for_device), not from n, so a thread
@@ -37,10 +37,11 @@ add_grid_stride_kernel(const float* __restrict__ a, const float* __restrict__ b,
 }
 
 __global__ void __launch_bounds__(kBlock)
-add_grid_stride_float4_kernel(const float4* __restrict__ a, const float4* __restrict__ b,
-                              float4* __restrict__ c, std::size_t n4, const float* __restrict__ a_tail,
-                              const float* __restrict__ b_tail, float* __restrict__ c_tail,
-                              std::size_t tail) {
+    add_grid_stride_float4_kernel(const float4* __restrict__ a, const float4* __restrict__ b,
+                                  float4* __restrict__ c, std::size_t n4,
+                                  const float* __restrict__ a_tail,
+                                  const float* __restrict__ b_tail, float* __restrict__ c_tail,
+                                  std::size_t tail) {
   // TODO(3.4): the body of add_grid_stride_float4_kernel.
   //   Contract: the same sum over the n4 float4 elements of a, b, c (16-byte aligned), plus the
   //     last `tail` (< 4) floats, which live at a_tail, b_tail, c_tail; every one of the n = 4 n4 +
@@ -51,7 +52,9 @@ add_grid_stride_float4_kernel(const float4* __restrict__ a, const float4* __rest
   //     `scripts/lab check 3.4`.
 }
 
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+bool aligned16(const void* p) {
+  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+}
 
 unsigned grid_for_device(std::size_t work_items) {
   int dev = 0, sms = 0;
@@ -71,12 +74,14 @@ void vector_add_grid_stride(const float* a, const float* b, float* c, std::size_
   require(variant == StrideVariant::kScalar || variant == StrideVariant::kFloat4, "variant",
           "unknown StrideVariant");
   if (n == 0) return;
-  const bool vec = variant == StrideVariant::kFloat4 && aligned16(a) && aligned16(b) && aligned16(c);
+  const bool vec =
+      variant == StrideVariant::kFloat4 && aligned16(a) && aligned16(b) && aligned16(c);
   if (!vec) {  // scalar path, also the fallback for misaligned pointers
     add_grid_stride_kernel<<<grid_for_device(n), kBlock, 0, stream>>>(a, b, c, n);
   } else {
     const std::size_t n4 = n / 4, done = n4 * 4;
-    add_grid_stride_float4_kernel<<<grid_for_device(std::max<std::size_t>(n4, 1)), kBlock, 0, stream>>>(
+    add_grid_stride_float4_kernel<<<grid_for_device(std::max<std::size_t>(n4, 1)), kBlock, 0,
+                                    stream>>>(
         reinterpret_cast<const float4*>(a), reinterpret_cast<const float4*>(b),
         reinterpret_cast<float4*>(c), n4, a + done, b + done, c + done, n - done);
   }

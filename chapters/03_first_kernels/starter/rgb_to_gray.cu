@@ -7,6 +7,7 @@
 // cudaMallocPitch pads each row to an aligned boundary. Bytes moved: 4 per pixel (3 read, 1
 // written).
 #include <cstdint>
+
 #include "ch03/ch03.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"
@@ -14,9 +15,10 @@
 namespace cudalab::ch03 {
 namespace {
 
-__global__ void __launch_bounds__(kBlockX * kBlockY)
-rgb_to_gray_kernel(const std::uint8_t* __restrict__ rgb, std::size_t rgb_pitch,
-                   std::uint8_t* __restrict__ gray, std::size_t gray_pitch, int width, int height) {
+__global__ void __launch_bounds__(kBlockX* kBlockY)
+    rgb_to_gray_kernel(const std::uint8_t* __restrict__ rgb, std::size_t rgb_pitch,
+                       std::uint8_t* __restrict__ gray, std::size_t gray_pitch, int width,
+                       int height) {
   // TODO(3.5): the body of rgb_to_gray_kernel.
   //   Contract: for every pixel (x, y) with x < width and y < height, the gray byte of row y at
   //     column x becomes gray_of(R, G, B) of the RGB pixel at the same place. Row y of `rgb` starts

@@ -11,7 +11,7 @@ namespace cudalab::ch03 {
 namespace {
 
 __global__ void __launch_bounds__(kBlock)
-saxpy_kernel(float alpha, const float* __restrict__ x, float* __restrict__ y, std::size_t n) {
+    saxpy_kernel(float alpha, const float* __restrict__ x, float* __restrict__ y, std::size_t n) {
   // TODO(3.3): the body of saxpy_kernel.
   //   Contract: y[i] = alpha * x[i] + y[i] for every i < n, in place, nothing touched past n;
   //     launched with blocks_for(n, kBlock) blocks of kBlock threads.

@@ -22,7 +22,8 @@ __global__ void probe_simple(const int* __restrict__ in, int* __restrict__ out, 
 
 // A 64-entry table indexed by data: registers cannot be indexed at run time, so the compiler
 // places the array in local memory (per-thread, but physically in DRAM behind the caches).
-__global__ void probe_local_array(const int* __restrict__ in, int* __restrict__ out, std::size_t n) {
+__global__ void probe_local_array(const int* __restrict__ in, int* __restrict__ out,
+                                  std::size_t n) {
   const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i >= n) return;
   unsigned table[64];
@@ -54,8 +55,9 @@ void run_local_array_probe(const int* in, int* out, std::size_t n, cudaStream_t 
 
 KernelInfo probe_kernel_info(Probe probe) {
   require(probe == Probe::kSimple || probe == Probe::kLocalArray, "probe", "unknown Probe");
-  [[maybe_unused]] const void* fn = probe == Probe::kSimple ? reinterpret_cast<const void*>(&probe_simple)
-                                           : reinterpret_cast<const void*>(&probe_local_array);
+  [[maybe_unused]] const void* fn = probe == Probe::kSimple
+                                        ? reinterpret_cast<const void*>(&probe_simple)
+                                        : reinterpret_cast<const void*>(&probe_local_array);
   KernelInfo info;
   // TODO(3.7): fill `info` for the kernel `fn` points to.
   //   Contract: every field of KernelInfo (ch03/ch03.hpp) as the CUDA runtime reports it for the

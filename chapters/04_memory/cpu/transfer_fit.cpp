@@ -25,8 +25,10 @@ namespace cudalab::ch04 {
 TransferFit fit_transfer_times(std::span<const double> bytes, std::span<const double> seconds) {
   require(bytes.size() == seconds.size(), "seconds", "must have one time per size");
   require(bytes.size() >= 2, "bytes", "needs at least two measurements");
-  for (const double b : bytes) require(std::isfinite(b) && b >= 0, "bytes", "sizes must be finite and >= 0");
-  for (const double s : seconds) require(std::isfinite(s) && s > 0, "seconds", "times must be finite and > 0");
+  for (const double b : bytes)
+    require(std::isfinite(b) && b >= 0, "bytes", "sizes must be finite and >= 0");
+  for (const double s : seconds)
+    require(std::isfinite(s) && s > 0, "seconds", "times must be finite and > 0");
   const auto [lo, hi] = std::minmax_element(bytes.begin(), bytes.end());
   require(*hi > *lo, "bytes", "needs at least two different sizes");
 

@@ -17,8 +17,8 @@ namespace cudalab::ch04 {
 namespace {
 
 __global__ void __launch_bounds__(kBlock)
-strided_copy_kernel(const float* __restrict__ in, float* __restrict__ out, std::size_t n,
-                    unsigned stride) {
+    strided_copy_kernel(const float* __restrict__ in, float* __restrict__ out, std::size_t n,
+                        unsigned stride) {
   // BEGIN EXERCISE 4.1
   // TODO(4.1): the body of strided_copy_kernel.
   //   Contract: out[i] = in[i * stride] for every i < n (a gather: the input spans
@@ -35,8 +35,8 @@ strided_copy_kernel(const float* __restrict__ in, float* __restrict__ out, std::
 }
 
 __global__ void __launch_bounds__(kBlock)
-offset_copy_kernel(const float* __restrict__ in, float* __restrict__ out, std::size_t n,
-                   unsigned offset) {
+    offset_copy_kernel(const float* __restrict__ in, float* __restrict__ out, std::size_t n,
+                       unsigned offset) {
   // BEGIN EXERCISE 4.1
   // TODO(4.1): the body of offset_copy_kernel.
   //   Contract: out[i] = in[i + offset] for every i < n (the input holds n + offset floats).
@@ -59,7 +59,8 @@ std::size_t strided_input_size(std::size_t n, unsigned stride) {
   return n == 0 ? 0 : (n - 1) * std::size_t{stride} + 1;
 }
 
-void strided_copy(const float* in, float* out, std::size_t n, unsigned stride, cudaStream_t stream) {
+void strided_copy(const float* in, float* out, std::size_t n, unsigned stride,
+                  cudaStream_t stream) {
   require(stride >= 1, "stride", "must be at least 1");
   require_device_pointer(in, strided_input_size(n, stride), "in");
   require_device_pointer(out, n, "out");

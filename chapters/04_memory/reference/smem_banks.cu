@@ -20,7 +20,7 @@ static_assert(kSmemThreads % 32 == 0 && kSmemThreads <= 1024);
 static_assert(31 * kMaxSmemStride + 31 < kBufWords);
 
 __global__ void __launch_bounds__(kSmemThreads)
-smem_column_read_kernel(float* __restrict__ out, int stride, int iterations) {
+    smem_column_read_kernel(float* __restrict__ out, int stride, int iterations) {
   __shared__ float buf[kBufWords];
   for (int k = threadIdx.x; k < kBufWords; k += kSmemThreads) buf[k] = static_cast<float>(k);
   __syncthreads();  // the reads below touch words other threads stored
@@ -34,7 +34,8 @@ smem_column_read_kernel(float* __restrict__ out, int stride, int iterations) {
 
 }  // namespace
 
-void smem_column_read(float* out, unsigned blocks, int stride, int iterations, cudaStream_t stream) {
+void smem_column_read(float* out, unsigned blocks, int stride, int iterations,
+                      cudaStream_t stream) {
   require(stride >= 1 && stride <= kMaxSmemStride, "stride", "must be in 1..kMaxSmemStride (33)");
   require(iterations >= 0 && iterations <= kMaxSmemIterations, "iterations",
           "must be in 0..kMaxSmemIterations (8192): larger sums are no longer exact floats");

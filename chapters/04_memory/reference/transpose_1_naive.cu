@@ -21,9 +21,9 @@ constexpr int kTile = 32;
 constexpr int kThreadsX = TransposeShape::kThreadsX, kThreadsY = TransposeShape::kThreadsY;
 static_assert(kTile % kThreadsY == 0 && kTile == kThreadsX, "32 x 8 threads cover a 32 x 32 tile");
 
-__global__ void __launch_bounds__(kThreadsX * kThreadsY)
-copy_2d_kernel(const float* __restrict__ in, float* __restrict__ out, int rows, int cols,
-               unsigned tiles_x) {
+__global__ void __launch_bounds__(kThreadsX* kThreadsY)
+    copy_2d_kernel(const float* __restrict__ in, float* __restrict__ out, int rows, int cols,
+                   unsigned tiles_x) {
   const auto [row0, col0] = detail::tile_origin<kTile>(tiles_x);
   const std::size_t c = col0 + threadIdx.x;  // a warp: 32 consecutive columns of one row
 #pragma unroll
@@ -34,9 +34,9 @@ copy_2d_kernel(const float* __restrict__ in, float* __restrict__ out, int rows, 
   }
 }
 
-__global__ void __launch_bounds__(kThreadsX * kThreadsY)
-transpose_naive_kernel(const float* __restrict__ in, float* __restrict__ out, int rows, int cols,
-                       unsigned tiles_x) {
+__global__ void __launch_bounds__(kThreadsX* kThreadsY)
+    transpose_naive_kernel(const float* __restrict__ in, float* __restrict__ out, int rows,
+                           int cols, unsigned tiles_x) {
   const auto [row0, col0] = detail::tile_origin<kTile>(tiles_x);
   const std::size_t c = col0 + threadIdx.x;
 #pragma unroll
@@ -72,10 +72,14 @@ unsigned tile_blocks(int rows, int cols, int tile, unsigned* tiles_x) {
 
 std::string_view name(TransposeVariant variant) {
   switch (variant) {
-    case TransposeVariant::kNaive: return "naive";
-    case TransposeVariant::kTiled: return "tiled";
-    case TransposeVariant::kPadded: return "padded";
-    case TransposeVariant::kPadded64: return "padded64";
+    case TransposeVariant::kNaive:
+      return "naive";
+    case TransposeVariant::kTiled:
+      return "tiled";
+    case TransposeVariant::kPadded:
+      return "padded";
+    case TransposeVariant::kPadded64:
+      return "padded64";
   }
   return "unknown";
 }

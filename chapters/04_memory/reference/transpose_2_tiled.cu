@@ -22,9 +22,9 @@ namespace {
 constexpr int kThreadsX = TransposeShape::kThreadsX, kThreadsY = TransposeShape::kThreadsY;
 
 template <int kTile, int kPad>
-__global__ void __launch_bounds__(kThreadsX * kThreadsY)
-transpose_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, int rows, int cols,
-                       unsigned tiles_x) {
+__global__ void __launch_bounds__(kThreadsX* kThreadsY)
+    transpose_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, int rows,
+                           int cols, unsigned tiles_x) {
   // BEGIN EXERCISE 4.2
   // TODO(4.2): the body of transpose_tiled_kernel<kTile, kPad>.
   //   Contract: out (cols x rows, row-major) = the transpose of in (rows x cols, row-major) over
@@ -43,7 +43,8 @@ transpose_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, in
   constexpr int kRowsPerThread = kTile / kThreadsY, kColsPerThread = kTile / kThreadsX;
   __shared__ float tile[kTile][kTile + kPad];  // (kTile input rows, kTile input columns + pad)
   const auto [row0, col0] = detail::tile_origin<kTile>(tiles_x);
-  const std::size_t n_rows = static_cast<std::size_t>(rows), n_cols = static_cast<std::size_t>(cols);
+  const std::size_t n_rows = static_cast<std::size_t>(rows),
+                    n_cols = static_cast<std::size_t>(cols);
 
   // (1) All loads first, into registers: they are independent, so the memory system has all of
   // them in flight at once. A warp (fixed ty, i, j) reads 32 consecutive floats of one row.
@@ -52,10 +53,11 @@ transpose_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, in
   for (int i = 0; i < kRowsPerThread; ++i)
 #pragma unroll
     for (int j = 0; j < kColsPerThread; ++j) {
-      const std::size_t r = row0 + threadIdx.y + i * kThreadsY, c = col0 + threadIdx.x + j * kThreadsX;
+      const std::size_t r = row0 + threadIdx.y + i * kThreadsY,
+                        c = col0 + threadIdx.x + j * kThreadsX;
       v[i][j] = (r < n_rows && c < n_cols) ? in[r * n_cols + c] : 0.0f;
     }
-  // Row-wise store to the tile: lane l writes word (row * (kTile + kPad) + l): banks all differ.
+    // Row-wise store to the tile: lane l writes word (row * (kTile + kPad) + l): banks all differ.
 #pragma unroll
   for (int i = 0; i < kRowsPerThread; ++i)
 #pragma unroll
@@ -96,9 +98,10 @@ transpose_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, in
       // guard zone behind the output. The fix: guard the store with the output's bounds (r < cols,
       // c < rows).
       if (out_r < n_cols && out_c < n_rows)
-      // BUG: if (out_r < n_rows && out_c < n_cols)
-      // END PITFALL
-        out[out_r * n_rows + out_c] = tile[threadIdx.x + j * kThreadsX][threadIdx.y + i * kThreadsY];
+        // BUG: if (out_r < n_rows && out_c < n_cols)
+        // END PITFALL
+        out[out_r * n_rows + out_c] =
+            tile[threadIdx.x + j * kThreadsX][threadIdx.y + i * kThreadsY];
     }
   // END EXERCISE
 }
@@ -109,7 +112,8 @@ void launch(const float* in, float* out, int rows, int cols, cudaStream_t stream
   static_assert(sizeof(float) * kTile * (kTile + kPad) <= 48 * 1024, "static shared memory limit");
   // Many tiles per SM are what keeps HBM busy: ask for the largest shared-memory carveout so that
   // shared memory (16.6 KB per 64-tile block) never limits the 8 resident blocks per SM.
-  set_kernel_attribute_once(transpose_tiled_kernel<kTile, kPad>, cudaFuncAttributePreferredSharedMemoryCarveout,
+  set_kernel_attribute_once(transpose_tiled_kernel<kTile, kPad>,
+                            cudaFuncAttributePreferredSharedMemoryCarveout,
                             cudaSharedmemCarveoutMaxShared);
   unsigned tiles_x = 0;
   const unsigned blocks = detail::tile_blocks(rows, cols, kTile, &tiles_x);
@@ -124,10 +128,14 @@ namespace detail {
 void launch_transpose_tiled(const float* in, float* out, int rows, int cols,
                             TransposeVariant variant, cudaStream_t stream) {
   switch (variant) {
-    case TransposeVariant::kTiled: return launch<32, 0>(in, out, rows, cols, stream);
-    case TransposeVariant::kPadded: return launch<32, 1>(in, out, rows, cols, stream);
-    case TransposeVariant::kPadded64: return launch<64, 1>(in, out, rows, cols, stream);
-    case TransposeVariant::kNaive: break;
+    case TransposeVariant::kTiled:
+      return launch<32, 0>(in, out, rows, cols, stream);
+    case TransposeVariant::kPadded:
+      return launch<32, 1>(in, out, rows, cols, stream);
+    case TransposeVariant::kPadded64:
+      return launch<64, 1>(in, out, rows, cols, stream);
+    case TransposeVariant::kNaive:
+      break;
   }
   require(false, "variant", "not a tiled TransposeVariant");
 }

@@ -9,8 +9,9 @@
 //     `passes` reads from HBM (tens of times faster than the bus).
 //   kZeroCopy: pinned memory allocated as mapped has a device address too; the kernel loads
 //     straight from host RAM, each load a PCIe read. No copy and no staging buffer — worth it
-//     when the data is read ONCE (and the copy could not overlap anything anyway). Read it `passes` times and it crosses the bus `passes`
-//     times: the counter-example. The benchmark rows BM_mapped/access:*/passes:* show both.
+//     when the data is read ONCE (and the copy could not overlap anything anyway). Read it `passes`
+//     times and it crosses the bus `passes` times: the counter-example. The benchmark rows
+//     BM_mapped/access:*/passes:* show both.
 #include <algorithm>
 
 #include "ch04/ch04.hpp"
@@ -21,8 +22,8 @@ namespace cudalab::ch04 {
 namespace {
 
 __global__ void __launch_bounds__(kBlock)
-rotate_sum_kernel(const float* __restrict__ in, float* __restrict__ out, std::size_t n, int passes,
-                  std::size_t shift) {
+    rotate_sum_kernel(const float* __restrict__ in, float* __restrict__ out, std::size_t n,
+                      int passes, std::size_t shift) {
   const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i >= n) return;
   float acc = 0.0f;
@@ -35,7 +36,8 @@ rotate_sum_kernel(const float* __restrict__ in, float* __restrict__ out, std::si
   out[i] = acc;
 }
 
-void launch_rotate_sum(const float* in, float* out, std::size_t n, int passes, cudaStream_t stream) {
+void launch_rotate_sum(const float* in, float* out, std::size_t n, int passes,
+                       cudaStream_t stream) {
   const std::size_t blocks = ceil_div<std::size_t>(n, kBlock);
   require(blocks <= 0x7FFFFFFFu, "n", "needs more than 2^31 - 1 blocks");
   rotate_sum_kernel<<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(in, out, n, passes,
@@ -97,7 +99,8 @@ void rotate_sum_from_host(const float* host_in, float* staging, float* out, std:
     // ZeroCopyGpu.CopyThenKernelMatchesOracle (non-blocking stream, poisoned staging, a 16 MiB
     // input whose copy takes far longer than a kernel launch). The fix: pass the kernel's stream to
     // the copy.
-    CUDALAB_CHECK(cudaMemcpyAsync(staging, host_in, n * sizeof(float), cudaMemcpyHostToDevice, stream));
+    CUDALAB_CHECK(
+        cudaMemcpyAsync(staging, host_in, n * sizeof(float), cudaMemcpyHostToDevice, stream));
     // BUG: CUDALAB_CHECK(cudaMemcpyAsync(staging, host_in, n * sizeof(float),
     // BUG:                               cudaMemcpyHostToDevice));
     // END PITFALL

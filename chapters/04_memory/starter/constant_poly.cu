@@ -45,7 +45,8 @@ struct ConstantCoeffs {
 
 template <class Coeffs, bool kPerLane>
 __global__ void __launch_bounds__(kBlock)
-poly_kernel(const float* __restrict__ x, float* __restrict__ y, std::size_t n, Coeffs c, int terms) {
+    poly_kernel(const float* __restrict__ x, float* __restrict__ y, std::size_t n, Coeffs c,
+                int terms) {
   const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i >= n) return;
   // kBlock is a multiple of 32, so i % 32 is the lane: a warp asks for 32 different polynomials.
@@ -62,9 +63,11 @@ void launch(const float* x, float* y, std::size_t n, Coeffs c, int terms, CoeffP
   const std::size_t blocks = ceil_div<std::size_t>(n, kBlock);
   require(blocks <= 0x7FFFFFFFu, "n", "needs more than 2^31 - 1 blocks");
   if (pattern == CoeffPattern::kPerLane)
-    poly_kernel<Coeffs, true><<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(x, y, n, c, terms);
+    poly_kernel<Coeffs, true>
+        <<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(x, y, n, c, terms);
   else
-    poly_kernel<Coeffs, false><<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(x, y, n, c, terms);
+    poly_kernel<Coeffs, false>
+        <<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(x, y, n, c, terms);
   CUDALAB_CHECK_LAUNCH();
 }
 

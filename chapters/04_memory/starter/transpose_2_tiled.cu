@@ -24,9 +24,9 @@ namespace {
 constexpr int kThreadsX = TransposeShape::kThreadsX, kThreadsY = TransposeShape::kThreadsY;
 
 template <int kTile, int kPad>
-__global__ void __launch_bounds__(kThreadsX * kThreadsY)
-transpose_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, int rows, int cols,
-                       unsigned tiles_x) {
+__global__ void __launch_bounds__(kThreadsX* kThreadsY)
+    transpose_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, int rows,
+                           int cols, unsigned tiles_x) {
   // TODO(4.2): the body of transpose_tiled_kernel<kTile, kPad>.
   //   Contract: out (cols x rows, row-major) = the transpose of in (rows x cols, row-major) over
   //     this block's kTile x kTile tile, for any rows and cols (odd shapes, 1 x N, N x 1: edge
@@ -49,7 +49,8 @@ void launch(const float* in, float* out, int rows, int cols, cudaStream_t stream
   static_assert(sizeof(float) * kTile * (kTile + kPad) <= 48 * 1024, "static shared memory limit");
   // Many tiles per SM are what keeps HBM busy: ask for the largest shared-memory carveout so that
   // shared memory (16.6 KB per 64-tile block) never limits the 8 resident blocks per SM.
-  set_kernel_attribute_once(transpose_tiled_kernel<kTile, kPad>, cudaFuncAttributePreferredSharedMemoryCarveout,
+  set_kernel_attribute_once(transpose_tiled_kernel<kTile, kPad>,
+                            cudaFuncAttributePreferredSharedMemoryCarveout,
                             cudaSharedmemCarveoutMaxShared);
   unsigned tiles_x = 0;
   const unsigned blocks = detail::tile_blocks(rows, cols, kTile, &tiles_x);
@@ -64,10 +65,14 @@ namespace detail {
 void launch_transpose_tiled(const float* in, float* out, int rows, int cols,
                             TransposeVariant variant, cudaStream_t stream) {
   switch (variant) {
-    case TransposeVariant::kTiled: return launch<32, 0>(in, out, rows, cols, stream);
-    case TransposeVariant::kPadded: return launch<32, 1>(in, out, rows, cols, stream);
-    case TransposeVariant::kPadded64: return launch<64, 1>(in, out, rows, cols, stream);
-    case TransposeVariant::kNaive: break;
+    case TransposeVariant::kTiled:
+      return launch<32, 0>(in, out, rows, cols, stream);
+    case TransposeVariant::kPadded:
+      return launch<32, 1>(in, out, rows, cols, stream);
+    case TransposeVariant::kPadded64:
+      return launch<64, 1>(in, out, rows, cols, stream);
+    case TransposeVariant::kNaive:
+      break;
   }
   require(false, "variant", "not a tiled TransposeVariant");
 }

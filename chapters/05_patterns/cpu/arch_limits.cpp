@@ -48,8 +48,9 @@ ArchLimits arch_limits(int cc) {
       a.smem_reserved_per_block = 1024;
       break;
     default:
-      throw_invalid_argument("cc", "no published limits here for this compute capability "
-                                   "(known: 70, 75, 80, 86, 89, 90)");
+      throw_invalid_argument("cc",
+                             "no published limits here for this compute capability "
+                             "(known: 70, 75, 80, 86, 89, 90)");
   }
   a.max_warps_per_sm = a.max_threads_per_sm / a.warp_size;
   return a;
@@ -57,12 +58,18 @@ ArchLimits arch_limits(int cc) {
 
 const char* to_string(OccupancyLimiter l) {
   switch (l) {
-    case OccupancyLimiter::kNone: return "none";
-    case OccupancyLimiter::kWarps: return "warps";
-    case OccupancyLimiter::kBlocks: return "blocks";
-    case OccupancyLimiter::kRegisters: return "registers";
-    case OccupancyLimiter::kSharedMemory: return "shared memory";
-    case OccupancyLimiter::kDoesNotFit: return "does not fit";
+    case OccupancyLimiter::kNone:
+      return "none";
+    case OccupancyLimiter::kWarps:
+      return "warps";
+    case OccupancyLimiter::kBlocks:
+      return "blocks";
+    case OccupancyLimiter::kRegisters:
+      return "registers";
+    case OccupancyLimiter::kSharedMemory:
+      return "shared memory";
+    case OccupancyLimiter::kDoesNotFit:
+      return "does not fit";
   }
   return "?";
 }
@@ -75,7 +82,8 @@ std::string describe(const Occupancy& o) {
       "{} blocks/SM, {} warps/SM, occupancy {:.1f}%, limited by {} (blocks by warps {}, by the "
       "block limit {}, by registers {}, by shared memory {})",
       o.blocks_per_sm, o.warps_per_sm, 100.0 * o.occupancy, to_string(o.limiter),
-      lim(o.blocks_by_warps), lim(o.blocks_by_blocks), lim(o.blocks_by_regs), lim(o.blocks_by_smem));
+      lim(o.blocks_by_warps), lim(o.blocks_by_blocks), lim(o.blocks_by_regs),
+      lim(o.blocks_by_smem));
 }
 
 }  // namespace cudalab::ch05

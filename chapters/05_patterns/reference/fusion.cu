@@ -21,8 +21,8 @@ constexpr unsigned kMaxGridY = 65535;
 // x and y without __restrict__: the API allows y == x (in place); each element is read before
 // the same thread writes it, and one load per store leaves nothing for restrict to reorder.
 __global__ void __launch_bounds__(kFusionBlock)
-add_bias_kernel(const float* x, const float* __restrict__ bias, float* y, std::size_t rows,
-                std::size_t cols) {
+    add_bias_kernel(const float* x, const float* __restrict__ bias, float* y, std::size_t rows,
+                    std::size_t cols) {
   // BEGIN EXERCISE 5.9
   // TODO(5.9): add_bias_kernel, the first of the three kernels: y[r][c] = x[r][c] + bias[c] for
   //   every r < rows, c < cols (in place allowed), on the 2D grid that bias_relu_scale launches
@@ -45,7 +45,7 @@ __global__ void __launch_bounds__(kFusionBlock) relu_kernel(float* __restrict__ 
 }
 
 __global__ void __launch_bounds__(kFusionBlock)
-scale_kernel(float* __restrict__ y, std::size_t n, float scale) {
+    scale_kernel(float* __restrict__ y, std::size_t n, float scale) {
   const std::size_t stride = std::size_t{gridDim.x} * kFusionBlock;
   for (std::size_t i = std::size_t{blockIdx.x} * kFusionBlock + threadIdx.x; i < n; i += stride)
     y[i] = scale * y[i];
@@ -53,8 +53,8 @@ scale_kernel(float* __restrict__ y, std::size_t n, float scale) {
 
 // x and y without __restrict__ for the same reason as add_bias_kernel (in place is allowed).
 __global__ void __launch_bounds__(kFusionBlock)
-bias_relu_scale_fused_kernel(const float* x, const float* __restrict__ bias, float* y,
-                             std::size_t rows, std::size_t cols, float scale) {
+    bias_relu_scale_fused_kernel(const float* x, const float* __restrict__ bias, float* y,
+                                 std::size_t rows, std::size_t cols, float scale) {
   // BEGIN EXERCISE 5.9
   // TODO(5.9): bias_relu_scale_fused_kernel.
   //   Contract: y[r][c] = scale * max(x[r][c] + bias[c], 0) for every r < rows, c < cols,
@@ -90,8 +90,10 @@ unsigned grid_1d(std::size_t n) {
 
 const char* to_string(FusionVariant v) {
   switch (v) {
-    case FusionVariant::kThreeKernels: return "three_kernels";
-    case FusionVariant::kFused: return "fused";
+    case FusionVariant::kThreeKernels:
+      return "three_kernels";
+    case FusionVariant::kFused:
+      return "fused";
   }
   return "?";
 }
@@ -108,7 +110,8 @@ void bias_relu_scale(const float* x, const float* bias, float* y, std::size_t ro
   if (n == 0) return;
   const std::size_t gx = ceil_div<std::size_t>(cols, kFusionBlock);
   require(gx <= 0x7FFFFFFFu, "cols", "needs more than 2^31 - 1 blocks");
-  const dim3 grid2(static_cast<unsigned>(gx), static_cast<unsigned>(rows < kMaxGridY ? rows : kMaxGridY));
+  const dim3 grid2(static_cast<unsigned>(gx),
+                   static_cast<unsigned>(rows < kMaxGridY ? rows : kMaxGridY));
   if (variant == FusionVariant::kFused) {
     bias_relu_scale_fused_kernel<<<grid2, kFusionBlock, 0, stream>>>(x, bias, y, rows, cols, scale);
     CUDALAB_CHECK_LAUNCH();

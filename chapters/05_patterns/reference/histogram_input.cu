@@ -2,6 +2,7 @@
 // from a hash of (seed, i), so 256 MiB of values cost a few hundred microseconds, not seconds of
 // host work and a copy.
 #include <cstdint>
+
 #include "ch05/histogram.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"
@@ -17,12 +18,14 @@ __device__ __forceinline__ std::uint64_t splitmix64(std::uint64_t z) {
 }
 
 __global__ void fill_histogram_input_kernel(std::int32_t* __restrict__ values, std::size_t n,
-                                            std::uint32_t num_bins, bool skewed, std::uint64_t seed) {
+                                            std::uint32_t num_bins, bool skewed,
+                                            std::uint64_t seed) {
   const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
   const std::uint32_t hot = num_bins < 4 ? num_bins : 4;
   for (std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += stride) {
     const std::uint64_t h = splitmix64(seed ^ splitmix64(i));
-    const std::uint32_t lo = static_cast<std::uint32_t>(h), hi = static_cast<std::uint32_t>(h >> 32);
+    const std::uint32_t lo = static_cast<std::uint32_t>(h),
+                        hi = static_cast<std::uint32_t>(h >> 32);
     // Skewed: 7 in 8 values (low 3 bits of hi != 0) fall in the `hot` first bins.
     const bool in_hot = skewed && (hi & 7u) != 0;
     values[i] = static_cast<std::int32_t>(lo % (in_hot ? hot : num_bins));
@@ -33,16 +36,20 @@ __global__ void fill_histogram_input_kernel(std::int32_t* __restrict__ values, s
 
 const char* to_string(HistogramVariant v) {
   switch (v) {
-    case HistogramVariant::kGlobalAtomics: return "global_atomics";
-    case HistogramVariant::kPrivatized: return "privatized";
+    case HistogramVariant::kGlobalAtomics:
+      return "global_atomics";
+    case HistogramVariant::kPrivatized:
+      return "privatized";
   }
   return "?";
 }
 
 const char* to_string(HistogramInput s) {
   switch (s) {
-    case HistogramInput::kUniform: return "uniform";
-    case HistogramInput::kSkewed: return "skewed";
+    case HistogramInput::kUniform:
+      return "uniform";
+    case HistogramInput::kSkewed:
+      return "skewed";
   }
   return "?";
 }
@@ -55,8 +62,9 @@ void fill_histogram_input(std::int32_t* values, std::size_t n, int num_bins, His
   require_device_pointer(values, n, "values");
   if (n == 0) return;
   const std::size_t blocks = ceil_div<std::size_t>(n, 256);
-  fill_histogram_input_kernel<<<static_cast<unsigned>(blocks < 4096 ? blocks : 4096), 256, 0, stream>>>(
-      values, n, static_cast<std::uint32_t>(num_bins), shape == HistogramInput::kSkewed, seed);
+  fill_histogram_input_kernel<<<static_cast<unsigned>(blocks < 4096 ? blocks : 4096), 256, 0,
+                                stream>>>(values, n, static_cast<std::uint32_t>(num_bins),
+                                          shape == HistogramInput::kSkewed, seed);
   CUDALAB_CHECK_LAUNCH();
 }
 

@@ -63,21 +63,25 @@ Occupancy occupancy(const ArchLimits& arch, int block_threads, int regs_per_thre
   } else {
     const int regs_per_warp = round_up(regs_per_thread * arch.warp_size, arch.reg_alloc_unit);
     // The hardware checks a block as if its warps were spread over all sub-partitions.
-    if (regs_per_warp * round_up(warps_per_block, arch.sub_partitions) > arch.regs_per_block) fits = false;
+    if (regs_per_warp * round_up(warps_per_block, arch.sub_partitions) > arch.regs_per_block)
+      fits = false;
     const int warps_per_quad = (arch.regs_per_sm / arch.sub_partitions) / regs_per_warp;
     o.blocks_by_regs = warps_per_quad * arch.sub_partitions / warps_per_block;
   }
 
-  const std::size_t alloc = round_up(smem_per_block + arch.smem_reserved_per_block, arch.smem_alloc_unit);
+  const std::size_t alloc =
+      round_up(smem_per_block + arch.smem_reserved_per_block, arch.smem_alloc_unit);
   if (alloc > arch.smem_per_block + arch.smem_reserved_per_block) fits = false;
-  o.blocks_by_smem = alloc == 0 ? kUnlimited
-                                : static_cast<int>(std::min<std::size_t>(arch.smem_per_sm / alloc, kUnlimited));
+  o.blocks_by_smem =
+      alloc == 0 ? kUnlimited
+                 : static_cast<int>(std::min<std::size_t>(arch.smem_per_sm / alloc, kUnlimited));
 
   if (!fits) {
     o.blocks_per_sm = 0;
     o.limiter = OccupancyLimiter::kDoesNotFit;
   } else {
-    o.blocks_per_sm = std::min({o.blocks_by_warps, o.blocks_by_blocks, o.blocks_by_regs, o.blocks_by_smem});
+    o.blocks_per_sm =
+        std::min({o.blocks_by_warps, o.blocks_by_blocks, o.blocks_by_regs, o.blocks_by_smem});
     o.limiter = o.blocks_per_sm == o.blocks_by_warps    ? OccupancyLimiter::kWarps
                 : o.blocks_per_sm == o.blocks_by_blocks ? OccupancyLimiter::kBlocks
                 : o.blocks_per_sm == o.blocks_by_regs   ? OccupancyLimiter::kRegisters

@@ -29,11 +29,12 @@ struct Layout {
 Layout layout(std::size_t n) {
   static_assert(sizeof(detail::OnePassState) <= kAlign);
   // Largest first pass: one element per thread (steps 1-2) or the grid-stride bound (6-7).
-  const std::size_t a = std::max<std::size_t>({ceil_div<std::size_t>(n, kReduceBlock),
-                                               detail::grid_stride_blocks_max(n), 1});
+  const std::size_t a = std::max<std::size_t>(
+      {ceil_div<std::size_t>(n, kReduceBlock), detail::grid_stride_blocks_max(n), 1});
   const std::size_t b = std::max<std::size_t>(ceil_div<std::size_t>(a, kReduceBlock), 1);
   const std::size_t marks = kAlign + round_up(a * kElem, kAlign) + round_up(b * kElem, kAlign);
-  return {a, b, marks, marks + round_up(detail::grid_stride_blocks_max(n) * sizeof(unsigned), kAlign)};
+  return {a, b, marks,
+          marks + round_up(detail::grid_stride_blocks_max(n) * sizeof(unsigned), kAlign)};
 }
 
 // Step 7's state says whether the workspace can be trusted; throws when it cannot.
@@ -42,12 +43,14 @@ void check_state(const detail::OnePassState& st) {
   std::string why = "reduce_sum(kOnePass): the workspace is dirty (arrival counter = " +
                     std::to_string(st.counter) + ", flags = " + std::to_string(st.dirty) + "): ";
   if (st.dirty & detail::kDirtyMissingBlock)
-    why += "a call found a block's partial missing, so its counter did not start at 0 (it wrote NaN "
-           "/ INT_MIN, not a sum). ";
+    why +=
+        "a call found a block's partial missing, so its counter did not start at 0 (it wrote NaN "
+        "/ INT_MIN, not a sum). ";
   else if (st.dirty & detail::kDirtyCounterAhead)
     why += "a call drew more tickets than it had blocks (it wrote NaN / INT_MIN, not a sum). ";
-  why += "An earlier call did not finish, the workspace was not zeroed before its first use, or two "
-         "calls shared it at once. cudaMemset it to 0 before using it again.";
+  why +=
+      "An earlier call did not finish, the workspace was not zeroed before its first use, or two "
+      "calls shared it at once. cudaMemset it to 0 before using it again.";
   throw std::runtime_error(why);
 }
 
@@ -58,10 +61,11 @@ template <class T>
 void reduce_impl(const T* in, T* out, std::size_t n, void* workspace, std::size_t workspace_bytes,
                  ReduceVariant variant, cudaStream_t stream) {
   static_assert(sizeof(T) == kElem);
-  require(static_cast<unsigned>(variant) <= static_cast<unsigned>(ReduceVariant::kOnePass), "variant",
-          "unknown ReduceVariant");
+  require(static_cast<unsigned>(variant) <= static_cast<unsigned>(ReduceVariant::kOnePass),
+          "variant", "unknown ReduceVariant");
   const Layout lay = layout(n);
-  require(workspace_bytes >= lay.bytes, "workspace_bytes", "smaller than reduce_workspace_bytes(n)");
+  require(workspace_bytes >= lay.bytes, "workspace_bytes",
+          "smaller than reduce_workspace_bytes(n)");
   require_device_pointer(in, n, "in");
   require_device_pointer(out, 1, "out");
   require_device_pointer(workspace, lay.bytes, "workspace");
@@ -102,11 +106,21 @@ void reduce_impl(const T* in, T* out, std::size_t n, void* workspace, std::size_
     const dim3 grid(static_cast<unsigned>(blocks));
     T* dst = blocks == 1 ? out : bufs[pass % 2];
     switch (variant) {
-      case ReduceVariant::kInterleaved: detail::launch_interleaved_pass(grid, src, dst, m, stream); break;
-      case ReduceVariant::kSequential: detail::launch_sequential_pass(grid, src, dst, m, stream); break;
-      case ReduceVariant::kFirstAddDuringLoad: detail::launch_first_add_pass(grid, src, dst, m, stream); break;
-      case ReduceVariant::kUnrollLastWarp: detail::launch_last_warp_pass(grid, src, dst, m, stream); break;
-      default: detail::launch_shuffle_pass(grid, src, dst, m, stream); break;
+      case ReduceVariant::kInterleaved:
+        detail::launch_interleaved_pass(grid, src, dst, m, stream);
+        break;
+      case ReduceVariant::kSequential:
+        detail::launch_sequential_pass(grid, src, dst, m, stream);
+        break;
+      case ReduceVariant::kFirstAddDuringLoad:
+        detail::launch_first_add_pass(grid, src, dst, m, stream);
+        break;
+      case ReduceVariant::kUnrollLastWarp:
+        detail::launch_last_warp_pass(grid, src, dst, m, stream);
+        break;
+      default:
+        detail::launch_shuffle_pass(grid, src, dst, m, stream);
+        break;
     }
     if (blocks == 1) break;
     src = dst;
@@ -118,21 +132,32 @@ void reduce_impl(const T* in, T* out, std::size_t n, void* workspace, std::size_
 
 const char* to_string(ReduceVariant v) {
   switch (v) {
-    case ReduceVariant::kInterleaved: return "interleaved";
-    case ReduceVariant::kSequential: return "sequential";
-    case ReduceVariant::kFirstAddDuringLoad: return "first_add_during_load";
-    case ReduceVariant::kUnrollLastWarp: return "unroll_last_warp";
-    case ReduceVariant::kWarpShuffle: return "warp_shuffle";
-    case ReduceVariant::kVectorized: return "vectorized";
-    case ReduceVariant::kOnePass: return "one_pass";
+    case ReduceVariant::kInterleaved:
+      return "interleaved";
+    case ReduceVariant::kSequential:
+      return "sequential";
+    case ReduceVariant::kFirstAddDuringLoad:
+      return "first_add_during_load";
+    case ReduceVariant::kUnrollLastWarp:
+      return "unroll_last_warp";
+    case ReduceVariant::kWarpShuffle:
+      return "warp_shuffle";
+    case ReduceVariant::kVectorized:
+      return "vectorized";
+    case ReduceVariant::kOnePass:
+      return "one_pass";
   }
   return "unknown";
 }
 
-std::size_t reduce_workspace_bytes(std::size_t n) { return layout(n).bytes; }
+std::size_t reduce_workspace_bytes(std::size_t n) {
+  return layout(n).bytes;
+}
 
-void reduce_check_workspace(const void* workspace, std::size_t workspace_bytes, cudaStream_t stream) {
-  require(workspace_bytes >= sizeof(detail::OnePassState), "workspace_bytes", "smaller than the state");
+void reduce_check_workspace(const void* workspace, std::size_t workspace_bytes,
+                            cudaStream_t stream) {
+  require(workspace_bytes >= sizeof(detail::OnePassState), "workspace_bytes",
+          "smaller than the state");
   require_device_pointer(workspace, sizeof(detail::OnePassState), "workspace");
   detail::OnePassState st{};
   CUDALAB_CHECK(cudaMemcpyAsync(&st, workspace, sizeof st, cudaMemcpyDeviceToHost, stream));
@@ -140,12 +165,12 @@ void reduce_check_workspace(const void* workspace, std::size_t workspace_bytes, 
   check_state(st);
 }
 
-void reduce_sum(const float* in, float* out, std::size_t n, void* workspace, std::size_t workspace_bytes,
-                ReduceVariant variant, cudaStream_t stream) {
+void reduce_sum(const float* in, float* out, std::size_t n, void* workspace,
+                std::size_t workspace_bytes, ReduceVariant variant, cudaStream_t stream) {
   reduce_impl(in, out, n, workspace, workspace_bytes, variant, stream);
 }
-void reduce_sum(const int* in, int* out, std::size_t n, void* workspace, std::size_t workspace_bytes,
-                ReduceVariant variant, cudaStream_t stream) {
+void reduce_sum(const int* in, int* out, std::size_t n, void* workspace,
+                std::size_t workspace_bytes, ReduceVariant variant, cudaStream_t stream) {
   reduce_impl(in, out, n, workspace, workspace_bytes, variant, stream);
 }
 

@@ -18,8 +18,8 @@ constexpr unsigned kB = kReduceBlock;
 
 // Two elements per thread while loading (load_two, as steps 3 and 4), then shuffles.
 template <class T>
-__global__ void __launch_bounds__(kB) reduce_warp_shuffle(const T* __restrict__ in, T* __restrict__ block_sums,
-                                                          std::size_t n) {
+__global__ void __launch_bounds__(kB)
+    reduce_warp_shuffle(const T* __restrict__ in, T* __restrict__ block_sums, std::size_t n) {
   T v = load_two(in, n);
   v = block_reduce_sum(v);
   if (threadIdx.x == 0) block_sums[blockIdx.x] = v;
@@ -28,7 +28,8 @@ __global__ void __launch_bounds__(kB) reduce_warp_shuffle(const T* __restrict__ 
 }  // namespace
 
 template <class T>
-void launch_shuffle_pass(dim3 grid, const T* in, T* block_sums, std::size_t n, cudaStream_t stream) {
+void launch_shuffle_pass(dim3 grid, const T* in, T* block_sums, std::size_t n,
+                         cudaStream_t stream) {
   reduce_warp_shuffle<T><<<grid, kB, 0, stream>>>(in, block_sums, n);
   CUDALAB_CHECK_LAUNCH();
 }

@@ -31,15 +31,22 @@ namespace {
 constexpr unsigned kB = kReduceBlock;
 
 // What a call writes instead of a sum it cannot trust.
-template <class T> __device__ T poison();
-template <> __device__ float poison<float>() { return __int_as_float(0x7fc00000); }  // quiet NaN
-template <> __device__ int poison<int>() { return INT_MIN; }
+template <class T>
+__device__ T poison();
+template <>
+__device__ float poison<float>() {
+  return __int_as_float(0x7fc00000);
+}  // quiet NaN
+template <>
+__device__ int poison<int>() {
+  return INT_MIN;
+}
 
 template <class T>
-__global__ void __launch_bounds__(kB) reduce_one_pass(const T* __restrict__ in, std::size_t n,
-                                                      T* __restrict__ partials, T* __restrict__ out,
-                                                      OnePassState* __restrict__ state,
-                                                      unsigned* __restrict__ arrived) {
+__global__ void __launch_bounds__(kB)
+    reduce_one_pass(const T* __restrict__ in, std::size_t n, T* __restrict__ partials,
+                    T* __restrict__ out, OnePassState* __restrict__ state,
+                    unsigned* __restrict__ arrived) {
   const T block_sum = block_reduce_sum(grid_stride_thread_sum(in, n));
   __shared__ bool is_last;
   __shared__ unsigned epoch;
@@ -87,13 +94,15 @@ template <class T>
 void launch_one_pass(const T* in, T* out, std::size_t n, T* partials, OnePassState* state,
                      unsigned* arrived, cudaStream_t stream) {
   static std::atomic<int> cache[64] = {};
-  const unsigned grid = grid_stride_grid(reinterpret_cast<const void*>(reduce_one_pass<T>), cache, n);
+  const unsigned grid =
+      grid_stride_grid(reinterpret_cast<const void*>(reduce_one_pass<T>), cache, n);
   reduce_one_pass<T><<<grid, kB, 0, stream>>>(in, n, partials, out, state, arrived);
   CUDALAB_CHECK_LAUNCH();
 }
 
-template void launch_one_pass<float>(const float*, float*, std::size_t, float*, OnePassState*, unsigned*,
-                                     cudaStream_t);
-template void launch_one_pass<int>(const int*, int*, std::size_t, int*, OnePassState*, unsigned*, cudaStream_t);
+template void launch_one_pass<float>(const float*, float*, std::size_t, float*, OnePassState*,
+                                     unsigned*, cudaStream_t);
+template void launch_one_pass<int>(const int*, int*, std::size_t, int*, OnePassState*, unsigned*,
+                                   cudaStream_t);
 
 }  // namespace cudalab::ch05::detail

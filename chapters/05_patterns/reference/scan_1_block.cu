@@ -65,9 +65,11 @@ __device__ void brent_kung_scan(T* s) {
 }
 
 template <class T, BlockScanAlgo kAlgo>
-__global__ void __launch_bounds__(kAlgo == BlockScanAlgo::kKoggeStone ? kKoggeStoneThreads : kBrentKungThreads)
-tile_scan_kernel(const T* in, T* out, std::size_t n, ScanKind kind, T* tile_sums) {
-  constexpr unsigned kThreads = kAlgo == BlockScanAlgo::kKoggeStone ? kKoggeStoneThreads : kBrentKungThreads;
+__global__ void __launch_bounds__(kAlgo == BlockScanAlgo::kKoggeStone ? kKoggeStoneThreads
+                                                                      : kBrentKungThreads)
+    tile_scan_kernel(const T* in, T* out, std::size_t n, ScanKind kind, T* tile_sums) {
+  constexpr unsigned kThreads =
+      kAlgo == BlockScanAlgo::kKoggeStone ? kKoggeStoneThreads : kBrentKungThreads;
   static_assert(kT % kThreads == 0);
   __shared__ T s[kT];
   const std::size_t base = std::size_t{blockIdx.x} * kT;
@@ -80,27 +82,32 @@ tile_scan_kernel(const T* in, T* out, std::size_t n, ScanKind kind, T* tile_sums
     brent_kung_scan(s);
   // Exclusive = the inclusive scan shifted right by one (no subtraction: exact for floats too).
   for (unsigned j = threadIdx.x; j < kT; j += kThreads)
-    if (base + j < n) out[base + j] = kind == ScanKind::kInclusive ? s[j] : (j == 0 ? T{0} : s[j - 1]);
+    if (base + j < n)
+      out[base + j] = kind == ScanKind::kInclusive ? s[j] : (j == 0 ? T{0} : s[j - 1]);
   if (tile_sums != nullptr && threadIdx.x == 0) tile_sums[blockIdx.x] = s[kT - 1];
 }
 
 }  // namespace
 
 template <class T>
-void launch_tile_scan(const T* in, T* out, std::size_t n, BlockScanAlgo algo, ScanKind kind, T* tile_sums,
-                      cudaStream_t stream) {
+void launch_tile_scan(const T* in, T* out, std::size_t n, BlockScanAlgo algo, ScanKind kind,
+                      T* tile_sums, cudaStream_t stream) {
   if (n == 0) return;
   const std::size_t tiles = ceil_div<std::size_t>(n, kT);
   require(tiles <= 0x7fffffff, "n", "needs more than 2^31 - 1 tiles");
   const dim3 grid(static_cast<unsigned>(tiles));
   if (algo == BlockScanAlgo::kKoggeStone)
-    tile_scan_kernel<T, BlockScanAlgo::kKoggeStone><<<grid, kKoggeStoneThreads, 0, stream>>>(in, out, n, kind, tile_sums);
+    tile_scan_kernel<T, BlockScanAlgo::kKoggeStone>
+        <<<grid, kKoggeStoneThreads, 0, stream>>>(in, out, n, kind, tile_sums);
   else
-    tile_scan_kernel<T, BlockScanAlgo::kBrentKung><<<grid, kBrentKungThreads, 0, stream>>>(in, out, n, kind, tile_sums);
+    tile_scan_kernel<T, BlockScanAlgo::kBrentKung>
+        <<<grid, kBrentKungThreads, 0, stream>>>(in, out, n, kind, tile_sums);
   CUDALAB_CHECK_LAUNCH();
 }
 
-template void launch_tile_scan<float>(const float*, float*, std::size_t, BlockScanAlgo, ScanKind, float*, cudaStream_t);
-template void launch_tile_scan<int>(const int*, int*, std::size_t, BlockScanAlgo, ScanKind, int*, cudaStream_t);
+template void launch_tile_scan<float>(const float*, float*, std::size_t, BlockScanAlgo, ScanKind,
+                                      float*, cudaStream_t);
+template void launch_tile_scan<int>(const int*, int*, std::size_t, BlockScanAlgo, ScanKind, int*,
+                                    cudaStream_t);
 
 }  // namespace cudalab::ch05::detail

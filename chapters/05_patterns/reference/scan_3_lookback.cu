@@ -1,4 +1,5 @@
-// Scan, step 3: single pass with decoupled look-back (Merrill & Garland, NVIDIA 2016; exercise 5.4).
+// Scan, step 3: single pass with decoupled look-back (Merrill & Garland, NVIDIA 2016;
+// exercise 5.4).
 //
 // Launch: ceil(n / kLookbackTile) blocks of kLookbackThreads; each block scans one tile of 4096
 // elements (16 per thread) and moves each element once: read n, write n (8n bytes for int/float).
@@ -20,9 +21,8 @@
 //    together, never a new flag with a stale value (no fence needed between them).
 // 5. Add the tile's prefix, store with the same 16-byte vectors.
 
-#include <cuda/atomic>
-
 #include <cstdint>
+#include <cuda/atomic>
 
 #include "ch05/scan.hpp"
 #include "cudalab/check.hpp"
@@ -44,33 +44,57 @@ static_assert(kLookbackItems % 4 == 0 && kWarpElems * kWarps == kLookbackTile);
 constexpr unsigned kFlagAggregate = 1;  // value = the sum of this tile alone
 constexpr unsigned kFlagPrefix = 2;     // value = the sum of tiles 0..this one (inclusive prefix)
 
-template <class T> struct Vec4;
-template <> struct Vec4<float> { using type = float4; };
-template <> struct Vec4<int> { using type = int4; };
+template <class T>
+struct Vec4;
+template <>
+struct Vec4<float> {
+  using type = float4;
+};
+template <>
+struct Vec4<int> {
+  using type = int4;
+};
 
 // The value's 32 bits, and back (float: its bit pattern, unchanged). [[maybe_unused]]: the
 // readers are used only by look_back (exercise 5.4), still empty in the starter.
-__device__ unsigned to_bits(int v) { return static_cast<unsigned>(v); }
-__device__ unsigned to_bits(float v) { return __float_as_uint(v); }
-template <class T> __device__ T from_bits(unsigned u);
-template <> [[maybe_unused]] __device__ int from_bits<int>(unsigned u) { return static_cast<int>(u); }
-template <> [[maybe_unused]] __device__ float from_bits<float>(unsigned u) { return __uint_as_float(u); }
+__device__ unsigned to_bits(int v) {
+  return static_cast<unsigned>(v);
+}
+__device__ unsigned to_bits(float v) {
+  return __float_as_uint(v);
+}
+template <class T>
+__device__ T from_bits(unsigned u);
+template <>
+[[maybe_unused]] __device__ int from_bits<int>(unsigned u) {
+  return static_cast<int>(u);
+}
+template <>
+[[maybe_unused]] __device__ float from_bits<float>(unsigned u) {
+  return __uint_as_float(u);
+}
 
 template <class T>
 __device__ unsigned long long pack(unsigned flag, T value) {
   return (static_cast<unsigned long long>(flag) << 32) | to_bits(value);
 }
-[[maybe_unused]] __device__ unsigned flag_of(unsigned long long word) { return static_cast<unsigned>(word >> 32); }
+[[maybe_unused]] __device__ unsigned flag_of(unsigned long long word) {
+  return static_cast<unsigned>(word >> 32);
+}
 template <class T>
-__device__ T value_of(unsigned long long word) { return from_bits<T>(static_cast<unsigned>(word)); }
+__device__ T value_of(unsigned long long word) {
+  return from_bits<T>(static_cast<unsigned>(word));
+}
 
 // Device-scope relaxed atomics on the 64-bit word: one 8-byte store / load (single-copy atomic),
 // which always goes to L2 where every SM sees it.
 __device__ void publish(unsigned long long* state, unsigned long long word) {
-  cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(*state).store(word, cuda::memory_order_relaxed);
+  cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(*state).store(
+      word, cuda::memory_order_relaxed);
 }
 [[maybe_unused]] __device__ unsigned long long read_state(unsigned long long* state) {
-  return cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(*state).load(cuda::memory_order_relaxed);
+  return cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(*state).load(
+      cuda::memory_order_relaxed);
 }
 
 // Inclusive scan of v over the 32 lanes: after the step with `offset`, lane i holds the sum of
@@ -143,8 +167,9 @@ __device__ T look_back(unsigned long long* states, unsigned tile, unsigned lane)
 
 template <class T, bool kAligned>
 __global__ void __launch_bounds__(kThreads)
-lookback_scan_kernel(const T* __restrict__ in, T* __restrict__ out, std::size_t n, ScanKind kind,
-                     unsigned long long* __restrict__ states, unsigned* __restrict__ tile_counter) {
+    lookback_scan_kernel(const T* __restrict__ in, T* __restrict__ out, std::size_t n,
+                         ScanKind kind, unsigned long long* __restrict__ states,
+                         unsigned* __restrict__ tile_counter) {
   using V = typename Vec4<T>::type;
   __shared__ unsigned s_tile;
   __shared__ T s_warp_total[kWarps];
@@ -152,10 +177,11 @@ lookback_scan_kernel(const T* __restrict__ in, T* __restrict__ out, std::size_t 
   const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
 
   if (threadIdx.x == 0) s_tile = atomicAdd(tile_counter, 1u);  // 1. dynamic tile id
-  __syncthreads();  // every thread needs the tile id
+  __syncthreads();                                             // every thread needs the tile id
   const unsigned tile = s_tile;
   const std::size_t warp_base = std::size_t{tile} * kLookbackTile + std::size_t{warp} * kWarpElems;
-  const bool full = kAligned && std::size_t{tile + 1} * kLookbackTile <= n;  // same for the whole block
+  const bool full =
+      kAligned && std::size_t{tile + 1} * kLookbackTile <= n;  // same for the whole block
 
   // 2. Load. x[v][k] = element warp_base + v * kChunk + 4 * lane + k.
   T x[kVecs][4];
@@ -163,7 +189,10 @@ lookback_scan_kernel(const T* __restrict__ in, T* __restrict__ out, std::size_t 
 #pragma unroll
     for (unsigned v = 0; v < kVecs; ++v) {
       const V q = reinterpret_cast<const V*>(in + warp_base + v * kChunk)[lane];
-      x[v][0] = q.x; x[v][1] = q.y; x[v][2] = q.z; x[v][3] = q.w;
+      x[v][0] = q.x;
+      x[v][1] = q.y;
+      x[v][2] = q.z;
+      x[v][3] = q.w;
     }
   } else {  // the last, partial tile (or misaligned pointers): scalars, identity past n
 #pragma unroll
@@ -187,7 +216,10 @@ lookback_scan_kernel(const T* __restrict__ in, T* __restrict__ out, std::size_t 
     T lanes_excl = __shfl_up_sync(kFullMask, lanes_incl, 1);  // the sum of lanes 0..lane-1
     if (lane == 0) lanes_excl = T{0};
     if (kind == ScanKind::kExclusive) {  // shift right by one within the thread (exact)
-      x[v][3] = x[v][2]; x[v][2] = x[v][1]; x[v][1] = x[v][0]; x[v][0] = T{0};
+      x[v][3] = x[v][2];
+      x[v][2] = x[v][1];
+      x[v][1] = x[v][0];
+      x[v][0] = T{0};
     }
     const T add = carry + lanes_excl;
 #pragma unroll
@@ -210,7 +242,10 @@ lookback_scan_kernel(const T* __restrict__ in, T* __restrict__ out, std::size_t 
     if (tile == 0) {
       if (lane == 0) publish(states, pack(kFlagPrefix, tile_total));
     } else {
-      if (lane == 0) publish(states + tile, pack(kFlagAggregate, tile_total));  // early: successors need not wait for our look-back
+      if (lane == 0)
+        publish(
+            states + tile,
+            pack(kFlagAggregate, tile_total));  // early: successors need not wait for our look-back
       tile_prefix = look_back<T>(states, tile, lane);
       if (lane == 0) publish(states + tile, pack(kFlagPrefix, tile_prefix + tile_total));
     }
@@ -224,7 +259,10 @@ lookback_scan_kernel(const T* __restrict__ in, T* __restrict__ out, std::size_t 
 #pragma unroll
     for (unsigned v = 0; v < kVecs; ++v) {
       V q;
-      q.x = x[v][0] + add; q.y = x[v][1] + add; q.z = x[v][2] + add; q.w = x[v][3] + add;
+      q.x = x[v][0] + add;
+      q.y = x[v][1] + add;
+      q.z = x[v][2] + add;
+      q.w = x[v][3] + add;
       reinterpret_cast<V*>(out + warp_base + v * kChunk)[lane] = q;
     }
   } else {
@@ -241,21 +279,27 @@ lookback_scan_kernel(const T* __restrict__ in, T* __restrict__ out, std::size_t 
 }  // namespace
 
 template <class T>
-void launch_lookback_scan(const T* in, T* out, std::size_t n, ScanKind kind, unsigned long long* tile_states,
-                          unsigned* tile_counter, cudaStream_t stream) {
+void launch_lookback_scan(const T* in, T* out, std::size_t n, ScanKind kind,
+                          unsigned long long* tile_states, unsigned* tile_counter,
+                          cudaStream_t stream) {
   if (n == 0) return;
   const std::size_t tiles = ceil_div<std::size_t>(n, kLookbackTile);
   require(tiles <= 0xffffffffu / 2, "n", "too many tiles for 32-bit tile ids");
-  const bool aligned = reinterpret_cast<std::uintptr_t>(in) % 16 == 0 && reinterpret_cast<std::uintptr_t>(out) % 16 == 0;
+  const bool aligned = reinterpret_cast<std::uintptr_t>(in) % 16 == 0 &&
+                       reinterpret_cast<std::uintptr_t>(out) % 16 == 0;
   const dim3 grid(static_cast<unsigned>(tiles));
   if (aligned)
-    lookback_scan_kernel<T, true><<<grid, kThreads, 0, stream>>>(in, out, n, kind, tile_states, tile_counter);
+    lookback_scan_kernel<T, true>
+        <<<grid, kThreads, 0, stream>>>(in, out, n, kind, tile_states, tile_counter);
   else
-    lookback_scan_kernel<T, false><<<grid, kThreads, 0, stream>>>(in, out, n, kind, tile_states, tile_counter);
+    lookback_scan_kernel<T, false>
+        <<<grid, kThreads, 0, stream>>>(in, out, n, kind, tile_states, tile_counter);
   CUDALAB_CHECK_LAUNCH();
 }
 
-template void launch_lookback_scan<float>(const float*, float*, std::size_t, ScanKind, unsigned long long*, unsigned*, cudaStream_t);
-template void launch_lookback_scan<int>(const int*, int*, std::size_t, ScanKind, unsigned long long*, unsigned*, cudaStream_t);
+template void launch_lookback_scan<float>(const float*, float*, std::size_t, ScanKind,
+                                          unsigned long long*, unsigned*, cudaStream_t);
+template void launch_lookback_scan<int>(const int*, int*, std::size_t, ScanKind,
+                                        unsigned long long*, unsigned*, cudaStream_t);
 
 }  // namespace cudalab::ch05::detail

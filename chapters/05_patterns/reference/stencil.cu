@@ -24,8 +24,8 @@ using detail::ConvConfig;
 // Naive: one thread per output pixel, (2r+1)^2 bounds-checked global loads each.
 // Launch: (32, 8) threads, grid (ceil(width / 32), ceil(height / 8)).
 __global__ void __launch_bounds__(ConvConfig::kThreads)
-conv2d_naive_kernel(const float* __restrict__ in, float* __restrict__ out, int width, int height,
-                    const float* __restrict__ filter, int radius) {
+    conv2d_naive_kernel(const float* __restrict__ in, float* __restrict__ out, int width,
+                        int height, const float* __restrict__ filter, int radius) {
   const int x = blockIdx.x * ConvConfig::kTileX + threadIdx.x;
   const int y = blockIdx.y * ConvConfig::kThreadsY + threadIdx.y;
   if (x >= width || y >= height) return;
@@ -37,7 +37,8 @@ conv2d_naive_kernel(const float* __restrict__ in, float* __restrict__ out, int w
       const int gx = x + dx - radius;
       // Zero padding: taps outside the image contribute nothing.
       const float v = (gx >= 0 && gx < width && gy >= 0 && gy < height)
-                          ? in[static_cast<std::size_t>(gy) * width + gx] : 0.0f;
+                          ? in[static_cast<std::size_t>(gy) * width + gx]
+                          : 0.0f;
       acc += filter[dy * k + dx] * v;  // the filter index is warp-uniform: one broadcast load
     }
   }
@@ -60,7 +61,8 @@ void conv2d(const float* in, float* out, int width, int height, const float* fil
   require_device_pointer(filter, n > 0 ? taps : 0, "filter");
   if (n == 0) return;
   const dim3 block(ConvConfig::kTileX, ConvConfig::kThreadsY);
-  const int rows_per_block = variant == ConvVariant::kNaive ? ConvConfig::kThreadsY : ConvConfig::kTileY;
+  const int rows_per_block =
+      variant == ConvVariant::kNaive ? ConvConfig::kThreadsY : ConvConfig::kTileY;
   const dim3 grid(ceil_div(width, ConvConfig::kTileX), ceil_div(height, rows_per_block));
   require(grid.y <= 65535u, "height", "too many rows for a 2D grid (grid.y <= 65535)");
   if (variant == ConvVariant::kNaive) {

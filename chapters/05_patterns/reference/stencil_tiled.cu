@@ -13,16 +13,16 @@ namespace {
 // one instantiation per radius (launch_conv2d_tiled switches), so the taps unroll.
 template <int R>
 __global__ void __launch_bounds__(ConvConfig::kThreads)
-conv2d_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, int width, int height,
-                    const float* __restrict__ filter, int radius) {
+    conv2d_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, int width,
+                        int height, const float* __restrict__ filter, int radius) {
   // BEGIN EXERCISE 5.5
   // TODO(5.5): conv2d_tiled_kernel, the tiled 2D convolution.
   //   Contract: the same outputs as conv2d_naive_kernel (stencil.cu), within the test's float
   //     tolerance: for every pixel (x, y) of this block's kTileY x kTileX output tile that lies
   //     inside the image, out(y, x) is the filter-weighted sum of the (2r + 1)^2 neighbourhood of
-  //     (x, y) (filter row-major, centred), with pixels outside the image reading as 0. Any width and
-  //     height (1 x 1, one row, not multiples of the tile), 0 <= radius <= kConvMaxRadius. Launch
-  //     (fixed): ConvConfig::kThreads = 32 x 8 threads per block, one block per output tile.
+  //     (x, y) (filter row-major, centred), with pixels outside the image reading as 0. Any width
+  //     and height (1 x 1, one row, not multiples of the tile), 0 <= radius <= kConvMaxRadius.
+  //     Launch (fixed): ConvConfig::kThreads = 32 x 8 threads per block, one block per output tile.
   //   Constraints: every input pixel the block needs is read from global memory once per block,
   //     into shared memory (at most the ConvConfig::kInY x kInX floats it is sized for); the taps
   //     are read from shared memory; coalesced global loads; race-free.
@@ -30,7 +30,7 @@ conv2d_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, int w
   //     r = 1 pair no slower; `scripts/lab check 5.5`.
   // STARTER: (void)in; (void)out; (void)width; (void)height; (void)filter; (void)radius;
   __shared__ float tile[ConvConfig::kInY][ConvConfig::kInX];  // (kTileY + 2R, kTileX + 2R)
-  (void)radius;  // == R
+  (void)radius;                                               // == R
   constexpr int k = 2 * R + 1;
   // The k x k taps in registers, loaded once: with every loop below unrolled, each FMA names its
   // tap at compile time (no filter load per tap, no loop counters, no k * dy index arithmetic).
@@ -54,12 +54,14 @@ conv2d_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, int w
     // the whole difficulty of tiling a stencil: the input tile is larger than the output tile.
     // Caught by: Conv2dGpu.MatchesOracle (every shape larger than one tile, radius >= 1). The fix:
     // load the whole (kTileY + 2r) x (kTileX + 2r) input tile.
-    tile[row][col] = (gx >= 0 && gx < width && gy >= 0 && gy < height)
-    // BUG: const bool halo = row < radius || row >= radius + ConvConfig::kTileY || col < radius ||
-    // BUG:                   col >= radius + ConvConfig::kTileX;
-    // BUG: tile[row][col] = (!halo && gx >= 0 && gx < width && gy >= 0 && gy < height)
-    // END PITFALL
-                         ? in[static_cast<std::size_t>(gy) * width + gx] : 0.0f;
+    tile[row][col] =
+        (gx >= 0 && gx < width && gy >= 0 && gy < height)
+            // BUG: const bool halo = row < radius || row >= radius + ConvConfig::kTileY || col < radius ||
+            // BUG:                   col >= radius + ConvConfig::kTileX;
+            // BUG: tile[row][col] = (!halo && gx >= 0 && gx < width && gy >= 0 && gy < height)
+            // END PITFALL
+            ? in[static_cast<std::size_t>(gy) * width + gx]
+            : 0.0f;
   }
   __syncthreads();  // the tile (halo included) is complete before anyone reads a neighbour's pixel
 
@@ -76,13 +78,15 @@ conv2d_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, int w
   for (int i = 0; i < ConvConfig::kRowsPerThread + 2 * R; ++i) {
     float v[k];
 #pragma unroll
-    for (int dx = 0; dx < k; ++dx) v[dx] = tile[ly0 + i][threadIdx.x + dx];  // a warp: one row, no conflict
+    for (int dx = 0; dx < k; ++dx)
+      v[dx] = tile[ly0 + i][threadIdx.x + dx];  // a warp: one row, no conflict
 #pragma unroll
     for (int dy = 0; dy < k; ++dy) {
       const int j = i - dy;  // a compile-time constant once unrolled: the test costs nothing
       if (j < 0 || j >= ConvConfig::kRowsPerThread) continue;
 #pragma unroll
-      for (int dx = 0; dx < k; ++dx) acc[j] += f[dy * k + dx] * v[dx];  // per output: dy, then dx (naive's order)
+      for (int dx = 0; dx < k; ++dx)
+        acc[j] += f[dy * k + dx] * v[dx];  // per output: dy, then dx (naive's order)
     }
   }
   const int x = blockIdx.x * ConvConfig::kTileX + threadIdx.x;
@@ -101,11 +105,21 @@ void launch_conv2d_tiled(dim3 grid, const float* in, float* out, int width, int 
                          const float* filter, int radius, cudaStream_t stream) {
   const dim3 block(ConvConfig::kTileX, ConvConfig::kThreadsY);  // (32, 8), as the naive kernel
   switch (radius) {  // conv2d checked 0 <= radius <= kConvMaxRadius
-    case 0: conv2d_tiled_kernel<0><<<grid, block, 0, stream>>>(in, out, width, height, filter, radius); break;
-    case 1: conv2d_tiled_kernel<1><<<grid, block, 0, stream>>>(in, out, width, height, filter, radius); break;
-    case 2: conv2d_tiled_kernel<2><<<grid, block, 0, stream>>>(in, out, width, height, filter, radius); break;
-    case 3: conv2d_tiled_kernel<3><<<grid, block, 0, stream>>>(in, out, width, height, filter, radius); break;
-    default: conv2d_tiled_kernel<4><<<grid, block, 0, stream>>>(in, out, width, height, filter, radius); break;
+    case 0:
+      conv2d_tiled_kernel<0><<<grid, block, 0, stream>>>(in, out, width, height, filter, radius);
+      break;
+    case 1:
+      conv2d_tiled_kernel<1><<<grid, block, 0, stream>>>(in, out, width, height, filter, radius);
+      break;
+    case 2:
+      conv2d_tiled_kernel<2><<<grid, block, 0, stream>>>(in, out, width, height, filter, radius);
+      break;
+    case 3:
+      conv2d_tiled_kernel<3><<<grid, block, 0, stream>>>(in, out, width, height, filter, radius);
+      break;
+    default:
+      conv2d_tiled_kernel<4><<<grid, block, 0, stream>>>(in, out, width, height, filter, radius);
+      break;
   }
   static_assert(kConvMaxRadius == 4, "one case per radius");
   CUDALAB_CHECK_LAUNCH();

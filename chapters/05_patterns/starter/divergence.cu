@@ -28,7 +28,7 @@ __device__ __forceinline__ float path_b(float y) {
 // Thread t of block b handles element b * 256 + t: lanes 0, 2, 4, ... take path A and lanes
 // 1, 3, 5, ... path B, inside every warp.
 __global__ void __launch_bounds__(kDivergenceBlock)
-branchy_divergent_kernel(const float* __restrict__ in, float* __restrict__ out, std::size_t n) {
+    branchy_divergent_kernel(const float* __restrict__ in, float* __restrict__ out, std::size_t n) {
   const std::size_t i = std::size_t{blockIdx.x} * kDivergenceBlock + threadIdx.x;
   if (i >= n) return;
   out[i] = (i % 2 == 0) ? path_a(in[i]) : path_b(in[i]);  // lanes of one warp disagree
@@ -36,7 +36,8 @@ branchy_divergent_kernel(const float* __restrict__ in, float* __restrict__ out, 
 
 // Same outputs; every warp handles elements of a single parity.
 __global__ void __launch_bounds__(kDivergenceBlock)
-branchy_warp_uniform_kernel(const float* __restrict__ in, float* __restrict__ out, std::size_t n) {
+    branchy_warp_uniform_kernel(const float* __restrict__ in, float* __restrict__ out,
+                                std::size_t n) {
   // TODO(5.7): branchy_warp_uniform_kernel.
   //   Contract: exactly the outputs of branchy_divergent_kernel (even elements through the first
   //     path, odd ones through the second), every element below n written once, for any n. Same
@@ -54,8 +55,10 @@ branchy_warp_uniform_kernel(const float* __restrict__ in, float* __restrict__ ou
 
 const char* to_string(DivergenceVariant v) {
   switch (v) {
-    case DivergenceVariant::kDivergent: return "divergent";
-    case DivergenceVariant::kWarpUniform: return "warp_uniform";
+    case DivergenceVariant::kDivergent:
+      return "divergent";
+    case DivergenceVariant::kWarpUniform:
+      return "warp_uniform";
   }
   return "?";
 }
@@ -70,9 +73,11 @@ void branchy_transform(const float* in, float* out, std::size_t n, DivergenceVar
   const std::size_t blocks = ceil_div<std::size_t>(n, kDivergenceBlock);
   require(blocks <= 0x7FFFFFFFu, "n", "needs more than 2^31 - 1 blocks");
   if (variant == DivergenceVariant::kDivergent)
-    branchy_divergent_kernel<<<static_cast<unsigned>(blocks), kDivergenceBlock, 0, stream>>>(in, out, n);
+    branchy_divergent_kernel<<<static_cast<unsigned>(blocks), kDivergenceBlock, 0, stream>>>(
+        in, out, n);
   else
-    branchy_warp_uniform_kernel<<<static_cast<unsigned>(blocks), kDivergenceBlock, 0, stream>>>(in, out, n);
+    branchy_warp_uniform_kernel<<<static_cast<unsigned>(blocks), kDivergenceBlock, 0, stream>>>(
+        in, out, n);
   CUDALAB_CHECK_LAUNCH();
 }
 

@@ -13,6 +13,7 @@
 //     blocks x num_bins. (Kirk, Hwu and El Hajj, PMPP, "privatization".)
 // Expect: on the skewed input privatized >> global; on the uniform input both closer to copy speed.
 #include <cstdint>
+
 #include "ch05/histogram.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"
@@ -22,8 +23,8 @@ namespace {
 
 // Global atomics, the baseline (the grid is one wave of resident blocks).
 __global__ void __launch_bounds__(kHistBlock)
-histogram_global_kernel(const std::int32_t* __restrict__ values, std::size_t n,
-                        std::uint32_t* __restrict__ hist, int num_bins) {
+    histogram_global_kernel(const std::int32_t* __restrict__ values, std::size_t n,
+                            std::uint32_t* __restrict__ hist, int num_bins) {
   // TODO(5.10): histogram_global_kernel, the baseline: the same contract as the privatized kernel
   //   below (count every in-range value of the input into hist, zeroed by the host; one wave of
   //   resident blocks covers all n values), with one global atomic per counted value and no shared
@@ -33,8 +34,8 @@ histogram_global_kernel(const std::int32_t* __restrict__ values, std::size_t n,
 
 // Dynamic shared memory: num_bins counters (4 num_bins bytes, <= 32 KiB).
 __global__ void __launch_bounds__(kHistBlock)
-histogram_privatized_kernel(const std::int32_t* __restrict__ values, std::size_t n,
-                            std::uint32_t* __restrict__ hist, int num_bins) {
+    histogram_privatized_kernel(const std::int32_t* __restrict__ values, std::size_t n,
+                                std::uint32_t* __restrict__ hist, int num_bins) {
   extern __shared__ std::uint32_t s_hist[];  // (num_bins)
   // TODO(5.10): histogram_privatized_kernel.
   //   Contract: adds to hist[b] (zeroed by the host) the number of values[i] == b over the whole
@@ -55,7 +56,8 @@ unsigned resident_grid(const void* kernel, std::size_t smem, std::size_t n) {
   CUDALAB_CHECK(cudaGetDevice(&dev));
   CUDALAB_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   CUDALAB_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kHistBlock, smem));
-  const std::size_t cap = static_cast<std::size_t>(per_sm > 0 ? per_sm : 1) * static_cast<std::size_t>(sms);
+  const std::size_t cap =
+      static_cast<std::size_t>(per_sm > 0 ? per_sm : 1) * static_cast<std::size_t>(sms);
   const std::size_t wanted = ceil_div<std::size_t>(n, kHistBlock);
   return static_cast<unsigned>(wanted < cap ? wanted : cap);
 }
@@ -66,7 +68,8 @@ void histogram(const std::int32_t* values, std::size_t n, std::uint32_t* hist, i
                HistogramVariant variant, cudaStream_t stream) {
   require(variant == HistogramVariant::kGlobalAtomics || variant == HistogramVariant::kPrivatized,
           "variant", "unknown HistogramVariant");
-  require(num_bins >= 1 && num_bins <= kHistMaxBins, "num_bins", "must be in 1..kHistMaxBins (8192)");
+  require(num_bins >= 1 && num_bins <= kHistMaxBins, "num_bins",
+          "must be in 1..kHistMaxBins (8192)");
   require(n <= 0xFFFFFFFFu, "n", "must be < 2^32 (the counters are 32-bit)");
   require_device_pointer(values, n, "values");
   require_device_pointer(hist, static_cast<std::size_t>(num_bins), "hist");
@@ -74,8 +77,8 @@ void histogram(const std::int32_t* values, std::size_t n, std::uint32_t* hist, i
   if (n == 0) return;
   if (variant == HistogramVariant::kGlobalAtomics) {
     const auto kernel = &histogram_global_kernel;
-    histogram_global_kernel<<<resident_grid(reinterpret_cast<const void*>(kernel), 0, n), kHistBlock,
-                              0, stream>>>(values, n, hist, num_bins);
+    histogram_global_kernel<<<resident_grid(reinterpret_cast<const void*>(kernel), 0, n),
+                              kHistBlock, 0, stream>>>(values, n, hist, num_bins);
   } else {
     const std::size_t smem = sizeof(std::uint32_t) * num_bins;
     const auto kernel = &histogram_privatized_kernel;

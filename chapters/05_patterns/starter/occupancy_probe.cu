@@ -24,7 +24,7 @@ namespace {
 
 template <int kKeep, int kSmemKiB, int kMinBlocks>
 __global__ void __launch_bounds__(kOccupancyProbeMaxBlock, kMinBlocks)
-occupancy_probe_kernel(const float* __restrict__ x, float* __restrict__ y, std::size_t n) {
+    occupancy_probe_kernel(const float* __restrict__ x, float* __restrict__ y, std::size_t n) {
   constexpr int kPad = kSmemKiB > 0 ? kSmemKiB * 256 : 1;  // floats (>= 1: no zero-size arrays)
   static_assert(kSmemKiB == 0 || kPad >= kOccupancyProbeMaxBlock, "one slot per thread");
   __shared__ float pad[kPad];  // only occupies shared memory (the point of the probe)
@@ -66,14 +66,20 @@ struct ProbeEntry {
 
 ProbeEntry probe_entry(OccupancyProbe p) {
   switch (p) {
-    case OccupancyProbe::kKeep4: return {occupancy_probe_kernel<4, 0, 1>, 4, "keep4"};
-    case OccupancyProbe::kKeep32: return {occupancy_probe_kernel<32, 0, 1>, 32, "keep32"};
-    case OccupancyProbe::kKeep64: return {occupancy_probe_kernel<64, 0, 1>, 64, "keep64"};
-    case OccupancyProbe::kKeep128: return {occupancy_probe_kernel<128, 0, 1>, 128, "keep128"};
+    case OccupancyProbe::kKeep4:
+      return {occupancy_probe_kernel<4, 0, 1>, 4, "keep4"};
+    case OccupancyProbe::kKeep32:
+      return {occupancy_probe_kernel<32, 0, 1>, 32, "keep32"};
+    case OccupancyProbe::kKeep64:
+      return {occupancy_probe_kernel<64, 0, 1>, 64, "keep64"};
+    case OccupancyProbe::kKeep128:
+      return {occupancy_probe_kernel<128, 0, 1>, 128, "keep128"};
     case OccupancyProbe::kKeep64Bounded:
       return {occupancy_probe_kernel<64, 0, 4>, 64, "keep64_launch_bounds_256_4"};
-    case OccupancyProbe::kKeep4Smem16K: return {occupancy_probe_kernel<4, 16, 1>, 4, "keep4_smem16K"};
-    case OccupancyProbe::kKeep4Smem40K: return {occupancy_probe_kernel<4, 40, 1>, 4, "keep4_smem40K"};
+    case OccupancyProbe::kKeep4Smem16K:
+      return {occupancy_probe_kernel<4, 16, 1>, 4, "keep4_smem16K"};
+    case OccupancyProbe::kKeep4Smem40K:
+      return {occupancy_probe_kernel<4, 40, 1>, 4, "keep4_smem40K"};
   }
   throw_invalid_argument("probe", "unknown OccupancyProbe");
 }
@@ -100,8 +106,12 @@ void opt_in_shared(OccupancyProbe p, ProbeKernel k) {
 
 }  // namespace
 
-const char* to_string(OccupancyProbe p) { return probe_entry(p).name; }
-int probe_keep(OccupancyProbe p) { return probe_entry(p).keep; }
+const char* to_string(OccupancyProbe p) {
+  return probe_entry(p).name;
+}
+int probe_keep(OccupancyProbe p) {
+  return probe_entry(p).keep;
+}
 
 ProbeResources probe_resources(OccupancyProbe p) {
   cudaFuncAttributes attr{};
@@ -115,7 +125,8 @@ int probe_blocks_per_sm(OccupancyProbe p, int block_threads, std::size_t dynamic
           "must be in 1..256 (the probes' __launch_bounds__)");
   opt_in_shared(p, k);
   int blocks = 0;
-  CUDALAB_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k, block_threads, dynamic_smem));
+  CUDALAB_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k, block_threads, dynamic_smem));
   return blocks;
 }
 
@@ -132,8 +143,9 @@ SuggestedLaunch probe_suggested_launch(OccupancyProbe p, std::size_t dynamic_sme
 void run_occupancy_probe(OccupancyProbe p, const float* x, float* y, std::size_t n,
                          int block_threads, std::size_t dynamic_smem, cudaStream_t stream) {
   const ProbeEntry e = probe_entry(p);
-  require(block_threads >= 32 && block_threads <= kOccupancyProbeMaxBlock && block_threads % 32 == 0,
-          "block_threads", "must be a multiple of 32 in 32..256");
+  require(
+      block_threads >= 32 && block_threads <= kOccupancyProbeMaxBlock && block_threads % 32 == 0,
+      "block_threads", "must be a multiple of 32 in 32..256");
   require_device_pointer(x, n, "x");
   require_device_pointer(y, n, "y");
   const int per_sm = probe_blocks_per_sm(p, block_threads, dynamic_smem);
@@ -143,12 +155,14 @@ void run_occupancy_probe(OccupancyProbe p, const float* x, float* y, std::size_t
   CUDALAB_CHECK(cudaGetDevice(&dev));
   CUDALAB_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   // One wave of resident blocks (grid-stride over the chunks), never more blocks than chunks.
-  const std::size_t chunks = ceil_div<std::size_t>(n, std::size_t{static_cast<unsigned>(block_threads)} * e.keep);  // per block
+  const std::size_t chunks = ceil_div<std::size_t>(
+      n, std::size_t{static_cast<unsigned>(block_threads)} * e.keep);  // per block
   const std::size_t wave = static_cast<std::size_t>(per_sm) * static_cast<std::size_t>(sms);
   const unsigned grid = static_cast<unsigned>(chunks < wave ? chunks : wave);
   void* args[] = {&x, &y, &n};
   CUDALAB_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(e.kernel), dim3(grid),
-                                 dim3(static_cast<unsigned>(block_threads)), args, dynamic_smem, stream));
+                                 dim3(static_cast<unsigned>(block_threads)), args, dynamic_smem,
+                                 stream));
   CUDALAB_CHECK_LAUNCH();
 }
 

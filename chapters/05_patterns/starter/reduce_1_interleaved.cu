@@ -23,8 +23,8 @@ constexpr unsigned kB = kReduceBlock;
 
 // Interleaved addressing. Divergent: at stride s, lanes with tid % 2s == 0 work.
 template <class T>
-__global__ void __launch_bounds__(kB) reduce_interleaved(const T* __restrict__ in, T* __restrict__ block_sums,
-                                                         std::size_t n) {
+__global__ void __launch_bounds__(kB)
+    reduce_interleaved(const T* __restrict__ in, T* __restrict__ block_sums, std::size_t n) {
   __shared__ T sdata[kB];
   const unsigned tid = threadIdx.x;
   const std::size_t i = std::size_t{blockIdx.x} * kB + tid;
@@ -40,7 +40,8 @@ __global__ void __launch_bounds__(kB) reduce_interleaved(const T* __restrict__ i
 }  // namespace
 
 template <class T>
-void launch_interleaved_pass(dim3 grid, const T* in, T* block_sums, std::size_t n, cudaStream_t stream) {
+void launch_interleaved_pass(dim3 grid, const T* in, T* block_sums, std::size_t n,
+                             cudaStream_t stream) {
   reduce_interleaved<T><<<grid, kB, 0, stream>>>(in, block_sums, n);
   CUDALAB_CHECK_LAUNCH();
 }

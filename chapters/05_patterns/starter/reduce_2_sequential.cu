@@ -19,8 +19,8 @@ constexpr unsigned kB = kReduceBlock;
 // Sequential addressing: whole warps are active or idle at every level, and a warp's reads are
 // conflict-free (exercise 5.1).
 template <class T>
-__global__ void __launch_bounds__(kB) reduce_sequential(const T* __restrict__ in, T* __restrict__ block_sums,
-                                                        std::size_t n) {
+__global__ void __launch_bounds__(kB)
+    reduce_sequential(const T* __restrict__ in, T* __restrict__ block_sums, std::size_t n) {
   __shared__ T sdata[kB];
   const unsigned tid = threadIdx.x;
   const std::size_t i = std::size_t{blockIdx.x} * kB + tid;
@@ -33,7 +33,7 @@ __global__ void __launch_bounds__(kB) reduce_sequential(const T* __restrict__ in
   // (GuardedInput in tests/ch05). The fix: `sdata[tid] = i < n ? in[i] : T{0};` (0 is the
   // identity of +).
   sdata[tid] = i < n ? in[i] : T{0};  // past n: the identity, so a partial block sums correctly
-  __syncthreads();                    // every element is in shared memory before the tree reads it
+  __syncthreads();  // every element is in shared memory before the tree reads it
   // TODO(5.1): the block's tree reduction, step 2 of the ladder.
   //   Contract: on entry sdata[0, kB) holds this block's kB partials (identity 0 past n) and every
   //     thread has passed the barrier above; on exit sdata[0] holds their sum and every thread is
@@ -50,7 +50,8 @@ __global__ void __launch_bounds__(kB) reduce_sequential(const T* __restrict__ in
 }  // namespace
 
 template <class T>
-void launch_sequential_pass(dim3 grid, const T* in, T* block_sums, std::size_t n, cudaStream_t stream) {
+void launch_sequential_pass(dim3 grid, const T* in, T* block_sums, std::size_t n,
+                            cudaStream_t stream) {
   reduce_sequential<T><<<grid, kB, 0, stream>>>(in, block_sums, n);
   CUDALAB_CHECK_LAUNCH();
 }

@@ -17,8 +17,8 @@ constexpr unsigned kB = kReduceBlock;
 
 // First add during load, then the sequential tree (exercise 5.1's).
 template <class T>
-__global__ void __launch_bounds__(kB) reduce_first_add(const T* __restrict__ in, T* __restrict__ block_sums,
-                                                       std::size_t n) {
+__global__ void __launch_bounds__(kB)
+    reduce_first_add(const T* __restrict__ in, T* __restrict__ block_sums, std::size_t n) {
   __shared__ T sdata[kB];
   const unsigned tid = threadIdx.x;
   sdata[tid] = load_two(in, n);
@@ -32,7 +32,8 @@ __global__ void __launch_bounds__(kB) reduce_first_add(const T* __restrict__ in,
 }  // namespace
 
 template <class T>
-void launch_first_add_pass(dim3 grid, const T* in, T* block_sums, std::size_t n, cudaStream_t stream) {
+void launch_first_add_pass(dim3 grid, const T* in, T* block_sums, std::size_t n,
+                           cudaStream_t stream) {
   reduce_first_add<T><<<grid, kB, 0, stream>>>(in, block_sums, n);
   CUDALAB_CHECK_LAUNCH();
 }

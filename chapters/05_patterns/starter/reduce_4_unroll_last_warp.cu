@@ -43,8 +43,8 @@ __device__ void warp_tail(volatile T* sdata, unsigned tid) {
 }
 
 template <class T>
-__global__ void __launch_bounds__(kB) reduce_unroll_last_warp(const T* __restrict__ in,
-                                                              T* __restrict__ block_sums, std::size_t n) {
+__global__ void __launch_bounds__(kB)
+    reduce_unroll_last_warp(const T* __restrict__ in, T* __restrict__ block_sums, std::size_t n) {
   __shared__ T sdata[kB];
   const unsigned tid = threadIdx.x;
   sdata[tid] = load_two(in, n);
@@ -60,7 +60,8 @@ __global__ void __launch_bounds__(kB) reduce_unroll_last_warp(const T* __restric
 }  // namespace
 
 template <class T>
-void launch_last_warp_pass(dim3 grid, const T* in, T* block_sums, std::size_t n, cudaStream_t stream) {
+void launch_last_warp_pass(dim3 grid, const T* in, T* block_sums, std::size_t n,
+                           cudaStream_t stream) {
   reduce_unroll_last_warp<T><<<grid, kB, 0, stream>>>(in, block_sums, n);
   CUDALAB_CHECK_LAUNCH();
 }

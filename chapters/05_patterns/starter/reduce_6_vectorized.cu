@@ -22,8 +22,8 @@ constexpr unsigned kB = kReduceBlock;
 
 // out[blockIdx.x] = this block's share of in[0, n): partials (grid > 1) or the result.
 template <class T>
-__global__ void __launch_bounds__(kB) reduce_vectorized(const T* __restrict__ in, std::size_t n,
-                                                        T* __restrict__ out) {
+__global__ void __launch_bounds__(kB)
+    reduce_vectorized(const T* __restrict__ in, std::size_t n, T* __restrict__ out) {
   const T block_sum = block_reduce_sum(grid_stride_thread_sum(in, n));
   if (threadIdx.x == 0) out[blockIdx.x] = block_sum;
 }
@@ -33,7 +33,8 @@ __global__ void __launch_bounds__(kB) reduce_vectorized(const T* __restrict__ in
 template <class T>
 void launch_vectorized(const T* in, T* out, std::size_t n, T* partials, cudaStream_t stream) {
   static std::atomic<int> cache[64] = {};
-  const unsigned grid = grid_stride_grid(reinterpret_cast<const void*>(reduce_vectorized<T>), cache, n);
+  const unsigned grid =
+      grid_stride_grid(reinterpret_cast<const void*>(reduce_vectorized<T>), cache, n);
   // Pass 1 leaves `grid` partials; pass 2 (one block) adds them. A single block writes *out.
   reduce_vectorized<T><<<grid, kB, 0, stream>>>(in, n, grid == 1 ? out : partials);
   CUDALAB_CHECK_LAUNCH();

@@ -28,13 +28,17 @@ constexpr std::size_t elements_per_block(ReduceVariant v) {
 // block_sums[b], E = elements_per_block(step), on `grid` = ceil(n / E) blocks (reduce.cu sizes
 // and checks the grid).
 template <class T>
-void launch_interleaved_pass(dim3 grid, const T* in, T* block_sums, std::size_t n, cudaStream_t stream);
+void launch_interleaved_pass(dim3 grid, const T* in, T* block_sums, std::size_t n,
+                             cudaStream_t stream);
 template <class T>
-void launch_sequential_pass(dim3 grid, const T* in, T* block_sums, std::size_t n, cudaStream_t stream);
+void launch_sequential_pass(dim3 grid, const T* in, T* block_sums, std::size_t n,
+                            cudaStream_t stream);
 template <class T>
-void launch_first_add_pass(dim3 grid, const T* in, T* block_sums, std::size_t n, cudaStream_t stream);
+void launch_first_add_pass(dim3 grid, const T* in, T* block_sums, std::size_t n,
+                           cudaStream_t stream);
 template <class T>
-void launch_last_warp_pass(dim3 grid, const T* in, T* block_sums, std::size_t n, cudaStream_t stream);
+void launch_last_warp_pass(dim3 grid, const T* in, T* block_sums, std::size_t n,
+                           cudaStream_t stream);
 template <class T>
 void launch_shuffle_pass(dim3 grid, const T* in, T* block_sums, std::size_t n, cudaStream_t stream);
 
@@ -79,11 +83,20 @@ __device__ T load_two(const T* __restrict__ in, std::size_t n) {
 }
 
 // Steps 6 and 7: 16-byte vectors of four elements.
-template <class T> struct Vec4;
-template <> struct Vec4<float> { using type = float4; };
-template <> struct Vec4<int> { using type = int4; };
+template <class T>
+struct Vec4;
+template <>
+struct Vec4<float> {
+  using type = float4;
+};
+template <>
+struct Vec4<int> {
+  using type = int4;
+};
 template <class V>
-__device__ auto sum4(const V& a) { return (a.x + a.y) + (a.z + a.w); }
+__device__ auto sum4(const V& a) {
+  return (a.x + a.y) + (a.z + a.w);
+}
 
 // Steps 6 and 7: this thread's share of in[0, n) on a grid-stride walk. in[0, head) and
 // in[head + 4 nv, n) are scalars (in is aligned to 4 bytes, maybe not to 16); body = in + head
@@ -109,7 +122,7 @@ __device__ __forceinline__ T grid_stride_thread_sum(const T* __restrict__ in, st
     acc += (sum4(a) + sum4(b)) + (sum4(c) + sum4(d));
   }
   for (; i < nv; i += stride) acc += sum4(body[i]);  // the last < kUnroll trips
-  const std::size_t tail = h + 4 * nv;                // fewer than 4 scalars at each end
+  const std::size_t tail = h + 4 * nv;               // fewer than 4 scalars at each end
   if (tid < h) acc += in[tid];
   if (tid < n - tail) acc += in[tail + tid];
   return acc;

@@ -3,9 +3,9 @@
 // Reduction ladder, step 5's lesson (exercise 5.2): a warp and a block reduced in registers.
 //
 // A warp can sum its 32 registers without shared memory or barriers (exercise 5.2). A block then
-// needs shared memory only for its kReduceBlock / 32 warp sums. Steps 5, 6 and 7 (reduce_5_warp_shuffle.cu, reduce_6_vectorized.cu,
-// reduce_7_one_pass.cu) reduce their warps and blocks with these two functions. Compiles on its
-// own (it includes what it uses).
+// needs shared memory only for its kReduceBlock / 32 warp sums. Steps 5, 6 and 7
+// (reduce_5_warp_shuffle.cu, reduce_6_vectorized.cu, reduce_7_one_pass.cu) reduce their warps and
+// blocks with these two functions. Compiles on its own (it includes what it uses).
 #pragma once
 
 #include <cuda_runtime.h>

@@ -34,12 +34,12 @@ bool overlap(const void* a, const void* b, std::size_t bytes) {
 }
 
 template <class T>
-void scan_impl(const T* in, T* out, std::size_t n, ScanKind kind, void* workspace, std::size_t workspace_bytes,
-               ScanVariant variant, cudaStream_t stream) {
+void scan_impl(const T* in, T* out, std::size_t n, ScanKind kind, void* workspace,
+               std::size_t workspace_bytes, ScanVariant variant, cudaStream_t stream) {
   static_assert(sizeof(T) == 4);
   require(kind == ScanKind::kInclusive || kind == ScanKind::kExclusive, "kind", "unknown ScanKind");
-  require(static_cast<unsigned>(variant) <= static_cast<unsigned>(ScanVariant::kDecoupledLookback), "variant",
-          "unknown ScanVariant");
+  require(static_cast<unsigned>(variant) <= static_cast<unsigned>(ScanVariant::kDecoupledLookback),
+          "variant", "unknown ScanVariant");
   const Layout lay = layout(n);
   require(workspace_bytes >= lay.bytes, "workspace_bytes", "smaller than scan_workspace_bytes(n)");
   require_device_pointer(in, n, "in");
@@ -54,19 +54,24 @@ void scan_impl(const T* in, T* out, std::size_t n, ScanKind kind, void* workspac
     // Every tile state back to X (0) and the tile counter to 0: one memset of
     // 256 B + 8 B per tile (512 KiB for 2^28 elements, well under 1% of the scan's traffic).
     CUDALAB_CHECK(cudaMemsetAsync(base, 0, lay.states_offset + lay.states_bytes, stream));
-    detail::launch_lookback_scan(in, out, n, kind, reinterpret_cast<unsigned long long*>(base + lay.states_offset),
+    detail::launch_lookback_scan(in, out, n, kind,
+                                 reinterpret_cast<unsigned long long*>(base + lay.states_offset),
                                  reinterpret_cast<unsigned*>(base), stream);
   } else {
-    const auto algo = variant == ScanVariant::kKoggeStone ? BlockScanAlgo::kKoggeStone : BlockScanAlgo::kBrentKung;
-    detail::scan_then_propagate(in, out, n, kind, algo, reinterpret_cast<T*>(base + lay.sums_offset), stream);
+    const auto algo = variant == ScanVariant::kKoggeStone ? BlockScanAlgo::kKoggeStone
+                                                          : BlockScanAlgo::kBrentKung;
+    detail::scan_then_propagate(in, out, n, kind, algo,
+                                reinterpret_cast<T*>(base + lay.sums_offset), stream);
   }
 }
 
 template <class T>
-void tile_scan_impl(const T* in, T* out, std::size_t n, BlockScanAlgo algo, ScanKind kind, cudaStream_t stream) {
+void tile_scan_impl(const T* in, T* out, std::size_t n, BlockScanAlgo algo, ScanKind kind,
+                    cudaStream_t stream) {
   require_device_pointer(in, n, "in");
   require_device_pointer(out, n, "out");
-  require(algo == BlockScanAlgo::kKoggeStone || algo == BlockScanAlgo::kBrentKung, "algo", "unknown BlockScanAlgo");
+  require(algo == BlockScanAlgo::kKoggeStone || algo == BlockScanAlgo::kBrentKung, "algo",
+          "unknown BlockScanAlgo");
   require(kind == ScanKind::kInclusive || kind == ScanKind::kExclusive, "kind", "unknown ScanKind");
   detail::launch_tile_scan<T>(in, out, n, algo, kind, nullptr, stream);
 }
@@ -74,31 +79,40 @@ void tile_scan_impl(const T* in, T* out, std::size_t n, BlockScanAlgo algo, Scan
 }  // namespace
 
 const char* to_string(BlockScanAlgo a) {
-  return a == BlockScanAlgo::kKoggeStone ? "kogge_stone" : a == BlockScanAlgo::kBrentKung ? "brent_kung" : "unknown";
+  return a == BlockScanAlgo::kKoggeStone  ? "kogge_stone"
+         : a == BlockScanAlgo::kBrentKung ? "brent_kung"
+                                          : "unknown";
 }
 const char* to_string(ScanVariant v) {
   switch (v) {
-    case ScanVariant::kKoggeStone: return "kogge_stone";
-    case ScanVariant::kBrentKung: return "brent_kung";
-    case ScanVariant::kDecoupledLookback: return "decoupled_lookback";
+    case ScanVariant::kKoggeStone:
+      return "kogge_stone";
+    case ScanVariant::kBrentKung:
+      return "brent_kung";
+    case ScanVariant::kDecoupledLookback:
+      return "decoupled_lookback";
   }
   return "unknown";
 }
 
-std::size_t scan_workspace_bytes(std::size_t n) { return layout(n).bytes; }
+std::size_t scan_workspace_bytes(std::size_t n) {
+  return layout(n).bytes;
+}
 
-void tile_scan(const float* in, float* out, std::size_t n, BlockScanAlgo algo, ScanKind kind, cudaStream_t stream) {
+void tile_scan(const float* in, float* out, std::size_t n, BlockScanAlgo algo, ScanKind kind,
+               cudaStream_t stream) {
   tile_scan_impl(in, out, n, algo, kind, stream);
 }
-void tile_scan(const int* in, int* out, std::size_t n, BlockScanAlgo algo, ScanKind kind, cudaStream_t stream) {
+void tile_scan(const int* in, int* out, std::size_t n, BlockScanAlgo algo, ScanKind kind,
+               cudaStream_t stream) {
   tile_scan_impl(in, out, n, algo, kind, stream);
 }
-void scan(const float* in, float* out, std::size_t n, ScanKind kind, void* workspace, std::size_t workspace_bytes,
-          ScanVariant variant, cudaStream_t stream) {
+void scan(const float* in, float* out, std::size_t n, ScanKind kind, void* workspace,
+          std::size_t workspace_bytes, ScanVariant variant, cudaStream_t stream) {
   scan_impl(in, out, n, kind, workspace, workspace_bytes, variant, stream);
 }
-void scan(const int* in, int* out, std::size_t n, ScanKind kind, void* workspace, std::size_t workspace_bytes,
-          ScanVariant variant, cudaStream_t stream) {
+void scan(const int* in, int* out, std::size_t n, ScanKind kind, void* workspace,
+          std::size_t workspace_bytes, ScanVariant variant, cudaStream_t stream) {
   scan_impl(in, out, n, kind, workspace, workspace_bytes, variant, stream);
 }
 

@@ -20,7 +20,7 @@ constexpr unsigned kPropagateThreads = 256;
 // Tile b >= 1 adds the scanned sum of tiles 0..b-1, scanned_sums[b - 1]. Launch: tiles - 1 blocks.
 template <class T>
 __global__ void __launch_bounds__(kPropagateThreads)
-add_tile_prefix(T* __restrict__ out, std::size_t n, const T* __restrict__ scanned_sums) {
+    add_tile_prefix(T* __restrict__ out, std::size_t n, const T* __restrict__ scanned_sums) {
   const std::size_t tile = std::size_t{blockIdx.x} + 1;  // tile 0 has nothing to its left
   // Off by one in the propagation of scan-then-propagate. After scanning the tile sums inclusively,
   // scanned_sums[b] is the sum of tiles 0..b: INCLUDING tile b. Tile b must add the sum of the
@@ -38,25 +38,30 @@ add_tile_prefix(T* __restrict__ out, std::size_t n, const T* __restrict__ scanne
 
 std::size_t propagate_workspace_elems(std::size_t n) {
   std::size_t total = 0;
-  for (std::size_t tiles = ceil_div<std::size_t>(n, kT); tiles > 1; tiles = ceil_div<std::size_t>(tiles, kT))
+  for (std::size_t tiles = ceil_div<std::size_t>(n, kT); tiles > 1;
+       tiles = ceil_div<std::size_t>(tiles, kT))
     total += tiles;
   return total;
 }
 
 template <class T>
-void scan_then_propagate(const T* in, T* out, std::size_t n, ScanKind kind, BlockScanAlgo algo, T* level_sums,
-                         cudaStream_t stream) {
+void scan_then_propagate(const T* in, T* out, std::size_t n, ScanKind kind, BlockScanAlgo algo,
+                         T* level_sums, cudaStream_t stream) {
   if (n == 0) return;
   const std::size_t tiles = ceil_div<std::size_t>(n, kT);
   launch_tile_scan(in, out, n, algo, kind, tiles > 1 ? level_sums : nullptr, stream);
   if (tiles == 1) return;
   // The tile sums, scanned in place (inclusive): level_sums[b] = sum of tiles 0..b.
-  scan_then_propagate(level_sums, level_sums, tiles, ScanKind::kInclusive, algo, level_sums + tiles, stream);
-  add_tile_prefix<T><<<static_cast<unsigned>(tiles - 1), kPropagateThreads, 0, stream>>>(out, n, level_sums);
+  scan_then_propagate(level_sums, level_sums, tiles, ScanKind::kInclusive, algo, level_sums + tiles,
+                      stream);
+  add_tile_prefix<T>
+      <<<static_cast<unsigned>(tiles - 1), kPropagateThreads, 0, stream>>>(out, n, level_sums);
   CUDALAB_CHECK_LAUNCH();
 }
 
-template void scan_then_propagate<float>(const float*, float*, std::size_t, ScanKind, BlockScanAlgo, float*, cudaStream_t);
-template void scan_then_propagate<int>(const int*, int*, std::size_t, ScanKind, BlockScanAlgo, int*, cudaStream_t);
+template void scan_then_propagate<float>(const float*, float*, std::size_t, ScanKind, BlockScanAlgo,
+                                         float*, cudaStream_t);
+template void scan_then_propagate<int>(const int*, int*, std::size_t, ScanKind, BlockScanAlgo, int*,
+                                       cudaStream_t);
 
 }  // namespace cudalab::ch05::detail

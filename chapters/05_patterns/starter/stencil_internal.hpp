@@ -14,10 +14,11 @@ namespace cudalab::ch05::detail {
 
 // One config drives the block shape, the launch bounds, the shared tile and the grid.
 struct ConvConfig {
-  static constexpr int kTileX = 32;      // output tile width: a warp covers one row (coalesced)
-  static constexpr int kTileY = 128;     // output tile height (the naive kernel uses kThreadsY rows)
-  static constexpr int kThreadsY = 8;    // 32 x 8 threads; each thread computes kTileY / 8 rows
-  // Tiled kernel: 16 consecutive rows per thread (register reuse down the column, stencil_tiled.cu).
+  static constexpr int kTileX = 32;    // output tile width: a warp covers one row (coalesced)
+  static constexpr int kTileY = 128;   // output tile height (the naive kernel uses kThreadsY rows)
+  static constexpr int kThreadsY = 8;  // 32 x 8 threads; each thread computes kTileY / 8 rows
+  // Tiled kernel: 16 consecutive rows per thread (register reuse down the column,
+  // stencil_tiled.cu).
   static constexpr int kRowsPerThread = kTileY / kThreadsY;
   static constexpr int kThreads = kTileX * kThreadsY;
   // Shared tile sized for the largest radius: (kTileY + 2 R) x (kTileX + 2 R) floats.
@@ -27,7 +28,8 @@ struct ConvConfig {
 static_assert(ConvConfig::kRowsPerThread * ConvConfig::kThreadsY == ConvConfig::kTileY,
               "whole rows per thread");
 static_assert(ConvConfig::kThreads <= 1024 && ConvConfig::kThreads % 32 == 0);
-static_assert(ConvConfig::kInY * ConvConfig::kInX * sizeof(float) <= 48 * 1024, "static shared limit");
+static_assert(ConvConfig::kInY * ConvConfig::kInX * sizeof(float) <= 48 * 1024,
+              "static shared limit");
 
 // stencil_tiled.cu (exercise 5.5): the tiled kernel on `grid` blocks of (kTileX, kThreadsY)
 // threads, each block one kTileY x kTileX output tile (conv2d checks the arguments and sizes the

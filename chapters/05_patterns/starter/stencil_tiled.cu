@@ -15,15 +15,15 @@ namespace {
 // one instantiation per radius (launch_conv2d_tiled switches), so the taps unroll.
 template <int R>
 __global__ void __launch_bounds__(ConvConfig::kThreads)
-conv2d_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, int width, int height,
-                    const float* __restrict__ filter, int radius) {
+    conv2d_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, int width,
+                        int height, const float* __restrict__ filter, int radius) {
   // TODO(5.5): conv2d_tiled_kernel, the tiled 2D convolution.
   //   Contract: the same outputs as conv2d_naive_kernel (stencil.cu), within the test's float
   //     tolerance: for every pixel (x, y) of this block's kTileY x kTileX output tile that lies
   //     inside the image, out(y, x) is the filter-weighted sum of the (2r + 1)^2 neighbourhood of
-  //     (x, y) (filter row-major, centred), with pixels outside the image reading as 0. Any width and
-  //     height (1 x 1, one row, not multiples of the tile), 0 <= radius <= kConvMaxRadius. Launch
-  //     (fixed): ConvConfig::kThreads = 32 x 8 threads per block, one block per output tile.
+  //     (x, y) (filter row-major, centred), with pixels outside the image reading as 0. Any width
+  //     and height (1 x 1, one row, not multiples of the tile), 0 <= radius <= kConvMaxRadius.
+  //     Launch (fixed): ConvConfig::kThreads = 32 x 8 threads per block, one block per output tile.
   //   Constraints: every input pixel the block needs is read from global memory once per block,
   //     into shared memory (at most the ConvConfig::kInY x kInX floats it is sized for); the taps
   //     are read from shared memory; coalesced global loads; race-free.
@@ -38,11 +38,21 @@ void launch_conv2d_tiled(dim3 grid, const float* in, float* out, int width, int 
                          const float* filter, int radius, cudaStream_t stream) {
   const dim3 block(ConvConfig::kTileX, ConvConfig::kThreadsY);  // (32, 8), as the naive kernel
   switch (radius) {  // conv2d checked 0 <= radius <= kConvMaxRadius
-    case 0: conv2d_tiled_kernel<0><<<grid, block, 0, stream>>>(in, out, width, height, filter, radius); break;
-    case 1: conv2d_tiled_kernel<1><<<grid, block, 0, stream>>>(in, out, width, height, filter, radius); break;
-    case 2: conv2d_tiled_kernel<2><<<grid, block, 0, stream>>>(in, out, width, height, filter, radius); break;
-    case 3: conv2d_tiled_kernel<3><<<grid, block, 0, stream>>>(in, out, width, height, filter, radius); break;
-    default: conv2d_tiled_kernel<4><<<grid, block, 0, stream>>>(in, out, width, height, filter, radius); break;
+    case 0:
+      conv2d_tiled_kernel<0><<<grid, block, 0, stream>>>(in, out, width, height, filter, radius);
+      break;
+    case 1:
+      conv2d_tiled_kernel<1><<<grid, block, 0, stream>>>(in, out, width, height, filter, radius);
+      break;
+    case 2:
+      conv2d_tiled_kernel<2><<<grid, block, 0, stream>>>(in, out, width, height, filter, radius);
+      break;
+    case 3:
+      conv2d_tiled_kernel<3><<<grid, block, 0, stream>>>(in, out, width, height, filter, radius);
+      break;
+    default:
+      conv2d_tiled_kernel<4><<<grid, block, 0, stream>>>(in, out, width, height, filter, radius);
+      break;
   }
   static_assert(kConvMaxRadius == 4, "one case per radius");
   CUDALAB_CHECK_LAUNCH();

@@ -29,7 +29,7 @@ namespace {
 constexpr std::size_t kPerBlock = std::size_t{kUnrollBlock} * kUnrollItems;
 
 __global__ void __launch_bounds__(kUnrollBlock)
-saxpy_rolled_kernel(float a, const float* x, float* y, std::size_t n) {
+    saxpy_rolled_kernel(float a, const float* x, float* y, std::size_t n) {
   const std::size_t base = blockIdx.x * kPerBlock + threadIdx.x;
 #pragma unroll 1  // keep the loop: one load pair in flight per iteration
   for (int k = 0; k < kUnrollItems; ++k) {
@@ -39,7 +39,7 @@ saxpy_rolled_kernel(float a, const float* x, float* y, std::size_t n) {
 }
 
 __global__ void __launch_bounds__(kUnrollBlock)
-saxpy_unrolled_kernel(float a, const float* x, float* y, std::size_t n) {
+    saxpy_unrolled_kernel(float a, const float* x, float* y, std::size_t n) {
   const std::size_t base = blockIdx.x * kPerBlock + threadIdx.x;
 #pragma unroll  // unrolled, but without __restrict__ the loads cannot move above earlier stores
   for (int k = 0; k < kUnrollItems; ++k) {
@@ -51,8 +51,8 @@ saxpy_unrolled_kernel(float a, const float* x, float* y, std::size_t n) {
 // Same body as above; only the qualifiers differ. `const float* __restrict__` also lets the
 // compiler use the read-only data path (LDG.E.CONSTANT in SASS).
 __global__ void __launch_bounds__(kUnrollBlock)
-saxpy_unrolled_restrict_kernel(float a, const float* __restrict__ x, float* __restrict__ y,
-                               std::size_t n) {
+    saxpy_unrolled_restrict_kernel(float a, const float* __restrict__ x, float* __restrict__ y,
+                                   std::size_t n) {
   const std::size_t base = blockIdx.x * kPerBlock + threadIdx.x;
 #pragma unroll
   for (int k = 0; k < kUnrollItems; ++k) {
@@ -67,8 +67,8 @@ constexpr int kVec4 = kUnrollItems / 4;  // float4 per thread
 static_assert(kVec4 * 4 == kUnrollItems, "a thread's items are whole float4");
 
 __global__ void __launch_bounds__(kUnrollBlock)
-saxpy_vectorized_kernel(float a, const float4* __restrict__ x, float4* __restrict__ y,
-                        std::size_t n4) {
+    saxpy_vectorized_kernel(float a, const float4* __restrict__ x, float4* __restrict__ y,
+                            std::size_t n4) {
   // TODO(5.6): saxpy_vectorized_kernel, the float4 rung of the unrolling ladder.
   //   Contract: y = a x + y over the n4 float4 elements (the host finishes the n % 4 scalars); each
   //     block owns the same kUnrollBlock * kUnrollItems floats as the scalar kernels, i.e. kVec4
@@ -81,7 +81,9 @@ saxpy_vectorized_kernel(float a, const float4* __restrict__ x, float4* __restric
   (void)a; (void)x; (void)y; (void)n4;
 }
 
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+bool aligned16(const void* p) {
+  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+}
 
 unsigned blocks_for(std::size_t n) {
   const std::size_t b = ceil_div(n, kPerBlock);
@@ -93,10 +95,14 @@ unsigned blocks_for(std::size_t n) {
 
 const char* to_string(UnrollVariant v) {
   switch (v) {
-    case UnrollVariant::kRolled: return "rolled";
-    case UnrollVariant::kUnrolled: return "unrolled";
-    case UnrollVariant::kUnrolledRestrict: return "unrolled_restrict";
-    case UnrollVariant::kVectorized: return "vectorized_float4";
+    case UnrollVariant::kRolled:
+      return "rolled";
+    case UnrollVariant::kUnrolled:
+      return "unrolled";
+    case UnrollVariant::kUnrolledRestrict:
+      return "unrolled_restrict";
+    case UnrollVariant::kVectorized:
+      return "vectorized_float4";
   }
   return "?";
 }
@@ -117,7 +123,8 @@ void saxpy_unrolled(float a, const float* x, float* y, std::size_t n, UnrollVari
       CUDALAB_CHECK_LAUNCH();
     }
     if (done < n) {  // the last n % 4 (< 4) floats: one small block of the scalar kernel
-      saxpy_unrolled_restrict_kernel<<<1, kUnrollBlock, 0, stream>>>(a, x + done, y + done, n - done);
+      saxpy_unrolled_restrict_kernel<<<1, kUnrollBlock, 0, stream>>>(a, x + done, y + done,
+                                                                     n - done);
       CUDALAB_CHECK_LAUNCH();
     }
     return;
@@ -139,12 +146,18 @@ void saxpy_unrolled(float a, const float* x, float* y, std::size_t n, UnrollVari
 KernelResources saxpy_unrolled_resources(UnrollVariant variant) {
   const void* fn = nullptr;
   switch (variant) {
-    case UnrollVariant::kRolled: fn = reinterpret_cast<const void*>(&saxpy_rolled_kernel); break;
-    case UnrollVariant::kUnrolled: fn = reinterpret_cast<const void*>(&saxpy_unrolled_kernel); break;
+    case UnrollVariant::kRolled:
+      fn = reinterpret_cast<const void*>(&saxpy_rolled_kernel);
+      break;
+    case UnrollVariant::kUnrolled:
+      fn = reinterpret_cast<const void*>(&saxpy_unrolled_kernel);
+      break;
     case UnrollVariant::kUnrolledRestrict:
       fn = reinterpret_cast<const void*>(&saxpy_unrolled_restrict_kernel);
       break;
-    case UnrollVariant::kVectorized: fn = reinterpret_cast<const void*>(&saxpy_vectorized_kernel); break;
+    case UnrollVariant::kVectorized:
+      fn = reinterpret_cast<const void*>(&saxpy_vectorized_kernel);
+      break;
   }
   require(fn != nullptr, "variant", "unknown UnrollVariant");
   cudaFuncAttributes attr{};

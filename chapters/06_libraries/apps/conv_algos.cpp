@@ -46,8 +46,12 @@ std::string json_escape(const std::string& s) {
   return o;
 }
 
-std::string fmt_time(float ms) { return ms < 0 ? "-" : fmt::format("{:.3f}", ms); }
-std::string fmt_mib(std::size_t b) { return fmt::format("{:.1f}", b / 1048576.0); }
+std::string fmt_time(float ms) {
+  return ms < 0 ? "-" : fmt::format("{:.3f}", ms);
+}
+std::string fmt_mib(std::size_t b) {
+  return fmt::format("{:.1f}", b / 1048576.0);
+}
 
 }  // namespace
 
@@ -79,20 +83,25 @@ int main(int argc, char** argv) try {
   }
   const auto dev = device_info();
   constexpr std::size_t kUnlimited = std::size_t{4} << 30;  // 4 GiB: "unlimited" for these layers
-  fmt::print("# cuDNN forward convolution algorithms, ResNet-50 layers, batch {}, {}\n\n", batch, dev.name);
-  fmt::print("Find (cudnnFindConvolutionForwardAlgorithmEx) times every algorithm; pick = fastest that "
-             "succeeds, with 0 bytes of workspace and with up to 4 GiB. Math: DEFAULT (cuDNN may use "
-             "TF32 tensor cores for fp32 data).\n\n");
-  fmt::print("| layer | layout | type | pick, 0 B workspace | ms | pick, unlimited | ms | workspace MiB | speedup |\n");
+  fmt::print("# cuDNN forward convolution algorithms, ResNet-50 layers, batch {}, {}\n\n", batch,
+             dev.name);
+  fmt::print(
+      "Find (cudnnFindConvolutionForwardAlgorithmEx) times every algorithm; pick = fastest that "
+      "succeeds, with 0 bytes of workspace and with up to 4 GiB. Math: DEFAULT (cuDNN may use "
+      "TF32 tensor cores for fp32 data).\n\n");
+  fmt::print(
+      "| layer | layout | type | pick, 0 B workspace | ms | pick, unlimited | ms | workspace MiB | "
+      "speedup |\n");
   fmt::print("|---|---|---|---|---:|---|---:|---:|---:|\n");
 
-  std::string json = "{\n  \"device\": \"" + json_escape(dev.name) + "\",\n  \"batch\": " +
-                     std::to_string(batch) + ",\n  \"layers\": [\n";
+  std::string json = "{\n  \"device\": \"" + json_escape(dev.name) +
+                     "\",\n  \"batch\": " + std::to_string(batch) + ",\n  \"layers\": [\n";
   std::string details;
   bool first = true;
   for (const auto& layer : resnet50_layers(batch)) {
     for (const auto layout : {ConvLayout::kNCHW, ConvLayout::kNHWC}) {
-      if ((layout == ConvLayout::kNCHW && !nchw) || (layout == ConvLayout::kNHWC && !nhwc)) continue;
+      if ((layout == ConvLayout::kNCHW && !nchw) || (layout == ConvLayout::kNHWC && !nhwc))
+        continue;
       for (const auto type : {ConvType::kF32, ConvType::kF16}) {
         const char* lname = layout == ConvLayout::kNCHW ? "NCHW" : "NHWC";
         const char* tname = type == ConvType::kF32 ? "fp32" : "fp16";
@@ -104,38 +113,48 @@ int main(int argc, char** argv) try {
             break;
           }
         const double speedup = rep.time_unlimited_ms > 0 && rep.time_no_workspace_ms > 0
-                                   ? rep.time_no_workspace_ms / rep.time_unlimited_ms : 0.0;
+                                   ? rep.time_no_workspace_ms / rep.time_unlimited_ms
+                                   : 0.0;
         fmt::print("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", layer.name, lname, tname,
                    rep.pick_no_workspace.empty() ? "(none)" : rep.pick_no_workspace,
-                   fmt_time(rep.time_no_workspace_ms), rep.pick_unlimited.empty() ? "(none)" : rep.pick_unlimited,
+                   fmt_time(rep.time_no_workspace_ms),
+                   rep.pick_unlimited.empty() ? "(none)" : rep.pick_unlimited,
                    fmt_time(rep.time_unlimited_ms), fmt_mib(ws),
                    speedup > 0 ? fmt::format("{:.2f}x", speedup) : "-");
         details += fmt::format("\n### {} — {} {}  ({:.2f} GFLOP)\n\n", layer.name, lname, tname,
                                layer.shape.flops() / 1e9);
-        details += "| source | rank | algo | status | ms | TFLOP/s | workspace MiB | math |\n|---|---:|---|---|---:|---:|---:|---|\n";
+        details +=
+            "| source | rank | algo | status | ms | TFLOP/s | workspace MiB | math "
+            "|\n|---|---:|---|---|---:|---:|---:|---|\n";
         std::string jalgos;
         for (const auto* list : {&rep.heuristics, &rep.measured}) {
           for (const auto& r : *list) {
-            const double tflops = r.time_ms > 0 ? layer.shape.flops() / (r.time_ms * 1e-3) / 1e12 : 0.0;
-            details += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", r.from_find ? "find" : "get_v7",
-                                   r.rank, r.algo, r.status, fmt_time(r.time_ms),
-                                   tflops > 0 ? fmt::format("{:.1f}", tflops) : "-", fmt_mib(r.workspace), r.math);
-            jalgos += fmt::format("{}      {{\"source\": \"{}\", \"rank\": {}, \"algo\": \"{}\", \"status\": \"{}\", "
-                                  "\"time_ms\": {}, \"workspace_bytes\": {}, \"math\": \"{}\"}}",
-                                  jalgos.empty() ? "" : ",\n", r.from_find ? "find" : "get_v7", r.rank, r.algo,
-                                  r.status, r.time_ms, r.workspace, r.math);
+            const double tflops =
+                r.time_ms > 0 ? layer.shape.flops() / (r.time_ms * 1e-3) / 1e12 : 0.0;
+            details += fmt::format(
+                "| {} | {} | {} | {} | {} | {} | {} | {} |\n", r.from_find ? "find" : "get_v7",
+                r.rank, r.algo, r.status, fmt_time(r.time_ms),
+                tflops > 0 ? fmt::format("{:.1f}", tflops) : "-", fmt_mib(r.workspace), r.math);
+            jalgos += fmt::format(
+                "{}      {{\"source\": \"{}\", \"rank\": {}, \"algo\": \"{}\", \"status\": \"{}\", "
+                "\"time_ms\": {}, \"workspace_bytes\": {}, \"math\": \"{}\"}}",
+                jalgos.empty() ? "" : ",\n", r.from_find ? "find" : "get_v7", r.rank, r.algo,
+                r.status, r.time_ms, r.workspace, r.math);
           }
         }
         const auto& s = layer.shape;
-        json += fmt::format("{}    {{\"layer\": \"{}\", \"layout\": \"{}\", \"type\": \"{}\", "
-                            "\"shape\": {{\"n\": {}, \"c\": {}, \"h\": {}, \"w\": {}, \"k\": {}, \"r\": {}, \"s\": {}, "
-                            "\"stride\": {}, \"pad\": {}}}, \"gflop\": {:.4f}, "
-                            "\"pick_no_workspace\": \"{}\", \"time_no_workspace_ms\": {}, "
-                            "\"pick_unlimited\": \"{}\", \"time_unlimited_ms\": {}, \"workspace_unlimited_bytes\": {},\n"
-                            "     \"algos\": [\n{}\n     ]}}",
-                            first ? "" : ",\n", layer.name, lname, tname, s.n, s.c, s.h, s.w, s.k, s.r, s.s,
-                            s.stride, s.pad, s.flops() / 1e9, rep.pick_no_workspace, rep.time_no_workspace_ms,
-                            rep.pick_unlimited, rep.time_unlimited_ms, ws, jalgos);
+        json += fmt::format(
+            "{}    {{\"layer\": \"{}\", \"layout\": \"{}\", \"type\": \"{}\", "
+            "\"shape\": {{\"n\": {}, \"c\": {}, \"h\": {}, \"w\": {}, \"k\": {}, \"r\": {}, \"s\": "
+            "{}, "
+            "\"stride\": {}, \"pad\": {}}}, \"gflop\": {:.4f}, "
+            "\"pick_no_workspace\": \"{}\", \"time_no_workspace_ms\": {}, "
+            "\"pick_unlimited\": \"{}\", \"time_unlimited_ms\": {}, \"workspace_unlimited_bytes\": "
+            "{},\n"
+            "     \"algos\": [\n{}\n     ]}}",
+            first ? "" : ",\n", layer.name, lname, tname, s.n, s.c, s.h, s.w, s.k, s.r, s.s,
+            s.stride, s.pad, s.flops() / 1e9, rep.pick_no_workspace, rep.time_no_workspace_ms,
+            rep.pick_unlimited, rep.time_unlimited_ms, ws, jalgos);
         first = false;
         std::fflush(stdout);
       }

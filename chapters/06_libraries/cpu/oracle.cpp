@@ -1,12 +1,13 @@
 // CPU oracles of chapter 6, in double: GEMM with the row-major conventions of cuBLAS-from-C
 // (op, leading dimensions) and the NCHW convolution. Also the convolution shape checks.
+#include "ch06/oracle.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <limits>
 #include <vector>
 
-#include "ch06/oracle.hpp"
 #include "cudalab/check.hpp"
 
 namespace cudalab::ch06 {
@@ -80,7 +81,8 @@ std::vector<double> conv2d_oracle(const ConvShape& s, const std::vector<float>& 
               for (int t = 0; t < s.s; ++t) {
                 const int ww = q * s.stride - s.pad + t;
                 if (ww < 0 || ww >= s.w) continue;
-                acc += static_cast<double>(x[((static_cast<std::size_t>(n) * s.c + c) * s.h + h) * s.w + ww]) *
+                acc += static_cast<double>(
+                           x[((static_cast<std::size_t>(n) * s.c + c) * s.h + h) * s.w + ww]) *
                        w[((static_cast<std::size_t>(k) * s.c + c) * s.r + r) * s.s + t];
               }
             }

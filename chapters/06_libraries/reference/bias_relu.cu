@@ -16,7 +16,8 @@ static_assert(kBiasBlock % 32 == 0 && kBiasBlock <= 1024);
 // Launch: a grid-stride loop over the M x N elements (coalesced: consecutive threads, consecutive
 // elements of a row).
 __global__ void __launch_bounds__(kBiasBlock)
-bias_relu_kernel(float* __restrict__ y, const float* __restrict__ bias, std::size_t total, int n) {
+    bias_relu_kernel(float* __restrict__ y, const float* __restrict__ bias, std::size_t total,
+                     int n) {
   // BEGIN EXERCISE 6.6
   // TODO(6.6): bias_relu_kernel, the elementwise half of the library path: y (total = M N elements,
   //   rows of n) becomes max(y + bias[column], 0), in place, for any grid (the launcher caps it).
@@ -38,7 +39,8 @@ void bias_relu(float* Y, const float* bias, int M, int N, cudaStream_t stream) {
   if (total == 0) return;
   require_device_pointer(Y, total, "Y");
   require_device_pointer(bias, static_cast<std::size_t>(N), "bias");
-  const std::size_t blocks = std::min<std::size_t>(ceil_div<std::size_t>(total, kBiasBlock), 132 * 16);
+  const std::size_t blocks =
+      std::min<std::size_t>(ceil_div<std::size_t>(total, kBiasBlock), 132 * 16);
   bias_relu_kernel<<<static_cast<unsigned>(blocks), kBiasBlock, 0, stream>>>(Y, bias, total, N);
   CUDALAB_CHECK_LAUNCH();
 }

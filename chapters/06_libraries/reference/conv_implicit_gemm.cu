@@ -3,7 +3,8 @@
 // A convolution is a GEMM in disguise: rows m = (n, p, q) are output pixels (N P Q of them),
 // columns are output channels k (K), and the reduction index kk = (c, r, s) runs over C R S:
 //
-//   Y[m][k] = sum_kk X_col[m][kk] * W[kk][k],   X_col[m][kk] = x[n][c][p*stride - pad + r][q*stride - pad + s]
+//   Y[m][k] = sum_kk X_col[m][kk] * W[kk][k],   X_col[m][kk] = x[n][c][p*stride - pad + r][q*stride
+//   - pad + s]
 //
 // im2col would write X_col to memory (R S times the input); the implicit GEMM computes each
 // X_col element on the fly while loading the A tile, so the GEMM tiling of exercises 6.1/6.2
@@ -15,7 +16,8 @@
 // the grid is too small to fill the GPU (deep layers: few pixels, long C R S), the reduction is
 // split over gridDim.z blocks that add their partial sums with atomicAdd (split-K; the summation
 // order then varies from run to run, within the same error bound). FLOPs: 2 N K P Q C R S
-// (ResNet-50 3x3 64->64 at 56, batch 32: 7.4 GFLOP). NCHW, fp32, any shape check_conv_shape accepts.
+// (ResNet-50 3x3 64->64 at 56, batch 32: 7.4 GFLOP). NCHW, fp32, any shape check_conv_shape
+// accepts.
 #include <algorithm>
 #include <cstdint>
 
@@ -54,8 +56,8 @@ struct ConvArgs {
 // n0 + {0, 32} + 4 tn + j (i, j < 4): its shared reads are 16-byte loads, and 16 consecutive
 // threads store 64 consecutive output pixels (four per thread, one 16-byte store when aligned).
 __global__ void __launch_bounds__(CC::kThreads)
-conv2d_implicit_gemm_kernel(ConvArgs a, const float* __restrict__ x, const float* __restrict__ w,
-                            float* __restrict__ y) {
+    conv2d_implicit_gemm_kernel(ConvArgs a, const float* __restrict__ x,
+                                const float* __restrict__ w, float* __restrict__ y) {
   const int t = threadIdx.x;
   const int pixels = a.n * a.p * a.q;
   const int crs = a.c * a.r * a.s, rs = a.r * a.s;
@@ -86,11 +88,12 @@ conv2d_implicit_gemm_kernel(ConvArgs a, const float* __restrict__ x, const float
   const int k_end = min(crs, k_begin + per_slice * CC::kBK);
 
   // Gather (A tile): this thread's pixel gm is fixed; its reduction rows are kk = k_begin + t / BM
-  // + kRowStep i. x offset = pix + c H W + r W + s with pix = the pixel's part (n C H W + h0 W + w0),
-  // valid when 0 <= h0 + r < H and 0 <= w0 + s < W: decode the pixel once, then walk (c, r, s).
-  constexpr int kRowStep = CC::kThreads / CC::kBM;                  // 1: a thread gathers whole columns
-  constexpr int kLoadsA = CC::kBM * CC::kBK / CC::kThreads;         // 8 x values per thread per tile
-  constexpr int kLoadsB = CC::kBK * CC::kBN / CC::kThreads;         // 4 filter values
+  // + kRowStep i. x offset = pix + c H W + r W + s with pix = the pixel's part (n C H W + h0 W +
+  // w0), valid when 0 <= h0 + r < H and 0 <= w0 + s < W: decode the pixel once, then walk (c, r,
+  // s).
+  constexpr int kRowStep = CC::kThreads / CC::kBM;           // 1: a thread gathers whole columns
+  constexpr int kLoadsA = CC::kBM * CC::kBK / CC::kThreads;  // 8 x values per thread per tile
+  constexpr int kLoadsB = CC::kBK * CC::kBN / CC::kThreads;  // 4 filter values
   const int hw = a.h * a.w;
   const int gm = m0 + t % CC::kBM;
   const bool pixel_in = gm < pixels;
@@ -129,7 +132,8 @@ conv2d_implicit_gemm_kernel(ConvArgs a, const float* __restrict__ x, const float
 #pragma unroll
     for (int l = 0; l < kLoadsB; ++l) {  // w[ch][kk]: 8 consecutive threads read 32 B of a filter
       const int e = t + l * CC::kThreads, kl = e % CC::kBK, ch = n0 + e / CC::kBK;
-      b_ld[l] = (ch < a.k && k0 + kl < k_end) ? w[static_cast<std::size_t>(ch) * crs + k0 + kl] : 0.0f;
+      b_ld[l] =
+          (ch < a.k && k0 + kl < k_end) ? w[static_cast<std::size_t>(ch) * crs + k0 + kl] : 0.0f;
     }
   };
   auto store_tiles = [&](int buf) {
@@ -154,9 +158,11 @@ conv2d_implicit_gemm_kernel(ConvArgs a, const float* __restrict__ x, const float
       for (int k = 0; k < CC::kBK; ++k) {
         float av[CC::kTM], bv[CC::kTN];
         *reinterpret_cast<float4*>(&av[0]) = *reinterpret_cast<const float4*>(&As[buf][k][tm * 4]);
-        *reinterpret_cast<float4*>(&av[4]) = *reinterpret_cast<const float4*>(&As[buf][k][CC::kBM / 2 + tm * 4]);
+        *reinterpret_cast<float4*>(&av[4]) =
+            *reinterpret_cast<const float4*>(&As[buf][k][CC::kBM / 2 + tm * 4]);
         *reinterpret_cast<float4*>(&bv[0]) = *reinterpret_cast<const float4*>(&Bs[buf][k][tn * 4]);
-        *reinterpret_cast<float4*>(&bv[4]) = *reinterpret_cast<const float4*>(&Bs[buf][k][CC::kBN / 2 + tn * 4]);
+        *reinterpret_cast<float4*>(&bv[4]) =
+            *reinterpret_cast<const float4*>(&Bs[buf][k][CC::kBN / 2 + tn * 4]);
 #pragma unroll
         for (int i = 0; i < CC::kTM; ++i)
 #pragma unroll
@@ -184,8 +190,9 @@ conv2d_implicit_gemm_kernel(ConvArgs a, const float* __restrict__ x, const float
       for (int j = 0; j < CC::kTN; ++j) {
         const int ch = n0 + (j / 4) * (CC::kBN / 2) + tn * 4 + j % 4;
         if (ch < a.k)
-          *reinterpret_cast<float4*>(y + base + static_cast<std::size_t>(ch) * pq) = make_float4(
-              acc[half * 4 + 0][j], acc[half * 4 + 1][j], acc[half * 4 + 2][j], acc[half * 4 + 3][j]);
+          *reinterpret_cast<float4*>(y + base + static_cast<std::size_t>(ch) * pq) =
+              make_float4(acc[half * 4 + 0][j], acc[half * 4 + 1][j], acc[half * 4 + 2][j],
+                          acc[half * 4 + 3][j]);
       }
       continue;
     }
@@ -214,8 +221,8 @@ conv2d_implicit_gemm_kernel(ConvArgs a, const float* __restrict__ x, const float
 void conv2d_implicit_gemm(const ConvShape& shape, const float* x, const float* w, float* y,
                           cudaStream_t stream) {
   check_conv_shape(shape);
-  const ConvArgs a{shape.n, shape.c, shape.h, shape.w, shape.k, shape.r, shape.s,
-                   shape.stride, shape.pad, shape.p(), shape.q()};
+  const ConvArgs a{shape.n, shape.c,      shape.h,   shape.w,   shape.k,  shape.r,
+                   shape.s, shape.stride, shape.pad, shape.p(), shape.q()};
   require_device_pointer(x, static_cast<std::size_t>(a.n) * a.c * a.h * a.w, "x");
   require_device_pointer(w, static_cast<std::size_t>(a.k) * a.c * a.r * a.s, "w");
   require_device_pointer(y, static_cast<std::size_t>(a.n) * a.k * a.p * a.q, "y");
@@ -229,12 +236,14 @@ void conv2d_implicit_gemm(const ConvShape& shape, const float* x, const float* w
   const long long blocks = static_cast<long long>(grid.x) * grid.y;
   const int tiles = ceil_div(a.c * a.r * a.s, CC::kBK);
   const long long want = static_cast<long long>(CC::kBlocksPerSm) * sms;
-  const int splits = blocks >= want ? 1
-                                    : static_cast<int>(std::max<long long>(
-                                          1, std::min<long long>(want / blocks, tiles / CC::kMinTilesPerSplit)));
+  const int splits =
+      blocks >= want ? 1
+                     : static_cast<int>(std::max<long long>(
+                           1, std::min<long long>(want / blocks, tiles / CC::kMinTilesPerSplit)));
   grid.z = static_cast<unsigned>(splits);
   if (splits > 1)  // the slices add their partial sums into y
-    CUDALAB_CHECK(cudaMemsetAsync(y, 0, sizeof(float) * static_cast<std::size_t>(a.n) * a.k * a.p * a.q, stream));
+    CUDALAB_CHECK(cudaMemsetAsync(
+        y, 0, sizeof(float) * static_cast<std::size_t>(a.n) * a.k * a.p * a.q, stream));
   conv2d_implicit_gemm_kernel<<<grid, CC::kThreads, 0, stream>>>(a, x, w, y);
   CUDALAB_CHECK_LAUNCH();
 }

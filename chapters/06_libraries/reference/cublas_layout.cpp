@@ -4,9 +4,10 @@
 // with leading dimension ld are exactly the bytes of a column-major (N, M) matrix with the same
 // ld: its transpose. Exercise 6.3 derives, from that fact alone, the cuBLAS calls that compute a
 // row-major product with no copy and no transpose kernel.
+#include "ch06/cublas_layout.hpp"
+
 #include <algorithm>
 
-#include "ch06/cublas_layout.hpp"
 #include "ch06/fused.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/cublas.hpp"
@@ -14,9 +15,12 @@
 namespace cudalab::ch06 {
 namespace {
 
-cublasOperation_t to_cublas(Op op) { return op == Op::kN ? CUBLAS_OP_N : CUBLAS_OP_T; }
+cublasOperation_t to_cublas(Op op) {
+  return op == Op::kN ? CUBLAS_OP_N : CUBLAS_OP_T;
+}
 
-// Elements a row-major matrix of `rows` rows of `cols` used columns spans with leading dimension ld.
+// Elements a row-major matrix of `rows` rows of `cols` used columns spans with leading dimension
+// ld.
 std::size_t span_of(int rows, int cols, int ld) {
   return rows == 0 || cols == 0 ? 0 : static_cast<std::size_t>(rows - 1) * ld + cols;
 }
@@ -33,8 +37,10 @@ void cublas_sgemm_row_major(cublasHandle_t handle, Op opA, Op opB, int M, int N,
   // op(A) is (M, K): stored as (M, K) when not transposed, as (K, M) when transposed.
   const int a_rows = opA == Op::kN ? M : K, a_cols = opA == Op::kN ? K : M;
   const int b_rows = opB == Op::kN ? K : N, b_cols = opB == Op::kN ? N : K;
-  require(lda >= std::max(1, a_cols), "lda", "must be >= the stored columns of A (K, or M when transposed)");
-  require(ldb >= std::max(1, b_cols), "ldb", "must be >= the stored columns of B (N, or K when transposed)");
+  require(lda >= std::max(1, a_cols), "lda",
+          "must be >= the stored columns of A (K, or M when transposed)");
+  require(ldb >= std::max(1, b_cols), "ldb",
+          "must be >= the stored columns of B (N, or K when transposed)");
   require(ldc >= std::max(1, N), "ldc", "must be >= N");
   if (M == 0 || N == 0) return;
   require_device_pointer(A, span_of(a_rows, a_cols, lda), "A");
@@ -80,18 +86,19 @@ void cublas_sgemm_strided_batched_row_major(cublasHandle_t handle, int M, int N,
   //   Goal: correctness (`scripts/lab check 6.3`).
   // STARTER: (void)alpha; (void)beta;
   // STARTER: throw NotImplemented("Exercise 6.3: strided-batched row-major SGEMM");
-  CUDALAB_CHECK_CUBLAS(cublasSgemmStridedBatched(handle, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha,
-                                                 B, std::max(1, N), strideB, A, std::max(1, K), strideA,
-                                                 &beta, C, std::max(1, N), strideC, batch));
+  CUDALAB_CHECK_CUBLAS(cublasSgemmStridedBatched(
+      handle, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, std::max(1, N), strideB, A,
+      std::max(1, K), strideA, &beta, C, std::max(1, N), strideC, batch));
   // END EXERCISE
 }
 
-void cublas_gemm_ex_row_major(cublasHandle_t handle, int M, int N, int K, float alpha, const void* A,
-                              const void* B, cudaDataType_t ab_type, float beta, float* C,
-                              cudaStream_t stream) {
+void cublas_gemm_ex_row_major(cublasHandle_t handle, int M, int N, int K, float alpha,
+                              const void* A, const void* B, cudaDataType_t ab_type, float beta,
+                              float* C, cudaStream_t stream) {
   require(handle != nullptr, "handle", "is null (create one with cudalab::CublasHandle)");
   require(M >= 0 && N >= 0 && K >= 0, "M, N, K", "must be >= 0");
-  require(ab_type == CUDA_R_16F || ab_type == CUDA_R_16BF, "ab_type", "must be CUDA_R_16F or CUDA_R_16BF");
+  require(ab_type == CUDA_R_16F || ab_type == CUDA_R_16BF, "ab_type",
+          "must be CUDA_R_16F or CUDA_R_16BF");
   if (M == 0 || N == 0) return;
   require_device_pointer(A, 1ULL * M * K, "A");
   require_device_pointer(B, 1ULL * K * N, "B");
@@ -99,16 +106,17 @@ void cublas_gemm_ex_row_major(cublasHandle_t handle, int M, int N, int K, float 
   CUDALAB_CHECK_CUBLAS(cublasSetStream(handle, stream));
   // fp16/bf16 inputs, fp32 output and accumulation (CUBLAS_COMPUTE_32F): tensor cores.
   CUDALAB_CHECK_CUBLAS(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, ab_type,
-                                    std::max(1, N), A, ab_type, std::max(1, K), &beta, C, CUDA_R_32F,
-                                    std::max(1, N), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+                                    std::max(1, N), A, ab_type, std::max(1, K), &beta, C,
+                                    CUDA_R_32F, std::max(1, N), CUBLAS_COMPUTE_32F,
+                                    CUBLAS_GEMM_DEFAULT));
 }
 
 void gemm_bias_relu_cublas(cublasHandle_t handle, int M, int N, int K, const float* A,
                            const float* B, const float* bias, float* Y, cudaStream_t stream) {
   require(N >= 0, "N", "must be >= 0");
   require_device_pointer(bias, static_cast<std::size_t>(N), "bias");
-  cublas_sgemm_row_major(handle, Op::kN, Op::kN, M, N, K, 1.0f, A, std::max(1, K), B, std::max(1, N),
-                         0.0f, Y, std::max(1, N), stream);
+  cublas_sgemm_row_major(handle, Op::kN, Op::kN, M, N, K, 1.0f, A, std::max(1, K), B,
+                         std::max(1, N), 0.0f, Y, std::max(1, N), stream);
   bias_relu(Y, bias, M, N, stream);  // a second pass: reads and writes Y again
 }
 

@@ -6,7 +6,8 @@
 //  * cudnnFindConvolutionForwardAlgorithmEx: runs every algorithm on real buffers, sorted by
 //    measured time (seconds of benchmarking; frameworks cache the result: cudnn.benchmark).
 // Many fast algorithms (FFT, WINOGRAD_NONFUSED, often PRECOMP_GEMM) need a workspace; with a
-// limit of 0 bytes cuDNN falls back to what runs in place. Built only with cuDNN (CUDALAB_HAVE_CUDNN).
+// limit of 0 bytes cuDNN falls back to what runs in place. Built only with cuDNN
+// (CUDALAB_HAVE_CUDNN).
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -21,21 +22,32 @@
 
 namespace cudalab::ch06 {
 
-bool have_cudnn() noexcept { return true; }
+bool have_cudnn() noexcept {
+  return true;
+}
 
 namespace {
 
 std::string algo_name(cudnnConvolutionFwdAlgo_t a) {
   switch (a) {
-    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM: return "IMPLICIT_GEMM";
-    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM: return "IMPLICIT_PRECOMP_GEMM";
-    case CUDNN_CONVOLUTION_FWD_ALGO_GEMM: return "GEMM";
-    case CUDNN_CONVOLUTION_FWD_ALGO_DIRECT: return "DIRECT";
-    case CUDNN_CONVOLUTION_FWD_ALGO_FFT: return "FFT";
-    case CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING: return "FFT_TILING";
-    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD: return "WINOGRAD";
-    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED: return "WINOGRAD_NONFUSED";
-    default: return "ALGO_" + std::to_string(static_cast<int>(a));
+    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM:
+      return "IMPLICIT_GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM:
+      return "IMPLICIT_PRECOMP_GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_GEMM:
+      return "GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_DIRECT:
+      return "DIRECT";
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT:
+      return "FFT";
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING:
+      return "FFT_TILING";
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD:
+      return "WINOGRAD";
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED:
+      return "WINOGRAD_NONFUSED";
+    default:
+      return "ALGO_" + std::to_string(static_cast<int>(a));
   }
 }
 
@@ -47,15 +59,22 @@ std::string status_name(cudnnStatus_t s) {
 
 std::string math_name(cudnnMathType_t m) {
   switch (m) {
-    case CUDNN_DEFAULT_MATH: return "DEFAULT_MATH";
-    case CUDNN_TENSOR_OP_MATH: return "TENSOR_OP_MATH";
-    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: return "TENSOR_OP_MATH_ALLOW_CONVERSION";
-    case CUDNN_FMA_MATH: return "FMA_MATH";
-    default: return "MATH_" + std::to_string(static_cast<int>(m));
+    case CUDNN_DEFAULT_MATH:
+      return "DEFAULT_MATH";
+    case CUDNN_TENSOR_OP_MATH:
+      return "TENSOR_OP_MATH";
+    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION:
+      return "TENSOR_OP_MATH_ALLOW_CONVERSION";
+    case CUDNN_FMA_MATH:
+      return "FMA_MATH";
+    default:
+      return "MATH_" + std::to_string(static_cast<int>(m));
   }
 }
 
-std::size_t element_bytes(ConvType t) { return t == ConvType::kF32 ? 4 : 2; }
+std::size_t element_bytes(ConvType t) {
+  return t == ConvType::kF32 ? 4 : 2;
+}
 
 // The four descriptors of one convolution. fp16 data accumulates in fp32 (compute type FLOAT),
 // like every framework's mixed precision. `math` DEFAULT lets cuDNN use tensor cores (TF32 for
@@ -67,11 +86,12 @@ struct ConvDescriptors {
   int yn = 0, yc = 0, yh = 0, yw = 0;
   ConvDescriptors(const ConvShape& s, ConvLayout layout, ConvType type, cudnnMathType_t math) {
     const cudnnDataType_t dt = type == ConvType::kF32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_HALF;
-    const cudnnTensorFormat_t fmt = layout == ConvLayout::kNCHW ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
+    const cudnnTensorFormat_t fmt =
+        layout == ConvLayout::kNCHW ? CUDNN_TENSOR_NCHW : CUDNN_TENSOR_NHWC;
     CUDALAB_CHECK_CUDNN(cudnnSetTensor4dDescriptor(x, fmt, dt, s.n, s.c, s.h, s.w));
     CUDALAB_CHECK_CUDNN(cudnnSetFilter4dDescriptor(w, dt, fmt, s.k, s.c, s.r, s.s));
-    CUDALAB_CHECK_CUDNN(cudnnSetConvolution2dDescriptor(conv, s.pad, s.pad, s.stride, s.stride, 1, 1,
-                                                        CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    CUDALAB_CHECK_CUDNN(cudnnSetConvolution2dDescriptor(
+        conv, s.pad, s.pad, s.stride, s.stride, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
     CUDALAB_CHECK_CUDNN(cudnnSetConvolutionMathType(conv, math));
     CUDALAB_CHECK_CUDNN(cudnnGetConvolution2dForwardOutputDim(conv, x, w, &yn, &yc, &yh, &yw));
     CUDALAB_CHECK_CUDNN(cudnnSetTensor4dDescriptor(y, fmt, dt, yn, yc, yh, yw));
@@ -118,9 +138,9 @@ ConvAlgoReport enumerate_conv_algos(const ConvShape& shape, ConvLayout layout, C
   CUDALAB_CHECK(cudaMemset(w.data(), 0x3C, w.bytes()));
   // The workspace Find may use: what the hungriest algorithm asks for, up to the limit.
   DeviceBuffer<unsigned char> ws(std::min(largest, max_workspace_bytes));
-  CUDALAB_CHECK_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(h, d.x, x.data(), d.w, w.data(), d.conv,
-                                                             d.y, y.data(), max_count, &returned,
-                                                             perf.data(), ws.data(), ws.bytes()));
+  CUDALAB_CHECK_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(
+      h, d.x, x.data(), d.w, w.data(), d.conv, d.y, y.data(), max_count, &returned, perf.data(),
+      ws.data(), ws.bytes()));
   for (int i = 0; i < returned; ++i) {
     report.measured.push_back(to_result(perf[i], true, i));
     const auto& r = report.measured.back();
@@ -143,7 +163,8 @@ struct CudnnConvForward::Impl {
   cudnnConvolutionFwdAlgo_t algo{};
   DeviceBuffer<unsigned char> ws;
   // FMA_MATH: fp32 on the CUDA cores, the fair comparison for a hand-written fp32 kernel.
-  Impl(const ConvShape& s, std::size_t max_ws) : d(s, ConvLayout::kNCHW, ConvType::kF32, CUDNN_FMA_MATH) {
+  Impl(const ConvShape& s, std::size_t max_ws)
+      : d(s, ConvLayout::kNCHW, ConvType::kF32, CUDNN_FMA_MATH) {
     int max_count = 0, returned = 0;
     CUDALAB_CHECK_CUDNN(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max_count));
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<std::size_t>(max_count));
@@ -156,7 +177,8 @@ struct CudnnConvForward::Impl {
         return;
       }
     }
-    throw std::runtime_error("cuDNN offers no forward algorithm for this shape within the workspace limit");
+    throw std::runtime_error(
+        "cuDNN offers no forward algorithm for this shape within the workspace limit");
   }
 };
 
@@ -164,7 +186,9 @@ CudnnConvForward::CudnnConvForward(const ConvShape& shape, std::size_t max_works
   check_conv_shape(shape);
   impl_ = new Impl(shape, max_workspace_bytes);
 }
-CudnnConvForward::~CudnnConvForward() { delete impl_; }
+CudnnConvForward::~CudnnConvForward() {
+  delete impl_;
+}
 
 void CudnnConvForward::run(const float* x, const float* w, float* y, cudaStream_t stream) {
   CUDALAB_CHECK_CUDNN(cudnnSetStream(impl_->h, stream));
@@ -174,7 +198,9 @@ void CudnnConvForward::run(const float* x, const float* w, float* y, cudaStream_
                                               impl_->ws.bytes(), &beta, impl_->d.y, y));
 }
 
-std::string CudnnConvForward::algo_name() const { return ch06::algo_name(impl_->algo); }
+std::string CudnnConvForward::algo_name() const {
+  return ch06::algo_name(impl_->algo);
+}
 
 }  // namespace cudalab::ch06
 
@@ -182,21 +208,34 @@ std::string CudnnConvForward::algo_name() const { return ch06::algo_name(impl_->
 
 namespace cudalab::ch06 {
 
-bool have_cudnn() noexcept { return false; }
+bool have_cudnn() noexcept {
+  return false;
+}
 
 namespace {
 [[noreturn]] void no_cudnn() {
-  throw std::runtime_error("cudalab was configured without cuDNN (CUDALAB_HAVE_CUDNN=OFF): install "
-                           "cuDNN 9 and reconfigure");
+  throw std::runtime_error(
+      "cudalab was configured without cuDNN (CUDALAB_HAVE_CUDNN=OFF): install "
+      "cuDNN 9 and reconfigure");
 }
 }  // namespace
 
-ConvAlgoReport enumerate_conv_algos(const ConvShape&, ConvLayout, ConvType, std::size_t) { no_cudnn(); }
+ConvAlgoReport enumerate_conv_algos(const ConvShape&, ConvLayout, ConvType, std::size_t) {
+  no_cudnn();
+}
 struct CudnnConvForward::Impl {};
-CudnnConvForward::CudnnConvForward(const ConvShape&, std::size_t) { no_cudnn(); }
-CudnnConvForward::~CudnnConvForward() { delete impl_; }
-void CudnnConvForward::run(const float*, const float*, float*, cudaStream_t) { no_cudnn(); }
-std::string CudnnConvForward::algo_name() const { return {}; }
+CudnnConvForward::CudnnConvForward(const ConvShape&, std::size_t) {
+  no_cudnn();
+}
+CudnnConvForward::~CudnnConvForward() {
+  delete impl_;
+}
+void CudnnConvForward::run(const float*, const float*, float*, cudaStream_t) {
+  no_cudnn();
+}
+std::string CudnnConvForward::algo_name() const {
+  return {};
+}
 
 }  // namespace cudalab::ch06
 

@@ -1,6 +1,7 @@
 // The SGEMM ladder's front door: argument checks once, then the chosen step's launcher.
-#include "ch06/fused.hpp"
 #include "ch06/sgemm.hpp"
+
+#include "ch06/fused.hpp"
 #include "cudalab/check.hpp"
 #include "sgemm_steps.hpp"
 
@@ -8,14 +9,22 @@ namespace cudalab::ch06 {
 
 std::string_view to_string(SgemmVariant v) {
   switch (v) {
-    case SgemmVariant::kNaive: return "naive";
-    case SgemmVariant::kCoalesced: return "coalesced";
-    case SgemmVariant::kSmemTiled: return "smem_tiled";
-    case SgemmVariant::kBlocktile1d: return "blocktile_1d";
-    case SgemmVariant::kBlocktile2d: return "blocktile_2d";
-    case SgemmVariant::kVectorized: return "vectorized";
-    case SgemmVariant::kWarptile: return "warptile";
-    case SgemmVariant::kWarptileAsync: return "warptile_async";
+    case SgemmVariant::kNaive:
+      return "naive";
+    case SgemmVariant::kCoalesced:
+      return "coalesced";
+    case SgemmVariant::kSmemTiled:
+      return "smem_tiled";
+    case SgemmVariant::kBlocktile1d:
+      return "blocktile_1d";
+    case SgemmVariant::kBlocktile2d:
+      return "blocktile_2d";
+    case SgemmVariant::kVectorized:
+      return "vectorized";
+    case SgemmVariant::kWarptile:
+      return "warptile";
+    case SgemmVariant::kWarptileAsync:
+      return "warptile_async";
   }
   return "unknown";
 }
@@ -36,14 +45,22 @@ void sgemm(SgemmVariant variant, int M, int N, int K, float alpha, const float* 
   require_device_pointer(C, static_cast<std::size_t>(M) * N, "C");
   const detail::SgemmArgs a{M, N, K, alpha, A, B, beta, C};
   switch (variant) {
-    case SgemmVariant::kNaive: return detail::sgemm_naive(a, stream);
-    case SgemmVariant::kCoalesced: return detail::sgemm_coalesced(a, stream);
-    case SgemmVariant::kSmemTiled: return detail::sgemm_smem_tiled(a, stream);
-    case SgemmVariant::kBlocktile1d: return detail::sgemm_blocktile_1d(a, stream);
-    case SgemmVariant::kBlocktile2d: return detail::sgemm_blocktile_2d(a, stream);
-    case SgemmVariant::kVectorized: return detail::sgemm_vectorized(a, stream);
-    case SgemmVariant::kWarptile: return detail::sgemm_warptile(a, stream);
-    case SgemmVariant::kWarptileAsync: return detail::sgemm_warptile_async(a, stream);
+    case SgemmVariant::kNaive:
+      return detail::sgemm_naive(a, stream);
+    case SgemmVariant::kCoalesced:
+      return detail::sgemm_coalesced(a, stream);
+    case SgemmVariant::kSmemTiled:
+      return detail::sgemm_smem_tiled(a, stream);
+    case SgemmVariant::kBlocktile1d:
+      return detail::sgemm_blocktile_1d(a, stream);
+    case SgemmVariant::kBlocktile2d:
+      return detail::sgemm_blocktile_2d(a, stream);
+    case SgemmVariant::kVectorized:
+      return detail::sgemm_vectorized(a, stream);
+    case SgemmVariant::kWarptile:
+      return detail::sgemm_warptile(a, stream);
+    case SgemmVariant::kWarptileAsync:
+      return detail::sgemm_warptile_async(a, stream);
   }
   throw_invalid_argument("variant", "is not a SgemmVariant");
 }

@@ -28,7 +28,8 @@ static_assert(Blocktile1dConfig::kBK * Blocktile1dConfig::kBN == Blocktile1dConf
 
 // Launch: grid (ceil(N / 64), ceil(M / 64)), 512 threads. Thread t owns column t % 64 and rows
 // (t / 64) * 8 .. + 7 of the block's 64 x 64 tile of C.
-__global__ void __launch_bounds__(Blocktile1dConfig::kThreads) sgemm_blocktile_1d_kernel(SgemmArgs a) {
+__global__ void __launch_bounds__(Blocktile1dConfig::kThreads)
+    sgemm_blocktile_1d_kernel(SgemmArgs a) {
   // BEGIN EXERCISE 6.1
   // TODO(6.1): sgemm_blocktile_1d_kernel, step 4 of the ladder: your 6.1 tiles, plus a first
   //   register reuse.
@@ -52,8 +53,10 @@ __global__ void __launch_bounds__(Blocktile1dConfig::kThreads) sgemm_blocktile_1
   const int t_col = t % C::kBN, t_row = (t / C::kBN) * C::kTM;
   float acc[C::kTM] = {};
   for (int k0 = 0; k0 < a.K; k0 += C::kBK) {
-    As[a_row][a_col] = (bm + a_row < a.M && k0 + a_col < a.K) ? a.A[at(bm + a_row, k0 + a_col, a.K)] : 0.0f;
-    Bs[b_row][b_col] = (k0 + b_row < a.K && bn + b_col < a.N) ? a.B[at(k0 + b_row, bn + b_col, a.N)] : 0.0f;
+    As[a_row][a_col] =
+        (bm + a_row < a.M && k0 + a_col < a.K) ? a.A[at(bm + a_row, k0 + a_col, a.K)] : 0.0f;
+    Bs[b_row][b_col] =
+        (k0 + b_row < a.K && bn + b_col < a.N) ? a.B[at(k0 + b_row, bn + b_col, a.N)] : 0.0f;
     __syncthreads();  // tiles complete
 #pragma unroll
     for (int k = 0; k < C::kBK; ++k) {
@@ -65,7 +68,8 @@ __global__ void __launch_bounds__(Blocktile1dConfig::kThreads) sgemm_blocktile_1
   }
   const Axpby epi{a.alpha, a.beta};
   for (int i = 0; i < C::kTM; ++i)
-    if (bm + t_row + i < a.M) store1(a.C + at(bm + t_row + i, 0, a.N), bn + t_col, a.N, acc[i], epi);
+    if (bm + t_row + i < a.M)
+      store1(a.C + at(bm + t_row + i, 0, a.N), bn + t_col, a.N, acc[i], epi);
   // END EXERCISE
 }
 
@@ -84,7 +88,7 @@ static_assert((Blocktile2dConfig::kBK * Blocktile2dConfig::kBN) % Blocktile2dCon
 // owns 8 x 8 elements of C: rows (t / 16) * 8 .. + 7, columns t % 16 + 16 j (j < 8) of the block
 // tile (strided columns: the 16 threads of a half-warp read 16 consecutive words of Bs).
 __global__ void __launch_bounds__(Blocktile2dConfig::kThreads, Blocktile2dConfig::kMinBlocksPerSm)
-sgemm_blocktile_2d_kernel(SgemmArgs a) {
+    sgemm_blocktile_2d_kernel(SgemmArgs a) {
   // BEGIN EXERCISE 6.2
   // TODO(6.2): sgemm_blocktile_2d_kernel, step 5 of the ladder.
   //   Contract: C = alpha A B + beta C (as in 6.1) for the 128 x 128 tile of C this block owns;
@@ -119,8 +123,10 @@ sgemm_blocktile_2d_kernel(SgemmArgs a) {
   for (int k0 = 0; k0 < a.K; k0 += C::kBK) {
 #pragma unroll
     for (int l = 0; l < C::kBM * C::kBK / C::kThreads; ++l) {
-      const int i = t + l * C::kThreads, r = i / C::kBK, c = i % C::kBK;  // 8 threads: 32 B of a row
-      As[c][r] = (bm + r < a.M && k0 + c < a.K) ? a.A[at(bm + r, k0 + c, a.K)] : 0.0f;  // transposed
+      const int i = t + l * C::kThreads, r = i / C::kBK,
+                c = i % C::kBK;  // 8 threads: 32 B of a row
+      As[c][r] =
+          (bm + r < a.M && k0 + c < a.K) ? a.A[at(bm + r, k0 + c, a.K)] : 0.0f;  // transposed
     }
 #pragma unroll
     for (int l = 0; l < C::kBK * C::kBN / C::kThreads; ++l) {
@@ -147,7 +153,8 @@ sgemm_blocktile_2d_kernel(SgemmArgs a) {
     if (bm + t_row + i >= a.M) break;
     float* c_row = a.C + at(bm + t_row + i, 0, a.N);
 #pragma unroll
-    for (int j = 0; j < C::kTN; ++j) store1(c_row, bn + t_col + 16 * j, a.N, acc[i][j], epi);  // 16 threads: 64 B
+    for (int j = 0; j < C::kTN; ++j)
+      store1(c_row, bn + t_col + 16 * j, a.N, acc[i][j], epi);  // 16 threads: 64 B
   }
   // END EXERCISE
 }
@@ -156,13 +163,15 @@ sgemm_blocktile_2d_kernel(SgemmArgs a) {
 
 void sgemm_blocktile_1d(const SgemmArgs& a, cudaStream_t stream) {
   using C = Blocktile1dConfig;
-  sgemm_blocktile_1d_kernel<<<dim3(ceil_div(a.N, C::kBN), ceil_div(a.M, C::kBM)), C::kThreads, 0, stream>>>(a);
+  sgemm_blocktile_1d_kernel<<<dim3(ceil_div(a.N, C::kBN), ceil_div(a.M, C::kBM)), C::kThreads, 0,
+                              stream>>>(a);
   CUDALAB_CHECK_LAUNCH();
 }
 
 void sgemm_blocktile_2d(const SgemmArgs& a, cudaStream_t stream) {
   using C = Blocktile2dConfig;
-  sgemm_blocktile_2d_kernel<<<dim3(ceil_div(a.N, C::kBN), ceil_div(a.M, C::kBM)), C::kThreads, 0, stream>>>(a);
+  sgemm_blocktile_2d_kernel<<<dim3(ceil_div(a.N, C::kBN), ceil_div(a.M, C::kBM)), C::kThreads, 0,
+                              stream>>>(a);
   CUDALAB_CHECK_LAUNCH();
 }
 

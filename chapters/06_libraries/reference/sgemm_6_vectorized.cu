@@ -26,7 +26,7 @@ static_assert(VectorizedConfig::kBK * VectorizedConfig::kBN == 4 * VectorizedCon
 // Launch: grid (ceil(N / 128), ceil(M / 128)), 256 threads; thread t owns the 8 x 8 tile of C at
 // rows (t / 16) * 8, columns (t % 16) * 8 of the block tile.
 __global__ void __launch_bounds__(VectorizedConfig::kThreads)
-sgemm_vectorized_kernel(SgemmArgs a, bool vec_a, bool vec_b, bool vec_c) {
+    sgemm_vectorized_kernel(SgemmArgs a, bool vec_a, bool vec_b, bool vec_c) {
   // BEGIN EXERCISE 6.2
   // TODO(6.2): sgemm_vectorized_kernel, step 6 of the ladder: your step 5 with 16-byte accesses.
   //   Contract: as sgemm_blocktile_2d_kernel (same 256 threads, 128 x 128 x 8 block tile, 8 x 8 per
@@ -47,7 +47,8 @@ sgemm_vectorized_kernel(SgemmArgs a, bool vec_a, bool vec_b, bool vec_c) {
   const int t = threadIdx.x;
   const int t_row = (t / (C::kBN / C::kTN)) * C::kTM, t_col = (t % (C::kBN / C::kTN)) * C::kTN;
   const int a_row = t / (C::kBK / 4), a_col = (t % (C::kBK / 4)) * 4;  // float4 (a_row, a_col..+3)
-  const int b_row = t / (C::kBN / 4), b_col = (t % (C::kBN / 4)) * 4;  // a warp: 512 contiguous bytes
+  const int b_row = t / (C::kBN / 4),
+            b_col = (t % (C::kBN / 4)) * 4;  // a warp: 512 contiguous bytes
   const float* a_src = a.A + at(bm + a_row < a.M ? bm + a_row : 0, 0, a.K);
   const int a_limit = bm + a_row < a.M ? a.K : 0;  // a row past M reads as zeros
   float acc[C::kTM][C::kTN] = {};
@@ -58,7 +59,8 @@ sgemm_vectorized_kernel(SgemmArgs a, bool vec_a, bool vec_b, bool vec_c) {
     As[a_col + 2][a_row] = av.z;
     As[a_col + 3][a_row] = av.w;
     const bool b_in = k0 + b_row < a.K;
-    const float4 bv = load4(a.B + at(b_in ? k0 + b_row : 0, bn, a.N), b_col, b_in ? a.N - bn : 0, vec_b);
+    const float4 bv =
+        load4(a.B + at(b_in ? k0 + b_row : 0, bn, a.N), b_col, b_in ? a.N - bn : 0, vec_b);
     *reinterpret_cast<float4*>(&Bs[b_row][b_col]) = bv;
     __syncthreads();  // tiles complete
 #pragma unroll
@@ -80,8 +82,8 @@ sgemm_vectorized_kernel(SgemmArgs a, bool vec_a, bool vec_b, bool vec_c) {
     if (bm + t_row + i >= a.M) break;
     float* c_row = a.C + at(bm + t_row + i, 0, a.N);
     for (int j = 0; j < C::kTN; j += 4)
-      store4(c_row, bn + t_col + j, a.N, make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]),
-             vec_c, epi);
+      store4(c_row, bn + t_col + j, a.N,
+             make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]), vec_c, epi);
   }
   // END EXERCISE
 }
@@ -90,8 +92,9 @@ sgemm_vectorized_kernel(SgemmArgs a, bool vec_a, bool vec_b, bool vec_c) {
 
 void sgemm_vectorized(const SgemmArgs& a, cudaStream_t stream) {
   using C = VectorizedConfig;
-  sgemm_vectorized_kernel<<<dim3(ceil_div(a.N, C::kBN), ceil_div(a.M, C::kBM)), C::kThreads, 0, stream>>>(
-      a, rows_are_float4(a.A, a.K), rows_are_float4(a.B, a.N), rows_are_float4(a.C, a.N));
+  sgemm_vectorized_kernel<<<dim3(ceil_div(a.N, C::kBN), ceil_div(a.M, C::kBM)), C::kThreads, 0,
+                            stream>>>(a, rows_are_float4(a.A, a.K), rows_are_float4(a.B, a.N),
+                                      rows_are_float4(a.C, a.N));
   CUDALAB_CHECK_LAUNCH();
 }
 

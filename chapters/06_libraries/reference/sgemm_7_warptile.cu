@@ -26,18 +26,20 @@ namespace {
 
 struct WarptileConfig {
   static constexpr int kBM = 128, kBN = 128, kBK = 8;
-  static constexpr int kWarpM = 32, kWarpN = 64;            // warp tile
+  static constexpr int kWarpM = 32, kWarpN = 64;  // warp tile
   static constexpr int kWarpsM = kBM / kWarpM, kWarpsN = kBN / kWarpN;
-  static constexpr int kLanesM = 4, kLanesN = 8;            // lanes of a warp as 4 x 8
-  static constexpr int kSub = 4;                             // 4 x 4 sub-tiles
-  static constexpr int kTM = 8, kTN = 8;                     // thread tile: 2 x 2 sub-tiles
-  static constexpr int kThreads = kWarpsM * kWarpsN * 32;   // 256
+  static constexpr int kLanesM = 4, kLanesN = 8;           // lanes of a warp as 4 x 8
+  static constexpr int kSub = 4;                           // 4 x 4 sub-tiles
+  static constexpr int kTM = 8, kTN = 8;                   // thread tile: 2 x 2 sub-tiles
+  static constexpr int kThreads = kWarpsM * kWarpsN * 32;  // 256
   static constexpr int kMinBlocksPerSm = 2;
 };
 using WC = WarptileConfig;
 static_assert(WC::kThreads == 256 && WC::kLanesM * WC::kLanesN == 32);
-static_assert(WC::kLanesM * WC::kSub * (WC::kTM / WC::kSub) == WC::kWarpM, "sub-tiles cover the warp tile (M)");
-static_assert(WC::kLanesN * WC::kSub * (WC::kTN / WC::kSub) == WC::kWarpN, "sub-tiles cover the warp tile (N)");
+static_assert(WC::kLanesM * WC::kSub * (WC::kTM / WC::kSub) == WC::kWarpM,
+              "sub-tiles cover the warp tile (M)");
+static_assert(WC::kLanesN * WC::kSub * (WC::kTN / WC::kSub) == WC::kWarpN,
+              "sub-tiles cover the warp tile (N)");
 static_assert(WC::kBM * WC::kBK == 4 * WC::kThreads, "one float4 of A per thread per K step");
 static_assert(WC::kBK * WC::kBN == 4 * WC::kThreads, "one float4 of B per thread per K step");
 
@@ -45,8 +47,8 @@ static_assert(WC::kBK * WC::kBN == 4 * WC::kThreads, "one float4 of B per thread
 // inside A, B and C, with 16-byte aligned rows and K % BK == 0: no bounds checks and no scalar
 // fallbacks, only LDG.128 / STG.128. kChecked = true takes any size and alignment (edge blocks).
 template <bool kChecked, class Epilogue>
-__device__ __forceinline__ void warptile_block(const SgemmArgs& a, int bm, int bn, bool vec_a, bool vec_b,
-                                               bool vec_c, const Epilogue& epi,
+__device__ __forceinline__ void warptile_block(const SgemmArgs& a, int bm, int bn, bool vec_a,
+                                               bool vec_b, bool vec_c, const Epilogue& epi,
                                                float (&As)[2][WC::kBK][WC::kBM],
                                                float (&Bs)[2][WC::kBK][WC::kBN]) {
   const int t = threadIdx.x, warp = t / 32, lane = t % 32;
@@ -69,7 +71,8 @@ __device__ __forceinline__ void warptile_block(const SgemmArgs& a, int bm, int b
     return load4(a_src, k0 + a_col, a_limit, vec_a);
   };
   auto load_b = [&](int k0) {
-    if constexpr (!kChecked) return *reinterpret_cast<const float4*>(a.B + at(k0 + b_row, bn + b_col, a.N));
+    if constexpr (!kChecked)
+      return *reinterpret_cast<const float4*>(a.B + at(k0 + b_row, bn + b_col, a.N));
     const bool in = k0 + b_row < a.K;  // rows past K read as zeros
     return load4(a.B + at(in ? k0 + b_row : 0, bn, a.N), b_col, in ? a.N - bn : 0, vec_b);
   };
@@ -101,9 +104,11 @@ __device__ __forceinline__ void warptile_block(const SgemmArgs& a, int bm, int b
     for (int k = 0; k < WC::kBK; ++k) {
       float a_reg[WC::kTM], b_reg[WC::kTN];
       *reinterpret_cast<float4*>(&a_reg[0]) = *reinterpret_cast<const float4*>(&As[cur][k][m0]);
-      *reinterpret_cast<float4*>(&a_reg[4]) = *reinterpret_cast<const float4*>(&As[cur][k][m0 + kSubStrideM]);
+      *reinterpret_cast<float4*>(&a_reg[4]) =
+          *reinterpret_cast<const float4*>(&As[cur][k][m0 + kSubStrideM]);
       *reinterpret_cast<float4*>(&b_reg[0]) = *reinterpret_cast<const float4*>(&Bs[cur][k][n0]);
-      *reinterpret_cast<float4*>(&b_reg[4]) = *reinterpret_cast<const float4*>(&Bs[cur][k][n0 + kSubStrideN]);
+      *reinterpret_cast<float4*>(&b_reg[4]) =
+          *reinterpret_cast<const float4*>(&Bs[cur][k][n0 + kSubStrideN]);
 #pragma unroll
       for (int i = 0; i < WC::kTM; ++i)
 #pragma unroll
@@ -135,14 +140,17 @@ __device__ __forceinline__ void warptile_block(const SgemmArgs& a, int bm, int b
 // Launch: grid (ceil(N / 128), ceil(M / 128)), 256 threads, 16 KB of static shared memory.
 template <class Epilogue>
 __global__ void __launch_bounds__(WC::kThreads, WC::kMinBlocksPerSm)
-sgemm_warptile_kernel(SgemmArgs a, bool vec_a, bool vec_b, bool vec_c, Epilogue epi) {
+    sgemm_warptile_kernel(SgemmArgs a, bool vec_a, bool vec_b, bool vec_c, Epilogue epi) {
   __shared__ __align__(16) float As[2][WC::kBK][WC::kBM];  // (2 buffers, BK, BM): A transposed
   __shared__ __align__(16) float Bs[2][WC::kBK][WC::kBN];  // (2 buffers, BK, BN)
   const int bm = blockIdx.y * WC::kBM, bn = blockIdx.x * WC::kBN;
   // Block-uniform choice (no divergence): interior blocks of an aligned problem skip every check.
-  const bool whole = vec_a && vec_b && vec_c && bm + WC::kBM <= a.M && bn + WC::kBN <= a.N && a.K % WC::kBK == 0;
-  if (whole) warptile_block<false>(a, bm, bn, true, true, true, epi, As, Bs);
-  else warptile_block<true>(a, bm, bn, vec_a, vec_b, vec_c, epi, As, Bs);
+  const bool whole =
+      vec_a && vec_b && vec_c && bm + WC::kBM <= a.M && bn + WC::kBN <= a.N && a.K % WC::kBK == 0;
+  if (whole)
+    warptile_block<false>(a, bm, bn, true, true, true, epi, As, Bs);
+  else
+    warptile_block<true>(a, bm, bn, vec_a, vec_b, vec_c, epi, As, Bs);
 }
 
 template <class Epilogue>
@@ -160,7 +168,8 @@ void sgemm_warptile(const SgemmArgs& a, cudaStream_t stream) {
 }
 
 void sgemm_warptile_bias_relu(const SgemmArgs& a, const float* bias, cudaStream_t stream) {
-  launch_warptile(a, BiasRelu{bias}, stream);  // the epilogue itself: exercise 6.6 (sgemm_common.cuh)
+  launch_warptile(a, BiasRelu{bias},
+                  stream);  // the epilogue itself: exercise 6.6 (sgemm_common.cuh)
 }
 
 }  // namespace cudalab::ch06::detail

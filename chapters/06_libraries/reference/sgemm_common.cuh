@@ -14,7 +14,8 @@ namespace cudalab::ch06::detail {
 // Element (row, col) of a dense row-major matrix with `cols` columns: 64-bit offset (M * N may
 // pass 2^31 on an H200).
 __device__ __forceinline__ std::size_t at(int row, int col, int cols) {
-  return static_cast<std::size_t>(row) * static_cast<std::size_t>(cols) + static_cast<std::size_t>(col);
+  return static_cast<std::size_t>(row) * static_cast<std::size_t>(cols) +
+         static_cast<std::size_t>(col);
 }
 
 // x[col .. col + 3] of a row whose valid columns are [0, limit); elements past the limit read as
@@ -35,7 +36,9 @@ __device__ __forceinline__ float4 load4(const float* row, int col, int limit, bo
 struct Axpby {
   float alpha, beta;
   __device__ bool reads_c() const { return beta != 0.0f; }
-  __device__ float operator()(float acc, float c, int /*col*/) const { return alpha * acc + beta * c; }
+  __device__ float operator()(float acc, float c, int /*col*/) const {
+    return alpha * acc + beta * c;
+  }
 };
 
 // The fused epilogue of exercise 6.6: Y = relu(A B + bias), applied in registers before the store
@@ -61,7 +64,8 @@ struct BiasRelu {
 };
 
 template <class Epilogue>
-__device__ __forceinline__ void store1(float* c_row, int col, int limit, float acc, const Epilogue& epi) {
+__device__ __forceinline__ void store1(float* c_row, int col, int limit, float acc,
+                                       const Epilogue& epi) {
   if (col < limit) c_row[col] = epi(acc, epi.reads_c() ? c_row[col] : 0.0f, col);
 }
 

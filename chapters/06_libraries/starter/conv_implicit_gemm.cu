@@ -5,7 +5,8 @@
 // A convolution is a GEMM in disguise: rows m = (n, p, q) are output pixels (N P Q of them),
 // columns are output channels k (K), and the reduction index kk = (c, r, s) runs over C R S:
 //
-//   Y[m][k] = sum_kk X_col[m][kk] * W[kk][k],   X_col[m][kk] = x[n][c][p*stride - pad + r][q*stride - pad + s]
+//   Y[m][k] = sum_kk X_col[m][kk] * W[kk][k],   X_col[m][kk] = x[n][c][p*stride - pad + r][q*stride
+//   - pad + s]
 //
 // im2col would write X_col to memory (R S times the input); the implicit GEMM computes each
 // X_col element on the fly while loading the A tile, so the GEMM tiling of exercises 6.1/6.2
@@ -17,7 +18,8 @@
 // the grid is too small to fill the GPU (deep layers: few pixels, long C R S), the reduction is
 // split over gridDim.z blocks that add their partial sums with atomicAdd (split-K; the summation
 // order then varies from run to run, within the same error bound). FLOPs: 2 N K P Q C R S
-// (ResNet-50 3x3 64->64 at 56, batch 32: 7.4 GFLOP). NCHW, fp32, any shape check_conv_shape accepts.
+// (ResNet-50 3x3 64->64 at 56, batch 32: 7.4 GFLOP). NCHW, fp32, any shape check_conv_shape
+// accepts.
 #include <algorithm>
 #include <cstdint>
 
@@ -56,8 +58,8 @@ struct ConvArgs {
 // n0 + {0, 32} + 4 tn + j (i, j < 4): its shared reads are 16-byte loads, and 16 consecutive
 // threads store 64 consecutive output pixels (four per thread, one 16-byte store when aligned).
 __global__ void __launch_bounds__(CC::kThreads)
-conv2d_implicit_gemm_kernel(ConvArgs a, const float* __restrict__ x, const float* __restrict__ w,
-                            float* __restrict__ y) {
+    conv2d_implicit_gemm_kernel(ConvArgs a, const float* __restrict__ x,
+                                const float* __restrict__ w, float* __restrict__ y) {
   const int t = threadIdx.x;
   const int pixels = a.n * a.p * a.q;
   const int crs = a.c * a.r * a.s, rs = a.r * a.s;
@@ -84,8 +86,8 @@ conv2d_implicit_gemm_kernel(ConvArgs a, const float* __restrict__ x, const float
 void conv2d_implicit_gemm(const ConvShape& shape, const float* x, const float* w, float* y,
                           cudaStream_t stream) {
   check_conv_shape(shape);
-  const ConvArgs a{shape.n, shape.c, shape.h, shape.w, shape.k, shape.r, shape.s,
-                   shape.stride, shape.pad, shape.p(), shape.q()};
+  const ConvArgs a{shape.n, shape.c,      shape.h,   shape.w,   shape.k,  shape.r,
+                   shape.s, shape.stride, shape.pad, shape.p(), shape.q()};
   require_device_pointer(x, static_cast<std::size_t>(a.n) * a.c * a.h * a.w, "x");
   require_device_pointer(w, static_cast<std::size_t>(a.k) * a.c * a.r * a.s, "w");
   require_device_pointer(y, static_cast<std::size_t>(a.n) * a.k * a.p * a.q, "y");
@@ -99,12 +101,14 @@ void conv2d_implicit_gemm(const ConvShape& shape, const float* x, const float* w
   const long long blocks = static_cast<long long>(grid.x) * grid.y;
   const int tiles = ceil_div(a.c * a.r * a.s, CC::kBK);
   const long long want = static_cast<long long>(CC::kBlocksPerSm) * sms;
-  const int splits = blocks >= want ? 1
-                                    : static_cast<int>(std::max<long long>(
-                                          1, std::min<long long>(want / blocks, tiles / CC::kMinTilesPerSplit)));
+  const int splits =
+      blocks >= want ? 1
+                     : static_cast<int>(std::max<long long>(
+                           1, std::min<long long>(want / blocks, tiles / CC::kMinTilesPerSplit)));
   grid.z = static_cast<unsigned>(splits);
   if (splits > 1)  // the slices add their partial sums into y
-    CUDALAB_CHECK(cudaMemsetAsync(y, 0, sizeof(float) * static_cast<std::size_t>(a.n) * a.k * a.p * a.q, stream));
+    CUDALAB_CHECK(cudaMemsetAsync(
+        y, 0, sizeof(float) * static_cast<std::size_t>(a.n) * a.k * a.p * a.q, stream));
   conv2d_implicit_gemm_kernel<<<grid, CC::kThreads, 0, stream>>>(a, x, w, y);
   CUDALAB_CHECK_LAUNCH();
 }

@@ -30,7 +30,8 @@ static_assert(Blocktile1dConfig::kBK * Blocktile1dConfig::kBN == Blocktile1dConf
 
 // Launch: grid (ceil(N / 64), ceil(M / 64)), 512 threads. Thread t owns column t % 64 and rows
 // (t / 64) * 8 .. + 7 of the block's 64 x 64 tile of C.
-__global__ void __launch_bounds__(Blocktile1dConfig::kThreads) sgemm_blocktile_1d_kernel(SgemmArgs a) {
+__global__ void __launch_bounds__(Blocktile1dConfig::kThreads)
+    sgemm_blocktile_1d_kernel(SgemmArgs a) {
   // TODO(6.1): sgemm_blocktile_1d_kernel, step 4 of the ladder: your 6.1 tiles, plus a first
   //   register reuse.
   //   Contract: C = alpha A B + beta C (as sgemm_tiled_kernel) for the 64 x 64 tile of C this block
@@ -60,7 +61,7 @@ static_assert((Blocktile2dConfig::kBK * Blocktile2dConfig::kBN) % Blocktile2dCon
 // owns 8 x 8 elements of C: rows (t / 16) * 8 .. + 7, columns t % 16 + 16 j (j < 8) of the block
 // tile (strided columns: the 16 threads of a half-warp read 16 consecutive words of Bs).
 __global__ void __launch_bounds__(Blocktile2dConfig::kThreads, Blocktile2dConfig::kMinBlocksPerSm)
-sgemm_blocktile_2d_kernel(SgemmArgs a) {
+    sgemm_blocktile_2d_kernel(SgemmArgs a) {
   // TODO(6.2): sgemm_blocktile_2d_kernel, step 5 of the ladder.
   //   Contract: C = alpha A B + beta C (as in 6.1) for the 128 x 128 tile of C this block owns;
   //     thread t owns the 8 x 8 sub-tile at rows (t / 16) * 8, columns (t % 16) * 8 of it. Any M,
@@ -80,13 +81,15 @@ sgemm_blocktile_2d_kernel(SgemmArgs a) {
 
 void sgemm_blocktile_1d(const SgemmArgs& a, cudaStream_t stream) {
   using C = Blocktile1dConfig;
-  sgemm_blocktile_1d_kernel<<<dim3(ceil_div(a.N, C::kBN), ceil_div(a.M, C::kBM)), C::kThreads, 0, stream>>>(a);
+  sgemm_blocktile_1d_kernel<<<dim3(ceil_div(a.N, C::kBN), ceil_div(a.M, C::kBM)), C::kThreads, 0,
+                              stream>>>(a);
   CUDALAB_CHECK_LAUNCH();
 }
 
 void sgemm_blocktile_2d(const SgemmArgs& a, cudaStream_t stream) {
   using C = Blocktile2dConfig;
-  sgemm_blocktile_2d_kernel<<<dim3(ceil_div(a.N, C::kBN), ceil_div(a.M, C::kBM)), C::kThreads, 0, stream>>>(a);
+  sgemm_blocktile_2d_kernel<<<dim3(ceil_div(a.N, C::kBN), ceil_div(a.M, C::kBM)), C::kThreads, 0,
+                              stream>>>(a);
   CUDALAB_CHECK_LAUNCH();
 }
 

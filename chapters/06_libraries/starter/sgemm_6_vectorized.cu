@@ -28,7 +28,7 @@ static_assert(VectorizedConfig::kBK * VectorizedConfig::kBN == 4 * VectorizedCon
 // Launch: grid (ceil(N / 128), ceil(M / 128)), 256 threads; thread t owns the 8 x 8 tile of C at
 // rows (t / 16) * 8, columns (t % 16) * 8 of the block tile.
 __global__ void __launch_bounds__(VectorizedConfig::kThreads)
-sgemm_vectorized_kernel(SgemmArgs a, bool vec_a, bool vec_b, bool vec_c) {
+    sgemm_vectorized_kernel(SgemmArgs a, bool vec_a, bool vec_b, bool vec_c) {
   // TODO(6.2): sgemm_vectorized_kernel, step 6 of the ladder: your step 5 with 16-byte accesses.
   //   Contract: as sgemm_blocktile_2d_kernel (same 256 threads, 128 x 128 x 8 block tile, 8 x 8 per
   //     thread, any M, N, K, zero-fill, guarded stores, beta == 0 never reads C). vec_a, vec_b,
@@ -47,8 +47,9 @@ sgemm_vectorized_kernel(SgemmArgs a, bool vec_a, bool vec_b, bool vec_c) {
 
 void sgemm_vectorized(const SgemmArgs& a, cudaStream_t stream) {
   using C = VectorizedConfig;
-  sgemm_vectorized_kernel<<<dim3(ceil_div(a.N, C::kBN), ceil_div(a.M, C::kBM)), C::kThreads, 0, stream>>>(
-      a, rows_are_float4(a.A, a.K), rows_are_float4(a.B, a.N), rows_are_float4(a.C, a.N));
+  sgemm_vectorized_kernel<<<dim3(ceil_div(a.N, C::kBN), ceil_div(a.M, C::kBM)), C::kThreads, 0,
+                            stream>>>(a, rows_are_float4(a.A, a.K), rows_are_float4(a.B, a.N),
+                                      rows_are_float4(a.C, a.N));
   CUDALAB_CHECK_LAUNCH();
 }
 

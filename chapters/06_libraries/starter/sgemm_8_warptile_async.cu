@@ -32,6 +32,7 @@
 // Target: >= 85% (aim 90%) of cuBLAS SGEMM at 4096^3 on an H200.
 
 #include <cstdint>
+
 #include "ch06/sgemm.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/launch.hpp"
@@ -44,15 +45,15 @@ namespace {
 struct WarptileAsyncConfig {
   static constexpr int kBM = 128, kBN = 128, kBK = 16;
   static constexpr int kStages = 3;
-  static constexpr int kWarpM = 32, kWarpN = 64;            // warp tile
+  static constexpr int kWarpM = 32, kWarpN = 64;  // warp tile
   static constexpr int kWarpsM = kBM / kWarpM, kWarpsN = kBN / kWarpN;
-  static constexpr int kLanesM = 4, kLanesN = 8;            // lanes of a warp as 4 x 8
-  static constexpr int kSub = 4;                             // 4 x 4 sub-tiles
-  static constexpr int kTM = 8, kTN = 8;                     // thread tile: 2 x 2 sub-tiles
-  static constexpr int kThreads = kWarpsM * kWarpsN * 32;   // 256
+  static constexpr int kLanesM = 4, kLanesN = 8;           // lanes of a warp as 4 x 8
+  static constexpr int kSub = 4;                           // 4 x 4 sub-tiles
+  static constexpr int kTM = 8, kTN = 8;                   // thread tile: 2 x 2 sub-tiles
+  static constexpr int kThreads = kWarpsM * kWarpsN * 32;  // 256
   static constexpr int kMinBlocksPerSm = 2;
-  static constexpr int kGroupM = 8;                          // block rows per L2 group
-  static constexpr int kAK = 2;       // A is read as float2 along k (2 k per LDS.64)
+  static constexpr int kGroupM = 8;     // block rows per L2 group
+  static constexpr int kAK = 2;         // A is read as float2 along k (2 k per LDS.64)
   static constexpr int kALd = kBK + 4;  // As row stride in floats: 80 bytes (see the file comment)
   static constexpr int kStageFloats = kBM * kALd + kBK * kBN;
   static constexpr int kSmemBytes = kStages * kStageFloats * static_cast<int>(sizeof(float));
@@ -61,12 +62,17 @@ struct WarptileAsyncConfig {
 };
 using AC = WarptileAsyncConfig;
 static_assert(AC::kThreads == 256 && AC::kLanesM * AC::kLanesN == 32);
-static_assert(AC::kLanesM * AC::kSub * (AC::kTM / AC::kSub) == AC::kWarpM, "sub-tiles cover the warp tile (M)");
-static_assert(AC::kLanesN * AC::kSub * (AC::kTN / AC::kSub) == AC::kWarpN, "sub-tiles cover the warp tile (N)");
-static_assert(AC::kACopies * 4 * AC::kThreads == AC::kBM * AC::kBK, "A tile = whole float4 copies per thread");
-static_assert(AC::kBCopies * 4 * AC::kThreads == AC::kBK * AC::kBN, "B tile = whole float4 copies per thread");
+static_assert(AC::kLanesM * AC::kSub * (AC::kTM / AC::kSub) == AC::kWarpM,
+              "sub-tiles cover the warp tile (M)");
+static_assert(AC::kLanesN * AC::kSub * (AC::kTN / AC::kSub) == AC::kWarpN,
+              "sub-tiles cover the warp tile (N)");
+static_assert(AC::kACopies * 4 * AC::kThreads == AC::kBM * AC::kBK,
+              "A tile = whole float4 copies per thread");
+static_assert(AC::kBCopies * 4 * AC::kThreads == AC::kBK * AC::kBN,
+              "B tile = whole float4 copies per thread");
 static_assert(AC::kBK % 4 == 0 && AC::kStages >= 2);
-static_assert(AC::kSmemBytes * AC::kMinBlocksPerSm <= 227 * 1024, "2 blocks must fit in an SM's shared memory");
+static_assert(AC::kSmemBytes * AC::kMinBlocksPerSm <= 227 * 1024,
+              "2 blocks must fit in an SM's shared memory");
 
 // 16-byte global -> shared copy that bypasses L1 (.cg) and registers. src_bytes = 0 reads nothing
 // and writes 16 zero bytes (the zero-fill of out-of-range tiles); src must still be a valid
@@ -77,18 +83,24 @@ __device__ __forceinline__ void cp_async_16(void* dst, const void* src, bool in_
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(src_bytes)
                : "memory");
 }
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
 // Waits until at most N of this thread's committed groups are still in flight.
 template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
 
 // Launch: grid (ceil(N / 128), ceil(M / 128)) reordered in groups of 8 block rows, 256 threads,
 // AC::kSmemBytes of dynamic shared memory. Preconditions: see the file comment (the host checks).
 __global__ void __launch_bounds__(AC::kThreads, AC::kMinBlocksPerSm)
-sgemm_warptile_async_kernel(SgemmArgs a) {
+    sgemm_warptile_async_kernel(SgemmArgs a) {
   extern __shared__ __align__(16) float smem[];
   // Stage s: As (BM, BK) = A tile as in global memory (M-major), then Bs (BK, BN).
-  auto As = [&](int s) { return reinterpret_cast<float(*)[AC::kALd]>(smem + s * AC::kStageFloats); };
+  auto As = [&](int s) {
+    return reinterpret_cast<float(*)[AC::kALd]>(smem + s * AC::kStageFloats);
+  };
   auto Bs = [&](int s) {
     return reinterpret_cast<float(*)[AC::kBN]>(smem + s * AC::kStageFloats + AC::kBM * AC::kALd);
   };
@@ -151,7 +163,8 @@ sgemm_warptile_async_kernel(SgemmArgs a) {
     // Everybody's copies of `tile` have landed, and everybody finished computing tile - 1: its
     // stage, (tile - 1) % kStages = (tile + kStages - 1) % kStages, may be overwritten now.
     __syncthreads();
-    if (tile + AC::kStages - 1 < tiles) issue_tile(tile + AC::kStages - 1, (tile + AC::kStages - 1) % AC::kStages);
+    if (tile + AC::kStages - 1 < tiles)
+      issue_tile(tile + AC::kStages - 1, (tile + AC::kStages - 1) % AC::kStages);
     cp_async_commit();
 
     const int s = tile % AC::kStages;
@@ -166,13 +179,14 @@ sgemm_warptile_async_kernel(SgemmArgs a) {
       float a_frag[AC::kTM][AC::kAK];
 #pragma unroll
       for (int i = 0; i < AC::kTM; ++i)
-        *reinterpret_cast<float2*>(a_frag[i]) =
-            *reinterpret_cast<const float2*>(&as[m0 + (i / AC::kSub) * kSubStrideM + i % AC::kSub][kq]);
+        *reinterpret_cast<float2*>(a_frag[i]) = *reinterpret_cast<const float2*>(
+            &as[m0 + (i / AC::kSub) * kSubStrideM + i % AC::kSub][kq]);
 #pragma unroll
       for (int kk = 0; kk < AC::kAK; ++kk) {
         float b_reg[AC::kTN];
         *reinterpret_cast<float4*>(&b_reg[0]) = *reinterpret_cast<const float4*>(&bs[kq + kk][n0]);
-        *reinterpret_cast<float4*>(&b_reg[4]) = *reinterpret_cast<const float4*>(&bs[kq + kk][n0 + kSubStrideN]);
+        *reinterpret_cast<float4*>(&b_reg[4]) =
+            *reinterpret_cast<const float4*>(&bs[kq + kk][n0 + kSubStrideN]);
 #pragma unroll
         for (int i = 0; i < AC::kTM; ++i)
 #pragma unroll
@@ -200,7 +214,6 @@ sgemm_warptile_async_kernel(SgemmArgs a) {
   }
 }
 
-
 }  // namespace
 
 void sgemm_warptile_async(const SgemmArgs& a, cudaStream_t stream) {
@@ -208,8 +221,8 @@ void sgemm_warptile_async(const SgemmArgs& a, cudaStream_t stream) {
                     rows_are_float4(a.B, a.N) && rows_are_float4(a.C, a.N);
   if (!fast) return sgemm_warptile(a, stream);  // any size, alignment and K == 0: step 7
   // 54 KB of dynamic shared memory is above the 48 KB a kernel gets without asking: opt in.
-  set_kernel_attribute_once(sgemm_warptile_async_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                            AC::kSmemBytes);
+  set_kernel_attribute_once(sgemm_warptile_async_kernel,
+                            cudaFuncAttributeMaxDynamicSharedMemorySize, AC::kSmemBytes);
   const dim3 grid(ceil_div(a.N, AC::kBN), ceil_div(a.M, AC::kBM));
   sgemm_warptile_async_kernel<<<grid, AC::kThreads, AC::kSmemBytes, stream>>>(a);
   CUDALAB_CHECK_LAUNCH();

@@ -18,8 +18,9 @@
 // gets most of the dense fp16/bf16 peak (~990 TFLOP/s, NVIDIA's H200 datasheet; its measured
 // rate: the BM_tc_gemm_cublas rows); mma.sync-class instructions cannot reach that on Hopper,
 // so this kernel's honest target is a fraction of cuBLAS (see the README).
-#include <cstdint>
 #include <mma.h>
+
+#include <cstdint>
 
 #include "ch06/tensor_core.hpp"
 #include "cudalab/check.hpp"
@@ -36,22 +37,23 @@ struct WmmaConfig {
   static constexpr int kWarpM = kBM / kWarpsM, kWarpN = kBN / kWarpsN;  // 64 x 32
   static constexpr int kFrag = 16;
   static constexpr int kFragsM = kWarpM / kFrag, kFragsN = kWarpN / kFrag;  // 4 x 2
-  static constexpr int kThreads = kWarpsM * kWarpsN * 32;                  // 256
-  static constexpr int kPad = 8;                                           // elements (16 bytes)
-  static constexpr int kLdA = kBK + kPad, kLdB = kBN + kPad;               // 40, 136
-  static constexpr int kLdStage = kFrag + 4;                               // fp32 staging rows
-  static constexpr int kChunk = 8;                                         // 16-bit elements per 16 bytes
-  static constexpr int kChunksA = kBM * kBK / kChunk / kThreads;           // 2 per thread
-  static constexpr int kChunksB = kBK * kBN / kChunk / kThreads;           // 2 per thread
+  static constexpr int kThreads = kWarpsM * kWarpsN * 32;                   // 256
+  static constexpr int kPad = 8;                                            // elements (16 bytes)
+  static constexpr int kLdA = kBK + kPad, kLdB = kBN + kPad;                // 40, 136
+  static constexpr int kLdStage = kFrag + 4;                                // fp32 staging rows
+  static constexpr int kChunk = 8;                                // 16-bit elements per 16 bytes
+  static constexpr int kChunksA = kBM * kBK / kChunk / kThreads;  // 2 per thread
+  static constexpr int kChunksB = kBK * kBN / kChunk / kThreads;  // 2 per thread
 };
 using WM = WmmaConfig;
-static_assert(WM::kBK % WM::kFrag == 0 && WM::kChunksA * WM::kChunk * WM::kThreads == WM::kBM * WM::kBK);
+static_assert(WM::kBK % WM::kFrag == 0 &&
+              WM::kChunksA * WM::kChunk * WM::kThreads == WM::kBM * WM::kBK);
 static_assert(WM::kChunksB * WM::kChunk * WM::kThreads == WM::kBK * WM::kBN);
 static_assert(WM::kLdA % 8 == 0 && WM::kLdB % 8 == 0, "wmma: ldm a multiple of 16 bytes");
 static_assert(WM::kLdStage % 4 == 0, "wmma: fp32 ldm a multiple of 4");
 
-// 8 consecutive 16-bit elements row[col .. col + 7] of a row with `limit` valid columns, as raw bits
-// (zero bits are +0.0 in fp16 and bf16). One 16-byte load when the chunk is whole and aligned.
+// 8 consecutive 16-bit elements row[col .. col + 7] of a row with `limit` valid columns, as raw
+// bits (zero bits are +0.0 in fp16 and bf16). One 16-byte load when the chunk is whole and aligned.
 __device__ __forceinline__ uint4 load8(const unsigned short* row, int col, int limit, bool vec_ok) {
   if (vec_ok && col + WM::kChunk - 1 < limit) return *reinterpret_cast<const uint4*>(row + col);
   // Guarded element loads, packed two per 32-bit word (little-endian: element 2i in the low half).
@@ -64,11 +66,13 @@ __device__ __forceinline__ uint4 load8(const unsigned short* row, int col, int l
 // per SM (<= 128 registers a thread; 1 block per SM would leave 8 warps to hide latency).
 template <class T>
 __global__ void __launch_bounds__(WM::kThreads, 2)
-wmma_gemm_kernel(int M, int N, int K, float alpha, const T* __restrict__ A, const T* __restrict__ B,
-                 float beta, float* __restrict__ C, bool vec_a, bool vec_b) {
+    wmma_gemm_kernel(int M, int N, int K, float alpha, const T* __restrict__ A,
+                     const T* __restrict__ B, float beta, float* __restrict__ C, bool vec_a,
+                     bool vec_b) {
   __shared__ __align__(128) T As[2][WM::kBM][WM::kLdA];  // (2 buffers, BM, BK + pad)
   __shared__ __align__(128) T Bs[2][WM::kBK][WM::kLdB];  // (2 buffers, BK, BN + pad)
-  __shared__ __align__(128) float stage[WM::kThreads / 32][WM::kFrag][WM::kLdStage];  // per-warp epilogue
+  __shared__ __align__(
+      128) float stage[WM::kThreads / 32][WM::kFrag][WM::kLdStage];  // per-warp epilogue
   const int bm = blockIdx.y * WM::kBM, bn = blockIdx.x * WM::kBN;
   const int t = threadIdx.x, warp = t / 32, lane = t % 32;
   const int warp_m = warp / WM::kWarpsN, warp_n = warp % WM::kWarpsN;
@@ -79,31 +83,38 @@ wmma_gemm_kernel(int M, int N, int K, float alpha, const T* __restrict__ A, cons
   auto fetch = [&](int k0) {  // global -> registers
 #pragma unroll
     for (int l = 0; l < WM::kChunksA; ++l) {
-      const int c = t + l * WM::kThreads, r = c / (WM::kBK / WM::kChunk), col = (c % (WM::kBK / WM::kChunk)) * WM::kChunk;
+      const int c = t + l * WM::kThreads, r = c / (WM::kBK / WM::kChunk),
+                col = (c % (WM::kBK / WM::kChunk)) * WM::kChunk;
       const bool in = bm + r < M;
-      a_reg[l] = load8(a_bits + static_cast<std::size_t>(in ? bm + r : 0) * K, k0 + col, in ? K : 0, vec_a);
+      a_reg[l] = load8(a_bits + static_cast<std::size_t>(in ? bm + r : 0) * K, k0 + col, in ? K : 0,
+                       vec_a);
     }
 #pragma unroll
     for (int l = 0; l < WM::kChunksB; ++l) {
-      const int c = t + l * WM::kThreads, r = c / (WM::kBN / WM::kChunk), col = (c % (WM::kBN / WM::kChunk)) * WM::kChunk;
+      const int c = t + l * WM::kThreads, r = c / (WM::kBN / WM::kChunk),
+                col = (c % (WM::kBN / WM::kChunk)) * WM::kChunk;
       const bool in = k0 + r < K;
-      b_reg[l] = load8(b_bits + static_cast<std::size_t>(in ? k0 + r : 0) * N + bn, col, in ? N - bn : 0, vec_b);
+      b_reg[l] = load8(b_bits + static_cast<std::size_t>(in ? k0 + r : 0) * N + bn, col,
+                       in ? N - bn : 0, vec_b);
     }
   };
   auto stash = [&](int buf) {  // registers -> shared
 #pragma unroll
     for (int l = 0; l < WM::kChunksA; ++l) {
-      const int c = t + l * WM::kThreads, r = c / (WM::kBK / WM::kChunk), col = (c % (WM::kBK / WM::kChunk)) * WM::kChunk;
+      const int c = t + l * WM::kThreads, r = c / (WM::kBK / WM::kChunk),
+                col = (c % (WM::kBK / WM::kChunk)) * WM::kChunk;
       *reinterpret_cast<uint4*>(&As[buf][r][col]) = a_reg[l];
     }
 #pragma unroll
     for (int l = 0; l < WM::kChunksB; ++l) {
-      const int c = t + l * WM::kThreads, r = c / (WM::kBN / WM::kChunk), col = (c % (WM::kBN / WM::kChunk)) * WM::kChunk;
+      const int c = t + l * WM::kThreads, r = c / (WM::kBN / WM::kChunk),
+                col = (c % (WM::kBN / WM::kChunk)) * WM::kChunk;
       *reinterpret_cast<uint4*>(&Bs[buf][r][col]) = b_reg[l];
     }
   };
 
-  wmma::fragment<wmma::accumulator, WM::kFrag, WM::kFrag, WM::kFrag, float> acc[WM::kFragsM][WM::kFragsN];
+  wmma::fragment<wmma::accumulator, WM::kFrag, WM::kFrag, WM::kFrag, float> acc[WM::kFragsM]
+                                                                               [WM::kFragsN];
 #pragma unroll
   for (int i = 0; i < WM::kFragsM; ++i)
 #pragma unroll
@@ -119,17 +130,17 @@ wmma_gemm_kernel(int M, int N, int K, float alpha, const T* __restrict__ A, cons
     const int cur = tile & 1;
     const bool has_next = tile + 1 < tiles;
     if (has_next) fetch((tile + 1) * WM::kBK);  // in flight during the MMAs below
-    // TODO(6.5): the tensor-core inner loop of wmma_gemm_kernel.
-    //   Contract: on entry As[cur] (128 x 32) and Bs[cur] (32 x 128) hold this block's current K
-    //     tile (zero-filled past A and B) and every thread is past the barrier that completed them;
-    //     on exit acc[i][j], this warp's 4 x 2 fp32 accumulator fragments of 16 x 16 (its 64 x 32
-    //     warp tile at rows warp_m * 64, columns warp_n * 32 of the block tile), have accumulated
-    //     this tile's products. Do not touch the other buffer (it is being filled).
-    //   Constraints: nvcuda::wmma only (fragments, load_matrix_sync, mma_sync), 16 x 16 x 16, T =
-    //     half or bfloat16 inputs with fp32 accumulation; the shared tiles are padded (ldm kLdA,
-    //     kLdB).
-    //   Goal: BM_tc_gemm/wmma_fp16/8192 >= 0.3x BM_tc_gemm_cublas/fp16/8192;
-    //     `scripts/lab check 6.5`.
+      // TODO(6.5): the tensor-core inner loop of wmma_gemm_kernel.
+      //   Contract: on entry As[cur] (128 x 32) and Bs[cur] (32 x 128) hold this block's current K
+      //     tile (zero-filled past A and B) and every thread is past the barrier that completed
+      //     them; on exit acc[i][j], this warp's 4 x 2 fp32 accumulator fragments of 16 x 16 (its
+      //     64 x 32 warp tile at rows warp_m * 64, columns warp_n * 32 of the block tile), have
+      //     accumulated this tile's products. Do not touch the other buffer (it is being filled).
+      //   Constraints: nvcuda::wmma only (fragments, load_matrix_sync, mma_sync), 16 x 16 x 16, T =
+      //     half or bfloat16 inputs with fp32 accumulation; the shared tiles are padded (ldm kLdA,
+      //     kLdB).
+      //   Goal: BM_tc_gemm/wmma_fp16/8192 >= 0.3x BM_tc_gemm_cublas/fp16/8192;
+      //     `scripts/lab check 6.5`.
     if (has_next) stash(cur ^ 1);  // cur ^ 1 was last read before the previous barrier
     __syncthreads();               // next buffer complete; nobody reads `cur` any more
   }

@@ -69,7 +69,8 @@ class CopyBase {
 // (state.SkipWithError("wrong result: " + what)) and verify returns false: return at once. The
 // verdict is kept per `key` (the row's name) for the life of the process, so the repetitions of
 // a row check once. An exception from `check` is a wrong result too.
-bool verify(benchmark::State& state, const std::string& key, const std::function<std::string()>& check);
+bool verify(benchmark::State& state, const std::string& key,
+            const std::function<std::string()>& check);
 
 // "" when `got` matches `want` within `tol`, else compare()'s message (first mismatch, counts).
 template <class T>
@@ -102,5 +103,7 @@ int main(int argc, char** argv);
 
 }  // namespace cudalab::bench
 
-#define CUDALAB_BENCH_MAIN() \
-  int main(int argc, char** argv) { return ::cudalab::bench::main(argc, argv); }
+#define CUDALAB_BENCH_MAIN()                   \
+  int main(int argc, char** argv) {            \
+    return ::cudalab::bench::main(argc, argv); \
+  }

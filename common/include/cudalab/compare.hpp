@@ -33,13 +33,13 @@ struct Tolerance {
 struct CompareResult {
   std::size_t n = 0;
   std::size_t mismatches = 0;
-  std::size_t poisoned = 0;          // mismatching elements that still hold the poison pattern
-  std::size_t first_index = 0;       // valid when mismatches > 0
+  std::size_t poisoned = 0;     // mismatching elements that still hold the poison pattern
+  std::size_t first_index = 0;  // valid when mismatches > 0
   double first_got = 0, first_want = 0;
   bool first_got_poison = false;
   double max_abs_error = 0, max_rel_error = 0;
   std::size_t max_abs_index = 0;
-  std::string message;               // empty when ok()
+  std::string message;  // empty when ok()
   bool ok() const noexcept { return mismatches == 0; }
 };
 
@@ -50,21 +50,64 @@ enum class ElementKind { kF64, kF32, kF16, kBF16, kI8, kU8, kI16, kU16, kI32, kU
 CompareResult compare_raw(ElementKind kind, const void* got, const void* want, std::size_t n,
                           Tolerance tol, std::string_view what);
 
-template <class T> constexpr ElementKind element_kind();
-template <> constexpr ElementKind element_kind<double>() { return ElementKind::kF64; }
-template <> constexpr ElementKind element_kind<float>() { return ElementKind::kF32; }
-template <> constexpr ElementKind element_kind<__half>() { return ElementKind::kF16; }
-template <> constexpr ElementKind element_kind<__nv_bfloat16>() { return ElementKind::kBF16; }
-template <> constexpr ElementKind element_kind<std::int8_t>() { return ElementKind::kI8; }
-template <> constexpr ElementKind element_kind<std::uint8_t>() { return ElementKind::kU8; }
-template <> constexpr ElementKind element_kind<std::int16_t>() { return ElementKind::kI16; }
-template <> constexpr ElementKind element_kind<std::uint16_t>() { return ElementKind::kU16; }
-template <> constexpr ElementKind element_kind<std::int32_t>() { return ElementKind::kI32; }
-template <> constexpr ElementKind element_kind<std::uint32_t>() { return ElementKind::kU32; }
-template <> constexpr ElementKind element_kind<long>() { return ElementKind::kI64; }
-template <> constexpr ElementKind element_kind<unsigned long>() { return ElementKind::kU64; }
-template <> constexpr ElementKind element_kind<long long>() { return ElementKind::kI64; }
-template <> constexpr ElementKind element_kind<unsigned long long>() { return ElementKind::kU64; }
+template <class T>
+constexpr ElementKind element_kind();
+template <>
+constexpr ElementKind element_kind<double>() {
+  return ElementKind::kF64;
+}
+template <>
+constexpr ElementKind element_kind<float>() {
+  return ElementKind::kF32;
+}
+template <>
+constexpr ElementKind element_kind<__half>() {
+  return ElementKind::kF16;
+}
+template <>
+constexpr ElementKind element_kind<__nv_bfloat16>() {
+  return ElementKind::kBF16;
+}
+template <>
+constexpr ElementKind element_kind<std::int8_t>() {
+  return ElementKind::kI8;
+}
+template <>
+constexpr ElementKind element_kind<std::uint8_t>() {
+  return ElementKind::kU8;
+}
+template <>
+constexpr ElementKind element_kind<std::int16_t>() {
+  return ElementKind::kI16;
+}
+template <>
+constexpr ElementKind element_kind<std::uint16_t>() {
+  return ElementKind::kU16;
+}
+template <>
+constexpr ElementKind element_kind<std::int32_t>() {
+  return ElementKind::kI32;
+}
+template <>
+constexpr ElementKind element_kind<std::uint32_t>() {
+  return ElementKind::kU32;
+}
+template <>
+constexpr ElementKind element_kind<long>() {
+  return ElementKind::kI64;
+}
+template <>
+constexpr ElementKind element_kind<unsigned long>() {
+  return ElementKind::kU64;
+}
+template <>
+constexpr ElementKind element_kind<long long>() {
+  return ElementKind::kI64;
+}
+template <>
+constexpr ElementKind element_kind<unsigned long long>() {
+  return ElementKind::kU64;
+}
 
 // `got` against `want` (same length, else the result says so). `what` names the operation and
 // size for the message, e.g. "saxpy (n = 1000)".

@@ -12,7 +12,8 @@
 
 namespace cudalab {
 
-inline void check_cublas(cublasStatus_t status, const char* expression, const char* file, int line) {
+inline void check_cublas(cublasStatus_t status, const char* expression, const char* file,
+                         int line) {
   if (status != CUBLAS_STATUS_SUCCESS)
     throw LibraryError("cuBLAS", static_cast<long>(status), cublasGetStatusName(status), expression,
                        file, line);
@@ -25,7 +26,8 @@ class CublasHandle {
  public:
   explicit CublasHandle(cublasMath_t mode = CUBLAS_DEFAULT_MATH) {
     check_cublas(cublasCreate(h_.out()), "cublasCreate(&h)", __FILE__, __LINE__);
-    check_cublas(cublasSetMathMode(h_.get(), mode), "cublasSetMathMode(h, mode)", __FILE__, __LINE__);
+    check_cublas(cublasSetMathMode(h_.get(), mode), "cublasSetMathMode(h, mode)", __FILE__,
+                 __LINE__);
   }
 
   cublasHandle_t get() const noexcept { return h_.get(); }

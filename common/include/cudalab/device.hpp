@@ -15,7 +15,7 @@ std::string no_gpu_reason();
 struct DeviceInfo {
   int id = 0;
   std::string name;
-  int cc_major = 0, cc_minor = 0;        // compute capability, e.g. 9.0 for Hopper
+  int cc_major = 0, cc_minor = 0;  // compute capability, e.g. 9.0 for Hopper
   int sm_count = 0;
   int max_threads_per_block = 0, max_threads_per_sm = 0;
   int warp_size = 32;

@@ -14,11 +14,11 @@
 namespace cudalab::testing {
 
 struct DeviceCheck {
-  std::size_t n = 0;          // elements checked
+  std::size_t n = 0;  // elements checked
   std::size_t mismatches = 0;
-  std::size_t first = 0;      // index of the first mismatch (valid when mismatches > 0)
-  double got = 0, want = 0;   // at `first`
-  double bound = 0;           // the allowed |got - want| at `first` (0: exact)
+  std::size_t first = 0;     // index of the first mismatch (valid when mismatches > 0)
+  double got = 0, want = 0;  // at `first`
+  double bound = 0;          // the allowed |got - want| at `first` (0: exact)
   bool ok() const noexcept { return mismatches == 0; }
   // "<what>: 3 of 2147487747 elements differ; first at index 2147483648: got 0.5, want 1.25"
   std::string message(const std::string& what) const;

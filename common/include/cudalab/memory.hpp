@@ -65,7 +65,8 @@ class PinnedBuffer {
  public:
   PinnedBuffer() = default;
   explicit PinnedBuffer(std::size_t n, unsigned flags = cudaHostAllocDefault) : n_(n) {
-    if (n > 0) CUDALAB_CHECK(cudaHostAlloc(reinterpret_cast<void**>(p_.out()), n * sizeof(T), flags));
+    if (n > 0)
+      CUDALAB_CHECK(cudaHostAlloc(reinterpret_cast<void**>(p_.out()), n * sizeof(T), flags));
   }
   PinnedBuffer(PinnedBuffer&&) noexcept = default;  // the source is left empty (UniqueHandle)
   PinnedBuffer& operator=(PinnedBuffer&&) noexcept = default;
@@ -91,7 +92,8 @@ class PitchedBuffer {
   PitchedBuffer(std::size_t rows, std::size_t width) : rows_(rows), width_(width) {
     if (rows > 0 && width > 0) {
       std::size_t pitch = 0;
-      CUDALAB_CHECK(cudaMallocPitch(reinterpret_cast<void**>(p_.out()), &pitch, width * sizeof(T), rows));
+      CUDALAB_CHECK(
+          cudaMallocPitch(reinterpret_cast<void**>(p_.out()), &pitch, width * sizeof(T), rows));
       pitch_ = pitch;
     }
   }
@@ -108,8 +110,8 @@ class PitchedBuffer {
   void upload(std::span<const T> host) {
     require(host.size() == rows_ * width_, "host", "size must be rows * width");
     if (!host.empty())
-      CUDALAB_CHECK(cudaMemcpy2D(p_.get(), pitch_, host.data(), width_ * sizeof(T), width_ * sizeof(T),
-                                 rows_, cudaMemcpyHostToDevice));
+      CUDALAB_CHECK(cudaMemcpy2D(p_.get(), pitch_, host.data(), width_ * sizeof(T),
+                                 width_ * sizeof(T), rows_, cudaMemcpyHostToDevice));
   }
   std::vector<T> to_host() const {
     std::vector<T> h(rows_ * width_);

@@ -27,7 +27,9 @@ class Stream {
 
 class Event {
  public:
-  explicit Event(unsigned flags = cudaEventDefault) { CUDALAB_CHECK(cudaEventCreateWithFlags(e_.out(), flags)); }
+  explicit Event(unsigned flags = cudaEventDefault) {
+    CUDALAB_CHECK(cudaEventCreateWithFlags(e_.out(), flags));
+  }
 
   cudaEvent_t get() const noexcept { return e_.get(); }
   operator cudaEvent_t() const noexcept { return e_.get(); }  // NOLINT

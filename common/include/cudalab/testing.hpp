@@ -70,7 +70,8 @@ void expect_throws_naming(F&& call, const char* argument) {
     call();
     ADD_FAILURE() << "expected std::invalid_argument naming '" << argument << "'";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find(std::string("'") + argument + "'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(std::string("'") + argument + "'"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -111,7 +112,8 @@ class GuardedOutput {
   // An in-place output (y = a x + y): the first n elements start as `initial` (n of them), the
   // guard behind them stays poisoned.
   GuardedOutput(std::size_t n, std::span<const T> initial) : GuardedOutput(n) {
-    if (initial.size() != n) throw std::invalid_argument("GuardedOutput: 'initial' must hold n elements");
+    if (initial.size() != n)
+      throw std::invalid_argument("GuardedOutput: 'initial' must hold n elements");
     if (n != 0)
       CUDALAB_CHECK(cudaMemcpy(buf_.data(), initial.data(), n * sizeof(T), cudaMemcpyHostToDevice));
   }
@@ -133,14 +135,16 @@ class GuardedOutput {
   // Elements [from, to) of the output were never written (after result()): e.g. the `offset`
   // elements in front of a pointer that a test shifted by offset, which the kernel must not touch
   // (a head loop that starts one element early writes there). `what` names the operation.
-  ::testing::AssertionResult untouched(std::size_t from, std::size_t to, const std::string& what) const {
+  ::testing::AssertionResult untouched(std::size_t from, std::size_t to,
+                                       const std::string& what) const {
     const std::size_t k = count_overwritten(std::span<const T>(all_), from, to);
     if (k == 0) return ::testing::AssertionSuccess();
     std::size_t first = from;
     while (first < to && is_poison(all_[first])) ++first;
     return ::testing::AssertionFailure()
            << what << ": " << k << " of the elements " << from << ".." << (to - 1)
-           << " before the output were written (first: index " << first << " relative to the buffer,"
+           << " before the output were written (first: index " << first
+           << " relative to the buffer,"
            << " n = " << n_ << "): the kernel writes before its first element";
   }
 
@@ -152,25 +156,25 @@ class GuardedOutput {
 
 }  // namespace cudalab::testing
 
-#define CUDALAB_REQUIRE_GPU()                                                  \
-  do {                                                                         \
+#define CUDALAB_REQUIRE_GPU()                                                      \
+  do {                                                                             \
     if (const std::string r_ = ::cudalab::testing::gpu_skip_reason(); !r_.empty()) \
-      GTEST_SKIP() << r_;                                                      \
+      GTEST_SKIP() << r_;                                                          \
   } while (0)
 
 // Declares a LargeTestLock in the enclosing scope (held to the end of the test): use it once per
 // test, as a statement of the test body.
-#define CUDALAB_REQUIRE_DEVICE_MEMORY(bytes)                                   \
-  const ::cudalab::testing::LargeTestLock cudalab_large_test_lock_;            \
-  do {                                                                         \
+#define CUDALAB_REQUIRE_DEVICE_MEMORY(bytes)                                               \
+  const ::cudalab::testing::LargeTestLock cudalab_large_test_lock_;                        \
+  do {                                                                                     \
     if (const std::string r_ = ::cudalab::testing::memory_skip_reason(bytes); !r_.empty()) \
-      GTEST_SKIP() << r_;                                                      \
+      GTEST_SKIP() << r_;                                                                  \
   } while (0)
 
-#define CUDALAB_REQUIRE_ARCH(major, minor)                                     \
-  do {                                                                         \
+#define CUDALAB_REQUIRE_ARCH(major, minor)                                                      \
+  do {                                                                                          \
     if (const std::string r_ = ::cudalab::testing::arch_skip_reason(major, minor); !r_.empty()) \
-      GTEST_SKIP() << r_;                                                      \
+      GTEST_SKIP() << r_;                                                                       \
   } while (0)
 
 // EXPECT_MATCHES(compare(got, want, tol, "saxpy (n = 1000)"));

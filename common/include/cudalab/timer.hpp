@@ -13,7 +13,8 @@ namespace cudalab {
 struct TimingOptions {
   int warmup = 3;        // untimed runs first: module load, caches, clocks ramping up
   int repetitions = 20;  // timed runs; the median is robust to the odd slow one
-  bool flush_l2 = false; // overwrite the L2 before each timed run (small inputs would hit in cache)
+  bool flush_l2 =
+      false;  // overwrite the L2 before each timed run (small inputs would hit in cache)
 };
 
 struct TimingStats {

@@ -30,7 +30,8 @@ static_assert(kBlockX * kBlockY <= 1024);
 unsigned blocks_for(std::size_t n, unsigned threads_per_block);
 
 // Exercise 3.2 — c[i] = a[i] + b[i], one thread per element.
-void vector_add(const float* a, const float* b, float* c, std::size_t n, cudaStream_t stream = nullptr);
+void vector_add(const float* a, const float* b, float* c, std::size_t n,
+                cudaStream_t stream = nullptr);
 
 // Exercise 3.3 — y[i] = alpha * x[i] + y[i] (SAXPY), one thread per element, correct past
 // n = 2^31 (a 32-bit index overflows there).
@@ -44,9 +45,10 @@ void vector_add_grid_stride(const float* a, const float* b, float* c, std::size_
                             StrideVariant variant = StrideVariant::kScalar,
                             cudaStream_t stream = nullptr);
 
-// Exercise 3.5 — RGB to grayscale on a pitched 2D image: gray = (299 R + 587 G + 114 B + 500) / 1000
-// (integer, so the CPU oracle is exact). `rgb` holds `height` rows of 3 * width bytes (R, G, B
-// interleaved) that start `rgb_pitch` bytes apart; `gray` rows hold `width` bytes, `gray_pitch` apart.
+// Exercise 3.5 — RGB to grayscale on a pitched 2D image: gray = (299 R + 587 G + 114 B + 500) /
+// 1000 (integer, so the CPU oracle is exact). `rgb` holds `height` rows of 3 * width bytes (R, G, B
+// interleaved) that start `rgb_pitch` bytes apart; `gray` rows hold `width` bytes, `gray_pitch`
+// apart.
 void rgb_to_gray(const std::uint8_t* rgb, std::size_t rgb_pitch, std::uint8_t* gray,
                  std::size_t gray_pitch, int width, int height, cudaStream_t stream = nullptr);
 
@@ -72,13 +74,13 @@ enum class Probe {
   kLocalArray  // a per-thread array indexed at run time: lives in local memory (slow)
 };
 struct KernelInfo {
-  int num_regs = 0;              // registers per thread
-  int ptx_version = 0;           // virtual architecture of the PTX it was compiled from (90 = 9.0)
-  int binary_version = 0;        // architecture of the machine code (SASS) that runs
-  int max_threads_per_block = 0; // limited by registers: 65536 / (regs * threads)
-  std::size_t local_bytes = 0;   // local memory per thread (spills, run-time indexed arrays)
-  std::size_t shared_bytes = 0;  // static shared memory per block
-  std::size_t const_bytes = 0;   // constant memory used by the kernel
+  int num_regs = 0;               // registers per thread
+  int ptx_version = 0;            // virtual architecture of the PTX it was compiled from (90 = 9.0)
+  int binary_version = 0;         // architecture of the machine code (SASS) that runs
+  int max_threads_per_block = 0;  // limited by registers: 65536 / (regs * threads)
+  std::size_t local_bytes = 0;    // local memory per thread (spills, run-time indexed arrays)
+  std::size_t shared_bytes = 0;   // static shared memory per block
+  std::size_t const_bytes = 0;    // constant memory used by the kernel
 };
 KernelInfo probe_kernel_info(Probe probe);
 // Runs the kLocalArray probe (so the tests can check it computes, not only that it compiled):

@@ -58,7 +58,8 @@ inline constexpr TransposeVariant kTransposeVariants[] = {
 std::string_view name(TransposeVariant variant);  // "naive", "tiled", "padded", "padded64"
 
 void transpose(const float* in, float* out, int rows, int cols,
-               TransposeVariant variant = TransposeVariant::kPadded64, cudaStream_t stream = nullptr);
+               TransposeVariant variant = TransposeVariant::kPadded64,
+               cudaStream_t stream = nullptr);
 
 // out = in for a rows x cols matrix, with the naive transpose's launch shape (32 x 8 threads,
 // 4 elements per thread): the ceiling of this structure, beside cudaMemcpy in the benchmark.
@@ -108,7 +109,8 @@ void eval_polynomials(const float* x, float* y, std::size_t n, const float* coef
 // out[i] = sum_{r < passes} in[(i + r * kRotation) % n]: every pass reads the whole input once.
 inline constexpr std::size_t kRotation = 1024;
 inline constexpr int kMaxPasses = 64;
-void rotate_sum(const float* in, float* out, std::size_t n, int passes, cudaStream_t stream = nullptr);
+void rotate_sum(const float* in, float* out, std::size_t n, int passes,
+                cudaStream_t stream = nullptr);
 
 enum class HostAccess {
   kCopyThenKernel,  // cudaMemcpyAsync(staging <- host_in) on `stream`, then rotate_sum(staging)
@@ -124,10 +126,10 @@ void rotate_sum_from_host(const float* host_in, float* staging, float* out, std:
 // Transfer model (cpu/transfer_fit.cpp): t(bytes) = latency + bytes / bandwidth, fitted by least
 // squares weighted by 1 / t^2 (relative errors) to measured (bytes, seconds) pairs.
 struct TransferFit {
-  double latency_s = 0;           // intercept: the fixed cost of one transfer
-  double seconds_per_byte = 0;    // slope
+  double latency_s = 0;              // intercept: the fixed cost of one transfer
+  double seconds_per_byte = 0;       // slope
   double bandwidth_bytes_per_s = 0;  // 1 / slope (0 when the slope is not positive)
-  double r2 = 0;                  // coefficient of determination of the fit
+  double r2 = 0;                     // coefficient of determination of the fit
   double predict_seconds(double bytes) const { return latency_s + bytes * seconds_per_byte; }
   // The size at which half the time is latency: latency * bandwidth ("n one-half").
   double half_bandwidth_bytes() const { return latency_s * bandwidth_bytes_per_s; }

@@ -15,7 +15,8 @@
 namespace cudalab::ch05 {
 
 inline constexpr int kDivergenceBlock = 256;  // threads per block; each block owns 256 elements
-inline constexpr int kDivergenceSteps = 256;  // dependent FMAs per path: the kernel is compute-bound
+inline constexpr int kDivergenceSteps =
+    256;  // dependent FMAs per path: the kernel is compute-bound
 static_assert(kDivergenceBlock % 64 == 0, "warp pairs: an even and an odd warp per 64 threads");
 
 // The two paths: kDivergenceSteps iterations of y = c * y + d (contracting, |c| < 1, so rounding

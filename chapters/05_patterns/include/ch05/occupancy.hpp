@@ -21,20 +21,20 @@ namespace cudalab::ch05 {
 // Per-SM limits of one compute capability (CUDA C++ Programming Guide, "Technical Specifications
 // per Compute Capability"; allocation rules as in the toolkit's cuda_occupancy.h).
 struct ArchLimits {
-  int cc = 0;                        // 90 for compute capability 9.0
+  int cc = 0;  // 90 for compute capability 9.0
   int warp_size = 32;
   int max_threads_per_block = 1024;
-  int max_threads_per_sm = 0;        // = 32 x max_warps_per_sm
+  int max_threads_per_sm = 0;  // = 32 x max_warps_per_sm
   int max_warps_per_sm = 0;
   int max_blocks_per_sm = 0;
-  int regs_per_sm = 65536;           // 32-bit registers in the register file
-  int regs_per_block = 65536;        // the most one block may hold
+  int regs_per_sm = 65536;     // 32-bit registers in the register file
+  int regs_per_block = 65536;  // the most one block may hold
   int max_regs_per_thread = 255;
-  int reg_alloc_unit = 256;          // registers are given to a warp in chunks of 256 (8 per thread)
-  int sub_partitions = 4;            // an SM is 4 quadrants; each warp's registers live in one
-  std::size_t smem_per_sm = 0;       // the largest shared-memory carve-out of the unified L1
-  std::size_t smem_per_block = 0;    // the most one block may use (above 48 KiB: opt-in)
-  std::size_t smem_alloc_unit = 0;   // shared memory is given to a block in chunks of this size
+  int reg_alloc_unit = 256;         // registers are given to a warp in chunks of 256 (8 per thread)
+  int sub_partitions = 4;           // an SM is 4 quadrants; each warp's registers live in one
+  std::size_t smem_per_sm = 0;      // the largest shared-memory carve-out of the unified L1
+  std::size_t smem_per_block = 0;   // the most one block may use (above 48 KiB: opt-in)
+  std::size_t smem_alloc_unit = 0;  // shared memory is given to a block in chunks of this size
   std::size_t smem_reserved_per_block = 0;  // taken by the driver for each block (1 KiB on sm_80+)
 };
 
@@ -51,9 +51,9 @@ enum class OccupancyLimiter {
 };
 
 struct Occupancy {
-  int blocks_per_sm = 0;     // resident blocks: the minimum of the four limits below
-  int warps_per_sm = 0;      // blocks_per_sm x warps per block
-  double occupancy = 0.0;    // warps_per_sm / max_warps_per_sm
+  int blocks_per_sm = 0;   // resident blocks: the minimum of the four limits below
+  int warps_per_sm = 0;    // blocks_per_sm x warps per block
+  double occupancy = 0.0;  // warps_per_sm / max_warps_per_sm
   OccupancyLimiter limiter = OccupancyLimiter::kNone;  // which limit gave blocks_per_sm
   int blocks_by_warps = 0, blocks_by_blocks = 0, blocks_by_regs = 0, blocks_by_smem = 0;
 };
@@ -63,8 +63,8 @@ struct Occupancy {
 // Throws std::invalid_argument naming the argument. A block that needs more registers or shared
 // memory than one block may have gives 0 blocks, limiter kDoesNotFit. A limit that does not apply
 // (0 registers; 0 bytes of shared memory
-// before sm_80, where no block reserve exists) counts as std::numeric_limits<int>::max() blocks. When several
-// limits tie, the limiter is the first of: warps, blocks, registers, shared memory.
+// before sm_80, where no block reserve exists) counts as std::numeric_limits<int>::max() blocks.
+// When several limits tie, the limiter is the first of: warps, blocks, registers, shared memory.
 Occupancy occupancy(const ArchLimits& arch, int block_threads, int regs_per_thread,
                     std::size_t smem_per_block);
 
@@ -76,9 +76,10 @@ const char* to_string(OccupancyLimiter limiter);
 // Probe kernels: y[i] = x[i] + s, s = the sum (in k order, float) of the kKeep values x[base + lane
 // + 32 k], k < kKeep, that lane `lane` of a warp loads from its warp's chunk of 32 x kKeep floats
 // (chunks base = 32 kKeep w for global warp w = blockIdx.x * warps_per_block + warp, grid-striding
-// by all warps; values past n count as 0). Each thread loads its kKeep values before it stores any, so kKeep sets the register count (and the loads
-// in flight); kStaticSmem adds a static shared array; kBounded adds __launch_bounds__(256, 4),
-// which caps registers at 65536 / (256 x 4) = 64 per thread so that 4 blocks fit.
+// by all warps; values past n count as 0). Each thread loads its kKeep values before it stores any,
+// so kKeep sets the register count (and the loads in flight); kStaticSmem adds a static shared
+// array; kBounded adds __launch_bounds__(256, 4), which caps registers at 65536 / (256 x 4) = 64
+// per thread so that 4 blocks fit.
 enum class OccupancyProbe {
   kKeep4,          // registers per thread on sm_90 (ptxas, CUDA 13): 24
   kKeep32,         // 87
@@ -117,7 +118,8 @@ SuggestedLaunch probe_suggested_launch(OccupancyProbe probe, std::size_t dynamic
 // Runs the probe on n elements (device pointers, any n) with this block size (a multiple of 32 in
 // 32..256) and dynamic shared memory per block, on a grid of resident blocks x SMs (one wave).
 void run_occupancy_probe(OccupancyProbe probe, const float* x, float* y, std::size_t n,
-                         int block_threads, std::size_t dynamic_smem, cudaStream_t stream = nullptr);
+                         int block_threads, std::size_t dynamic_smem,
+                         cudaStream_t stream = nullptr);
 // kKeep of a probe (the CPU oracle of run_occupancy_probe needs it).
 int probe_keep(OccupancyProbe probe);
 

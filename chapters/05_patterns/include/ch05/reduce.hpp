@@ -29,17 +29,18 @@ static_assert(kReduceBlock % 32 == 0 && (kReduceBlock & (kReduceBlock - 1)) == 0
 // partials until one value is left (log_{elements per block}(n) launches); step 6 runs a fixed
 // grid sized from the device and finishes with one single-block launch; step 7 needs one launch.
 enum class ReduceVariant {
-  kInterleaved,       // 1: interleaved addressing, `tid % (2s) == 0`: divergent warps (Harris 1)
-  kSequential,        // 2: sequential addressing, active threads contiguous (Harris 3; exercise 5.1)
-  kFirstAddDuringLoad,// 3: each thread adds two elements while loading: half the blocks (Harris 4)
-  kUnrollLastWarp,    // 4: the last 6 steps inside one warp, no __syncthreads (Harris 5)
-  kWarpShuffle,       // 5: register shuffles instead of shared memory in each warp (exercise 5.2)
-  kVectorized,        // 6: grid-stride float4/int4 loads, 4 in flight per thread; 2 launches
-  kOnePass,           // 7: as 6, and the last block to finish adds the partials: 1 launch
+  kInterleaved,  // 1: interleaved addressing, `tid % (2s) == 0`: divergent warps (Harris 1)
+  kSequential,   // 2: sequential addressing, active threads contiguous (Harris 3; exercise 5.1)
+  kFirstAddDuringLoad,  // 3: each thread adds two elements while loading: half the blocks (Harris
+                        // 4)
+  kUnrollLastWarp,      // 4: the last 6 steps inside one warp, no __syncthreads (Harris 5)
+  kWarpShuffle,         // 5: register shuffles instead of shared memory in each warp (exercise 5.2)
+  kVectorized,          // 6: grid-stride float4/int4 loads, 4 in flight per thread; 2 launches
+  kOnePass,             // 7: as 6, and the last block to finish adds the partials: 1 launch
 };
 inline constexpr ReduceVariant kAllReduceVariants[] = {
-    ReduceVariant::kInterleaved,     ReduceVariant::kSequential,  ReduceVariant::kFirstAddDuringLoad,
-    ReduceVariant::kUnrollLastWarp,  ReduceVariant::kWarpShuffle, ReduceVariant::kVectorized,
+    ReduceVariant::kInterleaved,    ReduceVariant::kSequential,  ReduceVariant::kFirstAddDuringLoad,
+    ReduceVariant::kUnrollLastWarp, ReduceVariant::kWarpShuffle, ReduceVariant::kVectorized,
     ReduceVariant::kOnePass};
 const char* to_string(ReduceVariant v);
 
@@ -50,16 +51,19 @@ std::size_t reduce_workspace_bytes(std::size_t n);
 // least reduce_workspace_bytes(n) bytes, zeroed once before its first use. Asynchronous on
 // `stream`. Float: the order of additions is fixed by the variant and the grid, so repeated calls
 // give bit-identical results (no atomics on the sum). Int: wraps on overflow like CUB.
-void reduce_sum(const float* in, float* out, std::size_t n, void* workspace, std::size_t workspace_bytes,
-                ReduceVariant variant = ReduceVariant::kOnePass, cudaStream_t stream = nullptr);
-void reduce_sum(const int* in, int* out, std::size_t n, void* workspace, std::size_t workspace_bytes,
-                ReduceVariant variant = ReduceVariant::kOnePass, cudaStream_t stream = nullptr);
+void reduce_sum(const float* in, float* out, std::size_t n, void* workspace,
+                std::size_t workspace_bytes, ReduceVariant variant = ReduceVariant::kOnePass,
+                cudaStream_t stream = nullptr);
+void reduce_sum(const int* in, int* out, std::size_t n, void* workspace,
+                std::size_t workspace_bytes, ReduceVariant variant = ReduceVariant::kOnePass,
+                cudaStream_t stream = nullptr);
 
 // Throws std::runtime_error, with the reason, when kOnePass cannot trust `workspace`: its arrival
 // counter is not 0, or a call found it dirty (that call wrote NaN, or INT_MIN for int, to *out
 // instead of a sum). Synchronizes `stream` (one 12-byte read): call it after a failure, not in a
 // timed loop. reduce_sum(kOnePass) calls it itself the first time a thread passes a workspace
 // (any workspace other than the one its previous kOnePass call used).
-void reduce_check_workspace(const void* workspace, std::size_t workspace_bytes, cudaStream_t stream = nullptr);
+void reduce_check_workspace(const void* workspace, std::size_t workspace_bytes,
+                            cudaStream_t stream = nullptr);
 
 }  // namespace cudalab::ch05

@@ -29,7 +29,8 @@ static_assert(kScanTile % 64 == 0 && kScanTile <= 1024 && (kScanTile & (kScanTil
               "a power-of-two tile that one block of at most 1024 threads holds");
 
 enum class BlockScanAlgo {
-  kKoggeStone,  // log2(T) steps, each element adds the one `offset` to its left: T log T adds (exercise 5.3)
+  kKoggeStone,  // log2(T) steps, each element adds the one `offset` to its left: T log T adds
+                // (exercise 5.3)
   kBrentKung,   // up-sweep + down-sweep tree: 2T adds, 2 log2(T) steps (work-efficient)
 };
 const char* to_string(BlockScanAlgo a);
@@ -47,8 +48,8 @@ enum class ScanVariant {
   kDecoupledLookback,  // single pass: a tile's prefix comes from its predecessors' published
                        // states (Merrill & Garland 2016): ~2n elements moved (exercise 5.4)
 };
-inline constexpr ScanVariant kAllScanVariants[] = {ScanVariant::kKoggeStone, ScanVariant::kBrentKung,
-                                                   ScanVariant::kDecoupledLookback};
+inline constexpr ScanVariant kAllScanVariants[] = {
+    ScanVariant::kKoggeStone, ScanVariant::kBrentKung, ScanVariant::kDecoupledLookback};
 const char* to_string(ScanVariant v);
 
 // Items each thread of the look-back scan holds: 16 ints/floats = four 16-byte vectors.

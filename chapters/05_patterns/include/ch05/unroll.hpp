@@ -17,10 +17,10 @@ static_assert(kUnrollBlock % 32 == 0 && kUnrollBlock <= 1024, "whole warps, at m
 static_assert(kUnrollItems % 4 == 0, "the vectorized variant moves the items as float4");
 
 enum class UnrollVariant {
-  kRolled,            // `#pragma unroll 1`, plain pointers: one load pair in flight per thread
-  kUnrolled,          // unrolled, plain pointers: y may alias x, so loads stay behind earlier stores
+  kRolled,    // `#pragma unroll 1`, plain pointers: one load pair in flight per thread
+  kUnrolled,  // unrolled, plain pointers: y may alias x, so loads stay behind earlier stores
   kUnrolledRestrict,  // unrolled, const __restrict__: all 2 * kUnrollItems loads issue first
-  kVectorized         // restrict + float4: LDG.E.128 / STG.E.128, 4x fewer memory instructions (5.6)
+  kVectorized  // restrict + float4: LDG.E.128 / STG.E.128, 4x fewer memory instructions (5.6)
 };
 
 // y[i] = a * x[i] + y[i] for i < n (device pointers, any n; x and y must not overlap).

@@ -41,13 +41,13 @@ bool have_cudnn() noexcept;
 enum class ConvLayout { kNCHW, kNHWC };
 enum class ConvType { kF32, kF16 };
 struct ConvAlgoResult {
-  std::string algo;          // "IMPLICIT_PRECOMP_GEMM", ...
-  std::string status;        // "SUCCESS", "NOT_SUPPORTED", ...
-  float time_ms = -1;        // measured by cudnnFindConvolutionForwardAlgorithmEx (-1: not run)
-  std::size_t workspace = 0; // bytes of workspace it needs
-  std::string math;          // "DEFAULT_MATH", "TENSOR_OP_MATH", ...
-  bool from_find = false;    // true: timed by Find; false: ranked by the Get_v7 heuristics
-  int rank = 0;              // position in cuDNN's list (0 = its first choice)
+  std::string algo;           // "IMPLICIT_PRECOMP_GEMM", ...
+  std::string status;         // "SUCCESS", "NOT_SUPPORTED", ...
+  float time_ms = -1;         // measured by cudnnFindConvolutionForwardAlgorithmEx (-1: not run)
+  std::size_t workspace = 0;  // bytes of workspace it needs
+  std::string math;           // "DEFAULT_MATH", "TENSOR_OP_MATH", ...
+  bool from_find = false;     // true: timed by Find; false: ranked by the Get_v7 heuristics
+  int rank = 0;               // position in cuDNN's list (0 = its first choice)
 };
 struct ConvAlgoReport {
   std::vector<ConvAlgoResult> heuristics;  // cudnnGetConvolutionForwardAlgorithm_v7

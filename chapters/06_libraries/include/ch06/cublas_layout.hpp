@@ -25,8 +25,8 @@ void cublas_sgemm_row_major(cublasHandle_t handle, Op opA, Op opB, int M, int N,
                             const float* A, int lda, const float* B, int ldb, float beta, float* C,
                             int ldc, cudaStream_t stream = nullptr);
 
-// `batch` independent products C_i = alpha A_i B_i + beta C_i, dense row-major, A_i = A + i * strideA
-// (elements), and so on: one cuBLAS call for all of them (exercise 6.3).
+// `batch` independent products C_i = alpha A_i B_i + beta C_i, dense row-major, A_i = A + i *
+// strideA (elements), and so on: one cuBLAS call for all of them (exercise 6.3).
 void cublas_sgemm_strided_batched_row_major(cublasHandle_t handle, int M, int N, int K, float alpha,
                                             const float* A, long long strideA, const float* B,
                                             long long strideB, float beta, float* C,
@@ -35,8 +35,8 @@ void cublas_sgemm_strided_batched_row_major(cublasHandle_t handle, int M, int N,
 
 // The tensor-core vendor row (tensor_core.hpp): cublasGemmEx with CUBLAS_COMPUTE_32F, same
 // row-major convention; A and B of type ab_type (CUDA_R_16F or CUDA_R_16BF).
-void cublas_gemm_ex_row_major(cublasHandle_t handle, int M, int N, int K, float alpha, const void* A,
-                              const void* B, cudaDataType_t ab_type, float beta, float* C,
-                              cudaStream_t stream = nullptr);
+void cublas_gemm_ex_row_major(cublasHandle_t handle, int M, int N, int K, float alpha,
+                              const void* A, const void* B, cudaDataType_t ab_type, float beta,
+                              float* C, cudaStream_t stream = nullptr);
 
 }  // namespace cudalab::ch06

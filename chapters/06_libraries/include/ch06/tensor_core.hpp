@@ -22,12 +22,12 @@ void wmma_gemm(int M, int N, int K, float alpha, const __half* A, const __half* 
 void wmma_gemm(int M, int N, int K, float alpha, const __nv_bfloat16* A, const __nv_bfloat16* B,
                float beta, float* C, cudaStream_t stream = nullptr);
 // Hopper path (sm_90a, worked example): C (M, N) fp32 = A (M, K) * Bt^T, with Bt (N, K) row-major
-// (both operands K-major, like a Linear layer's weight). Precondition, checked: M and N multiples of
-// 128, K a positive multiple of 64, 16-byte aligned pointers, a device of compute capability 9.0
+// (both operands K-major, like a Linear layer's weight). Precondition, checked: M and N multiples
+// of 128, K a positive multiple of 64, 16-byte aligned pointers, a device of compute capability 9.0
 // (std::runtime_error otherwise: wgmma_supported() says whether it can run).
 bool wgmma_supported();
-void wgmma_gemm_bf16_tn(int M, int N, int K, const __nv_bfloat16* A, const __nv_bfloat16* Bt, float* C,
-                        cudaStream_t stream = nullptr);
+void wgmma_gemm_bf16_tn(int M, int N, int K, const __nv_bfloat16* A, const __nv_bfloat16* Bt,
+                        float* C, cudaStream_t stream = nullptr);
 // fp32 -> fp16 / bf16 on the device, round to nearest even (benchmark inputs).
 void convert(const float* in, __half* out, std::size_t n, cudaStream_t stream = nullptr);
 void convert(const float* in, __nv_bfloat16* out, std::size_t n, cudaStream_t stream = nullptr);
