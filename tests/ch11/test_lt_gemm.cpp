@@ -11,12 +11,12 @@
 //    cores do not accumulate in IEEE fp32), and against the fp32 oracle of the unquantized
 //    inputs: the normwise relative error of E4M3 (3 mantissa bits: each element within 2^-4
 //    relative) stays below 0.08.
-#include <cstdint>
 #include <cuda_bf16.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 

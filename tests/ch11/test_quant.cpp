@@ -1,11 +1,11 @@
 // Quantization, host reference (host.hpp): INT8 per-channel symmetric, FP8 E4M3 / E5M2 against
 // cuda_fp8.h's own host conversions (every code decoded, every midpoint and random floats
 // encoded), with the edge cases: zero rows, saturation, NaN, infinities, subnormals, signed zero.
-#include <cstdint>
 #include <cuda_fp8.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
