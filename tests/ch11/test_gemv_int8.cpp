@@ -1,7 +1,10 @@
 // Exercise 11.4 — INT8 weight-only GEMV against two oracles:
 //  * the quantized weights in double (what the kernel must compute): fp32 accumulation of cols
-//    products then fp16 rounding; tolerance rel 1e-3 (fp16 half-ulp is 2^-12 relative) + abs
-//    1e-5 * sum |terms| (fp32 accumulation error bound, a few ulps per term for these sizes);
+//    products then fp16 rounding; tolerance rel 1e-3 (fp16 half-ulp is at most 2^-11 = 4.9e-4
+//    relative) + abs 1e-5 * sum |terms| (fp32 accumulation: the reference sums exact products,
+//    int8 x fp16 or fp16 x fp16, by fmaf in ceil(cols / 32) steps per lane, 5 shuffle adds and
+//    one scale multiply, (ceil(cols / 32) + 6) 2^-24 sum |terms| <= 9.8e-6 sum |terms| at the
+//    largest cols here, 5000) + abs 1e-7 (fp16 subnormal spacing 2^-24 near 0);
 //  * the original fp32 weights: the quantization error itself, bounded per row by
 //    scale[r] / 2 * sum |x| (each weight is off by at most half a step) plus the above.
 // The fp16 GEMV baseline is checked the same way against its own double oracle.
