@@ -113,6 +113,11 @@ Mlp::Mlp(const MlpWeights& w, int max_batch) : shape_(w.shape), max_batch_(max_b
   b3_ = upload(w.b3);
   h1_ = DeviceBuffer<float>(static_cast<std::size_t>(max_batch) * s.hidden);
   h2_ = DeviceBuffer<float>(static_cast<std::size_t>(max_batch) * s.hidden);
+  // The uploads above are cudaMemcpy from pageable memory on the legacy default stream: such a
+  // copy may return once the data sits in the driver's staging buffer, before its DMA has landed,
+  // and a forward on a non-blocking stream is not ordered after the legacy stream. Wait for them
+  // here, once, so that no forward can read weights still in flight.
+  CUDALAB_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
 }
 
 void Mlp::forward(const float* x, float* logits, int batch, cudaStream_t stream) const {
