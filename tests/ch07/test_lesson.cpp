@@ -1,10 +1,10 @@
 // Chapter 7's lesson pieces that are not exercises (reference track only): the overlap model, the
 // oracles, the gate, priorities, the allocation loop, the MLP and the serving pipeline.
-#include <cstdint>
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>

@@ -10,10 +10,10 @@
 //   done (driver thread, when the stream gets there): timestamp, copy the logits out, free the slot
 // With 3 slots, batch i+1's H2D runs while batch i computes and batch i-1's D2H drains (Nsight
 // Systems shows it: see the chapter README, "Taking a trace").
-#include <cstdint>
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstring>
 #include <deque>
 #include <memory>
