@@ -1,9 +1,9 @@
 // Running the block on the GPU against the CPU oracle (chapter 1 tests).
 #pragma once
 
-#include <cstdint>
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 

@@ -2,6 +2,9 @@
 // (batch, x, y), the legacy stream refused.
 #include <gtest/gtest.h>
 
+#include <cstddef>
+#include <span>
+
 #include "ch01_test_util.hpp"
 
 using namespace cudalab;
@@ -34,14 +37,23 @@ TEST_F(GraphForwardGpu, MatchesTheOracleAndCachesOneGraphPerShape) {
   EXPECT_EQ(block.graphs_cached(), 2u) << "one graph per (batch, x, y): batch 1 and batch 17";
   EXPECT_EQ(block.instantiations(), 2) << "a hit must replay, not capture and instantiate again";
 
-  // Another batch size with the same buffers is another graph.
+  // Another batch size with the same buffers is another graph. y still holds 17 rows: the batch-16
+  // graph writes rows 0..15 only, so those are compared with the batch-16 oracle and row 16 must
+  // still hold what the batch-17 replay wrote.
+  const auto rows16 = static_cast<std::size_t>(16) * w.shape.d;
   block.forward(ch01::Mode::kGraph, dx.data(), y.data(), 16, s);
   s.synchronize();
   EXPECT_EQ(block.graphs_cached(), 3u);
+  const auto got16 = y.to_host();
   EXPECT_MATCHES(compare(
-      y.to_host(),
-      ch01::block_forward_cpu(w, std::vector<float>(x.begin(), x.begin() + 16 * w.shape.d), 16),
+      std::span<const float>(got16).first(rows16),
+      std::span<const float>(ch01::block_forward_cpu(
+          w, std::vector<float>(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(rows16)), 16)),
       ch01_test::kTol, "graph at batch 16 (exercise 1.2)"));
+  EXPECT_MATCHES(
+      compare(std::span<const float>(got16).subspan(rows16),
+              std::span<const float>(want).subspan(rows16), ch01_test::kTol,
+              "graph at batch 16, row 16 (exercise 1.2): not written by a batch-16 graph"));
   cudaStreamCaptureStatus status{};
   ASSERT_EQ(cudaStreamIsCapturing(s, &status), cudaSuccess);
   EXPECT_EQ(status, cudaStreamCaptureStatusNone) << "the stream must not be left capturing";

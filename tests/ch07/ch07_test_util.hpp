@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "cudalab/check.hpp"
+#include "cudalab/memory.hpp"
 #include "cudalab/stream.hpp"
 
 #if defined(CUDALAB_SYNC_LAUNCHES)
@@ -45,6 +47,32 @@ struct Streams {
     for (auto& s : owned) s.synchronize();
   }
 };
+
+// A device copy of `host` whose data has landed. to_device() is a cudaMemcpy from pageable memory
+// on the legacy default stream: it may return once the data sits in the driver's staging buffer,
+// before the DMA to the device has finished, and the non-blocking streams these tests launch on
+// are not ordered after the legacy stream. A kernel launched right away can read the buffer before
+// the copy lands (seen on an H200 under a loaded parallel ctest: every element of a chain or of
+// the MLP's logits wrong). Wait for the legacy stream before using the copy.
+template <class T>
+cudalab::DeviceBuffer<T> uploaded(const std::vector<T>& host) {
+  auto d = cudalab::to_device(host);
+  CUDALAB_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
+  return d;
+}
+
+// Before a Gate holds a stream, run once what the test will run while it is held, with nothing
+// held, then wait. With lazy module loading (CUDA_MODULE_LOADING=LAZY, the default since CUDA
+// 12.2) the first launch of a kernel from a module not loaded yet loads it inside the launch call,
+// and that load can wait for the GPU's queued work to drain: behind a held gate, the host then
+// blocks until the gate times out, through no fault of the function under test (on an H200:
+// run_chunked and fork_join "waited on the host" until the 8 s timeout). A warm-up run loads the
+// modules (and any other first-use driver state) while nothing is held.
+template <class F>
+void warm_up(F&& run) {
+  run();
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+}
 
 // True when `stream` has finished everything enqueued in it within `budget` (polled). Used only
 // to fail fast when something ran that should still be waiting; a correct program is never

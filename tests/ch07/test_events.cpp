@@ -20,6 +20,8 @@ using ch07_test::Streams;
 
 namespace {
 
+constexpr std::size_t kWarmN = 1000;
+
 struct Arrays {
   std::size_t n;
   std::vector<float> x_host;
@@ -58,6 +60,16 @@ struct Arrays {
   }
 };
 
+// produce_x and fork_join once on other arrays, nothing held (ch07_test::warm_up says why).
+void warm_up_fork_join(Streams& s, Rng& rng) {
+  Arrays w(kWarmN, rng);
+  ch07_test::warm_up([&] {
+    w.produce_x(s.raw[0]);
+    ch07::fork_join(w.x.data(), w.a.data(), w.b.data(), w.out.data(), w.n, s.raw[0], s.raw[1],
+                    s.raw[2]);
+  });
+}
+
 }  // namespace
 
 class ForkJoinGpu : public ::testing::TestWithParam<std::size_t> {};
@@ -85,6 +97,7 @@ TEST_F(ForkJoinOrderGpu, SideStreamsWaitForMain) {
   Rng rng;
   Arrays v(50000, rng);
   Streams s(3);
+  warm_up_fork_join(s, rng);
   ch07::Gate gate;
   gate.hold(s.raw[0], 8.0);
   v.produce_x(s.raw[0]);  // x exists only after the gate opens
@@ -110,6 +123,7 @@ TEST_P(ForkJoinJoinGpu, MainWaitsForTheSideStream) {
   Rng rng;
   Arrays v(50000, rng);
   Streams s(3);
+  warm_up_fork_join(s, rng);
   v.produce_x(s.raw[0]);
   s.owned[0].synchronize();
   ch07::Gate gate;

@@ -30,7 +30,7 @@ TEST_P(KernelChainGraphGpu, ReplaysMatchTheOracle) {
   const auto [n, length] = GetParam();
   Rng rng;
   const auto x0 = rng.uniform<float>(n, -2.0f, 2.0f);
-  auto x = to_device(x0);
+  auto x = ch07_test::uploaded(x0);
   Stream stream;
   ch07::KernelChain chain(x.data(), n, length);
   const std::string where =
@@ -65,7 +65,7 @@ TEST_F(KernelChainMixGpu, GraphAndPlainLaunchesInterleaveInStreamOrder) {
   const std::size_t n = 5000;
   Rng rng;
   const auto x0 = rng.uniform<float>(n, -2.0f, 2.0f);
-  auto x = to_device(x0);
+  auto x = ch07_test::uploaded(x0);
   Stream stream;
   ch07::KernelChain chain(x.data(), n, 12);
   chain.launch_plain(stream);

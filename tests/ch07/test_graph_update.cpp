@@ -28,7 +28,7 @@ TEST_P(KernelChainUpdateGpu, SetDataRetargetsTheInstantiatedGraph) {
   const std::size_t n = 3001;
   Rng rng;
   const auto x0 = rng.uniform<float>(n, -2.0f, 2.0f), y0 = rng.uniform<float>(n, -2.0f, 2.0f);
-  auto x = to_device(x0), y = to_device(y0);
+  auto x = ch07_test::uploaded(x0), y = ch07_test::uploaded(y0);
   Stream stream;
   ch07::KernelChain chain(x.data(), n, length);
   chain.launch_graph(stream);  // capture + instantiate (exercise 7.3)

@@ -1,10 +1,10 @@
 // Chapter 7's lesson pieces that are not exercises (reference track only): the overlap model, the
 // oracles, the gate, priorities, the allocation loop, the MLP and the serving pipeline.
-#include <cstdint>
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
@@ -192,7 +192,7 @@ TEST_F(LessonGpu, PlainChainMatchesTheOracle) {
   CUDALAB_REQUIRE_GPU();
   Rng rng;
   const auto x0 = rng.uniform<float>(777, -2.0f, 2.0f);
-  auto x = to_device(x0);
+  auto x = ch07_test::uploaded(x0);
   Stream s;
   ch07::KernelChain chain(x.data(), x0.size(), 25);
   chain.launch_plain(s);
@@ -210,7 +210,7 @@ TEST_F(LessonGpu, MlpForwardMatchesTheCpu) {
     ch07::Mlp mlp(w, 70);
     for (int batch : {1, 3, 16, 17, 70}) {
       const auto x = ch07::make_batch(shape, batch, static_cast<std::uint64_t>(batch));
-      auto dx = to_device(x);
+      auto dx = ch07_test::uploaded(x);
       DeviceBuffer<float> logits(static_cast<std::size_t>(batch) * shape.classes);
       Stream s;
       mlp.forward(dx.data(), logits.data(), batch, s);

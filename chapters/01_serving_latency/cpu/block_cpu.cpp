@@ -1,7 +1,7 @@
 // The block on the CPU: deterministic weights and inputs, and the oracle forward in double.
-#include <cstdint>
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "ch01/ch01.hpp"
 #include "cudalab/check.hpp"

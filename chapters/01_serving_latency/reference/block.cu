@@ -181,6 +181,11 @@ Block::Block(const BlockWeights& w, int max_batch) : shape_(w.shape), max_batch_
   ln_ = DeviceBuffer<float>(m * d);
   h_ = DeviceBuffer<float>(m * h);
   o_ = DeviceBuffer<float>(m * d);
+  // The uploads above are cudaMemcpy from pageable memory on the legacy default stream: such a
+  // copy may return once the data sits in the driver's staging buffer, before its DMA has landed,
+  // and a forward on a non-blocking stream is not ordered after the legacy stream. Wait for them
+  // here, once, so that no forward can read weights still in flight.
+  CUDALAB_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
 }
 
 Block::~Block() {

@@ -1,8 +1,8 @@
 // The batch-inference pipeline's model on the CPU: deterministic weights and inputs (no file to
 // ship: the same numbers on every machine) and the oracle forward in double.
-#include <cstdint>
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "ch07/ch07.hpp"
 #include "cudalab/check.hpp"

@@ -8,10 +8,10 @@
 //   done (driver thread, when the stream gets there): timestamp, copy the logits out, free the slot
 // With 3 slots, batch i+1's H2D runs while batch i computes and batch i-1's D2H drains (Nsight
 // Systems shows it: see the chapter README, "Taking a trace").
-#include <cstdint>
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstring>
 #include <deque>
 #include <memory>
@@ -113,6 +113,11 @@ Mlp::Mlp(const MlpWeights& w, int max_batch) : shape_(w.shape), max_batch_(max_b
   b3_ = upload(w.b3);
   h1_ = DeviceBuffer<float>(static_cast<std::size_t>(max_batch) * s.hidden);
   h2_ = DeviceBuffer<float>(static_cast<std::size_t>(max_batch) * s.hidden);
+  // The uploads above are cudaMemcpy from pageable memory on the legacy default stream: such a
+  // copy may return once the data sits in the driver's staging buffer, before its DMA has landed,
+  // and a forward on a non-blocking stream is not ordered after the legacy stream. Wait for them
+  // here, once, so that no forward can read weights still in flight.
+  CUDALAB_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
 }
 
 void Mlp::forward(const float* x, float* logits, int batch, cudaStream_t stream) const {

@@ -1,7 +1,7 @@
 // Tools of the lesson: a gate that holds a stream, a kernel of known duration, stream priorities
 // and stream-ordered allocation (worked; the benchmarks measure them).
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 
 #include "ch07/ch07.hpp"
 #include "cudalab/check.hpp"

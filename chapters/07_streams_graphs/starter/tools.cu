@@ -2,8 +2,8 @@
 // fail until you do. (Generated from chapters/07_streams_graphs/reference/tools.cu by scripts/variants.py.)
 // Tools of the lesson: a gate that holds a stream, a kernel of known duration, stream priorities
 // and stream-ordered allocation (worked; the benchmarks measure them).
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 
 #include "ch07/ch07.hpp"
 #include "cudalab/check.hpp"
