@@ -11,13 +11,13 @@
 // online softmax that does not subtract its running maximum overflows there. An fp32 score of
 // magnitude 300 is off by about 300 * 2^-23 in the exponent, a relative weight error ~4e-5: the
 // same tolerance holds.
-#include <cstdint>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <numeric>
 #include <string>
 #include <vector>

@@ -2,12 +2,12 @@
 // flash-style attention against the double oracle. Lengths around the 32-row and 32-key tiles.
 // Tolerance as in test_decode_attention.cpp (outputs are convex combinations of V in [-1, 1]; the
 // output rounding dominates): fp16 1e-3, bf16 4e-3.
-#include <cstdint>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 

@@ -5,11 +5,11 @@
 // when given a path.
 //
 //   ./build/gpu/chapters/11_llm_serving/ch11_serving_sim [out.json]
-#include <cstdint>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <fstream>

@@ -1,9 +1,9 @@
 // Continuous batching, host side (host.hpp): the skewed trace, the cost model, the statistics and
 // the static-batching baseline. The continuous scheduler is exercise 11.5
 // (reference/scheduler.cpp).
-#include <cstdint>
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <deque>
 #include <limits>
 #include <random>

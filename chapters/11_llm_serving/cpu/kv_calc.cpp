@@ -1,6 +1,6 @@
 // KV-cache arithmetic (host.hpp): bytes per token, per sequence, per GPU, and what fits.
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 
 #include "ch11/host.hpp"
 #include "cudalab/check.hpp"

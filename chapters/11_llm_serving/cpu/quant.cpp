@@ -1,7 +1,7 @@
 // Quantization, host reference (host.hpp): INT8 per-channel symmetric, FP8 E4M3 / E5M2.
-#include <cstdint>
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "ch11/host.hpp"

@@ -1,10 +1,10 @@
 // Device-made fp16/bf16 inputs with a host twin (ch11.hpp: fill_random, random_at). Not an
 // exercise: the benchmarks' gigabytes of KV cache come from here.
-#include <cstdint>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <algorithm>
+#include <cstdint>
 
 #include "ch11/ch11.hpp"
 #include "cudalab/check.hpp"

@@ -1,11 +1,11 @@
 // Quantized GEMMs through cuBLASLt (lt_gemm.hpp). Worked example: the lesson is the call — data
 // types, the compute type, the TN layout, the scale pointers — and what each precision costs in
 // accuracy (tests) and buys in speed (bench rows beside bf16).
-#include <cstdint>
 #include "ch11/lt_gemm.hpp"
 
 #include <cublasLt.h>
 
+#include <cstdint>
 #include <map>
 #include <stdexcept>
 #include <tuple>
