@@ -2,7 +2,7 @@
 // and on an odd shape (edges of every tile).
 #include <gtest/gtest.h>
 
-#include "ch01_test_util.hpp"
+#include "block_testing.hpp"
 
 using namespace cudalab;
 

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <span>
 
-#include "ch01_test_util.hpp"
+#include "block_testing.hpp"
 
 using namespace cudalab;
 

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "ch01_test_util.hpp"
+#include "block_testing.hpp"
 
 using namespace cudalab;
 

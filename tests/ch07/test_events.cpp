@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "ch07/ch07.hpp"
-#include "ch07_test_util.hpp"
 #include "cudalab/random.hpp"
 #include "cudalab/testing.hpp"
+#include "streams_testing.hpp"
 
 using namespace cudalab;
 using namespace std::chrono_literals;
