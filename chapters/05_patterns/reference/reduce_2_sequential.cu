@@ -1,21 +1,20 @@
 // Reduction ladder, step 2: the shared-memory tree with sequential addressing (exercise 5.1;
 // Harris, kernel 3).
 //
-// The first s threads work, reading sdata[tid + s]: whole warps are active or idle (no
-// divergence inside a warp until s < 32), and a warp reads 32 consecutive words (no bank
-// conflicts). Launch shape and contract of steps 1-4: reduce_1_interleaved.cu (kReduceBlock
-// threads, one element per thread).
+// The tree itself (block_tree_reduce, exercise 5.1) is in reduce_tree.cuh: steps 3 and 4 use it
+// too. Launch shape and contract of steps 1-4: reduce_1_interleaved.cu (kReduceBlock threads, one
+// element per thread).
 #include "ch05/reduce.hpp"
 #include "cudalab/check.hpp"
 #include "reduce_common.cuh"
+#include "reduce_tree.cuh"
 
 namespace cudalab::ch05::detail {
 namespace {
 
 constexpr unsigned kB = kReduceBlock;
 
-// Sequential addressing: whole warps are active or idle at every level, and a warp's reads are
-// conflict-free (exercise 5.1).
+// One element per thread, then the tree with sequential addressing (exercise 5.1).
 template <class T>
 __global__ void __launch_bounds__(kB)
     reduce_sequential(const T* __restrict__ in, T* __restrict__ block_sums, std::size_t n) {
@@ -34,23 +33,8 @@ __global__ void __launch_bounds__(kB)
   sdata[tid] = i < n ? in[i] : T{0};  // past n: the identity, so a partial block sums correctly
   // BUG: sdata[tid] = in[i];
   // END PITFALL
-  __syncthreads();  // every element is in shared memory before the tree reads it
-  // BEGIN EXERCISE 5.1
-  // TODO(5.1): the block's tree reduction, step 2 of the ladder.
-  //   Contract: on entry sdata[0, kB) holds this block's kB partials (identity 0 past n) and every
-  //     thread has passed the barrier above; on exit sdata[0] holds their sum and every thread is
-  //     past a barrier (thread 0 stores it below). T is float or int.
-  //   Constraints: shared memory only (no warp shuffles: that is step 5); at each level the working
-  //     threads must be whole warps and a warp's shared-memory reads must be conflict-free (this is
-  //     what step 2 changes from step 1, reduce_interleaved); no thread may read a partial that
-  //     another thread is still writing.
-  //   Goal: BM_reduce_sum/sequential >= 0.18x BM_reduce_sum_cub at 2^28 floats;
-  //     steps 3 and 4 reuse your tree; `scripts/lab check 5.1`.
-  for (unsigned s = kB / 2; s > 0; s /= 2) {
-    if (tid < s) sdata[tid] += sdata[tid + s];
-    __syncthreads();  // level s is complete before level s / 2 reads it
-  }
-  // END EXERCISE
+  __syncthreads();                   // every element is in shared memory before the tree reads it
+  block_tree_reduce<0>(sdata, tid);  // exercise 5.1 (reduce_tree.cuh)
   if (tid == 0) block_sums[blockIdx.x] = sdata[0];
 }
 

@@ -7,6 +7,7 @@
 #include "ch05/reduce.hpp"
 #include "cudalab/check.hpp"
 #include "reduce_common.cuh"
+#include "reduce_tree.cuh"
 
 namespace cudalab::ch05::detail {
 namespace {
@@ -57,17 +58,8 @@ __global__ void __launch_bounds__(kB)
   __shared__ T sdata[kB];
   const unsigned tid = threadIdx.x;
   sdata[tid] = load_two(in, n);
-  __syncthreads();  // every partial is in shared memory before the tree reads it
-  // BEGIN EXERCISE 5.1
-  // TODO(5.1): the tree of exercise 5.1 (reduce_2_sequential.cu), stopped early: on exit
-  //   sdata[0, 64) holds partials whose sum is the block's sum, and every thread is past a barrier;
-  //   warp 0 finishes below without block barriers. Its tests fail in the starter until this is
-  //   written.
-  for (unsigned s = kB / 2; s > 32; s /= 2) {
-    if (tid < s) sdata[tid] += sdata[tid + s];
-    __syncthreads();  // level s is complete before level s / 2 reads it
-  }
-  // END EXERCISE
+  __syncthreads();                    // every partial is in shared memory before the tree reads it
+  block_tree_reduce<32>(sdata, tid);  // exercise 5.1 (reduce_tree.cuh)
   if (tid < 32) warp_tail(sdata, tid);  // sdata[0..63] hold the last 64 partials
   if (tid == 0) block_sums[blockIdx.x] = sdata[0];
 }

@@ -9,6 +9,7 @@
 #include "ch05/reduce.hpp"
 #include "cudalab/check.hpp"
 #include "reduce_common.cuh"
+#include "reduce_tree.cuh"
 
 namespace cudalab::ch05::detail {
 namespace {
@@ -22,10 +23,8 @@ __global__ void __launch_bounds__(kB)
   __shared__ T sdata[kB];
   const unsigned tid = threadIdx.x;
   sdata[tid] = load_two(in, n);
-  __syncthreads();  // every partial is in shared memory before the tree reads it
-  // TODO(5.1): step 3 reduces its kB partials with the same tree as step 2 (exercise 5.1,
-  //   reduce_2_sequential.cu): the same contract, on the partials load_two produced. Step 3 is a
-  //   worked example once your 5.1 passes: its tests fail in the starter until this is written.
+  __syncthreads();                   // every partial is in shared memory before the tree reads it
+  block_tree_reduce<0>(sdata, tid);  // exercise 5.1 (reduce_tree.cuh)
   if (tid == 0) block_sums[blockIdx.x] = sdata[0];
 }
 
