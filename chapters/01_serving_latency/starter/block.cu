@@ -8,31 +8,11 @@
 // and writing the activations from DRAM. The graph path (graph_cache.cu) replays the fused forward.
 #include "ch01/ch01.hpp"
 #include "cudalab/check.hpp"
-
-#if __has_include(<nvtx3/nvToolsExt.h>)
-#include <nvtx3/nvToolsExt.h>
-#define CUDALAB_HAVE_NVTX 1
-#endif
+#include "cudalab/nvtx.hpp"
 
 namespace cudalab::ch01 {
 namespace {
 
-// A named range on the host thread's NVTX timeline (Nsight Systems shows each forward and, in the
-// eager modes, each op with its launch and its host sync; nothing without nvtx3 or a profiler).
-struct NvtxRange {
-#if defined(CUDALAB_HAVE_NVTX)
-  explicit NvtxRange(const char* name) {
-    nvtxRangePushA(name);
-  }
-  ~NvtxRange() {
-    nvtxRangePop();
-  }
-#else
-  explicit NvtxRange(const char*) {}
-#endif
-  NvtxRange(const NvtxRange&) = delete;
-  NvtxRange& operator=(const NvtxRange&) = delete;
-};
 constexpr const char* kEagerOps[7] = {"LayerNorm", "GEMM 1", "bias 1",  "GELU",
                                       "GEMM 2",    "bias 2", "residual"};
 

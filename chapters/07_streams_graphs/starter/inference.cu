@@ -22,31 +22,11 @@
 
 #include "ch07/ch07.hpp"
 #include "cudalab/check.hpp"
+#include "cudalab/nvtx.hpp"
 #include "cudalab/stream.hpp"
-
-#if __has_include(<nvtx3/nvToolsExt.h>)
-#include <nvtx3/nvToolsExt.h>
-#define CUDALAB_HAVE_NVTX 1
-#endif
 
 namespace cudalab::ch07 {
 namespace {
-
-// A named range on the NVTX timeline of this thread (nothing without nvtx3 or without a profiler).
-struct NvtxRange {
-#if defined(CUDALAB_HAVE_NVTX)
-  explicit NvtxRange(const char* name) {
-    nvtxRangePushA(name);
-  }
-  ~NvtxRange() {
-    nvtxRangePop();
-  }
-#else
-  explicit NvtxRange(const char*) {}
-#endif
-  NvtxRange(const NvtxRange&) = delete;
-  NvtxRange& operator=(const NvtxRange&) = delete;
-};
 
 constexpr int kTile = 16;
 
