@@ -182,12 +182,7 @@ void bm_scan_cub(benchmark::State& state) {
              {.bytes = 2.0 * sizeof(T) * kN, .flops = std::is_same_v<T, float> ? 1.0 * kN : 0.0});
 }
 
-template <class F>
-void add(const std::string& name, F&& f) {
-  benchmark::RegisterBenchmark(name.c_str(), std::forward<F>(f))
-      ->UseManualTime()
-      ->Unit(benchmark::kMicrosecond);
-}
+using bench::add;  // cudalab/bench.hpp
 
 [[maybe_unused]] const bool kRegistered = [] {
   for (const auto v : ch05::kAllReduceVariants)

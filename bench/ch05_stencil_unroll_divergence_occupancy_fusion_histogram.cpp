@@ -319,12 +319,7 @@ void bm_histogram_cub(benchmark::State& state, ch05::HistogramInput shape, int b
   bench::run(state, [&](cudaStream_t s) { in.cub(s); }, {.bytes = 4.0 * kMoreN});
 }
 
-template <class F>
-void add(const std::string& name, F&& f) {
-  benchmark::RegisterBenchmark(name.c_str(), std::forward<F>(f))
-      ->UseManualTime()
-      ->Unit(benchmark::kMicrosecond);
-}
+using bench::add;  // cudalab/bench.hpp
 
 [[maybe_unused]] const bool kRegistered = [] {
   for (const int r : {1, 3})

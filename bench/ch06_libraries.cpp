@@ -414,12 +414,7 @@ void bm_gemm_bias_relu(benchmark::State& state, const FusedShape& sh, bool fused
   bench::run_vs(state, hand, base, {.bytes = d.bytes(), .flops = d.flops()});
 }
 
-template <class F>
-void add(const std::string& name, F&& f) {
-  benchmark::RegisterBenchmark(name.c_str(), std::forward<F>(f))
-      ->UseManualTime()
-      ->Unit(benchmark::kMicrosecond);
-}
+using bench::add;  // cudalab/bench.hpp
 
 [[maybe_unused]] const bool kRegistered = [] {
   for (const int size : {1024, 2048, 4096, 4095}) {

@@ -451,12 +451,7 @@ void BM_lt_gemm(benchmark::State& state, int size, int kind) {
     bench::run_vs(state, work, [&](cudaStream_t st) { d.bf16(st); }, {.flops = flops});
 }
 
-template <class F>
-void add(const std::string& name, F&& f) {
-  benchmark::RegisterBenchmark(name.c_str(), std::forward<F>(f))
-      ->UseManualTime()
-      ->Unit(benchmark::kMicrosecond);
-}
+using bench::add;  // cudalab/bench.hpp
 
 [[maybe_unused]] const bool kRegistered = [] {
   for (const Shape& s : kBatchShapes) {

@@ -22,6 +22,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "cudalab/check.hpp"
@@ -100,6 +101,15 @@ void add_context();
 
 // main() of every bench executable: without a GPU it prints why and exits 0 (nothing to measure).
 int main(int argc, char** argv);
+
+// Registers a row timed by hand (bench::run sets the manual time), reported in microseconds: the
+// one way every chapter's benchmark file adds a row whose name is built at run time.
+template <class F>
+void add(const std::string& name, F&& f) {
+  benchmark::RegisterBenchmark(name.c_str(), std::forward<F>(f))
+      ->UseManualTime()
+      ->Unit(benchmark::kMicrosecond);
+}
 
 }  // namespace cudalab::bench
 
