@@ -1,0 +1,99 @@
+// The lesson's topology tools (no exercise): which device can read which (P2P), the driver's
+// performance rank of each pair, and the P2P copy bandwidth one way and both ways.
+#include <stdexcept>
+#include <string>
+
+#include "ch08/ch08.hpp"
+#include "cudalab/check.hpp"
+#include "cudalab/memory.hpp"
+
+namespace cudalab::ch08 {
+
+std::vector<std::vector<PeerInfo>> peer_matrix() {
+  const int n = device_count();
+  std::vector<std::vector<PeerInfo>> m(n, std::vector<PeerInfo>(n));
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      if (i == j) {
+        m[i][j] = {true, 0};
+        continue;
+      }
+      int access = 0, rank = 0;
+      CUDALAB_CHECK(cudaDeviceCanAccessPeer(&access, i, j));
+      if (access)
+        CUDALAB_CHECK(cudaDeviceGetP2PAttribute(&rank, cudaDevP2PAttrPerformanceRank, i, j));
+      m[i][j] = {access != 0, rank};
+    }
+  return m;
+}
+
+namespace {
+
+struct Event {
+  Event() { CUDALAB_CHECK(cudaEventCreate(&e)); }
+  ~Event() { (void)cudaEventDestroy(e); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  cudaEvent_t e = nullptr;
+};
+
+struct Stream {
+  Stream() { CUDALAB_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
+  ~Stream() { (void)cudaStreamDestroy(s); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t s = nullptr;
+};
+
+}  // namespace
+
+double p2p_bandwidth_gbs(int src, int dst, std::size_t bytes, int reps, bool both_ways) {
+  const int n = device_count();
+  require(src >= 0 && src < n, "src", "names a device that does not exist");
+  require(dst >= 0 && dst < n, "dst", "names a device that does not exist");
+  require(bytes > 0, "bytes", "must be > 0");
+  require(reps >= 1, "reps", "must be at least 1");
+  int current = 0;
+  CUDALAB_CHECK(cudaGetDevice(&current));
+  if (src != dst) {
+    int ok = 0;
+    CUDALAB_CHECK(cudaDeviceCanAccessPeer(&ok, src, dst));
+    if (ok) {
+      const int pair[2] = {src, dst};
+      enable_peer_access(pair);
+    }
+  }
+  CUDALAB_CHECK(cudaSetDevice(src));
+  DeviceBuffer<std::byte> a(bytes), a2(bytes);
+  CUDALAB_CHECK(cudaSetDevice(dst));
+  DeviceBuffer<std::byte> b(bytes), b2(bytes);
+  Stream back;  // on dst: the dst -> src direction
+  CUDALAB_CHECK(cudaSetDevice(src));
+  Stream fwd;
+  Event start, stop;  // on src; the dst stream's end is joined into fwd with back_end (on dst)
+  const auto run = [&] {
+    CUDALAB_CHECK(cudaMemcpyPeerAsync(b.data(), dst, a.data(), src, bytes, fwd.s));
+    if (both_ways)
+      CUDALAB_CHECK(cudaMemcpyPeerAsync(a2.data(), src, b2.data(), dst, bytes, back.s));
+  };
+  run();  // warm-up
+  CUDALAB_CHECK(cudaStreamSynchronize(back.s));
+  CUDALAB_CHECK(cudaStreamSynchronize(fwd.s));
+  CUDALAB_CHECK(cudaEventRecord(start.e, fwd.s));
+  CUDALAB_CHECK(cudaStreamWaitEvent(back.s, start.e, 0));
+  for (int i = 0; i < reps; ++i) run();
+  CUDALAB_CHECK(cudaSetDevice(dst));
+  Event back_end;
+  CUDALAB_CHECK(cudaEventRecord(back_end.e, back.s));
+  CUDALAB_CHECK(cudaSetDevice(src));
+  CUDALAB_CHECK(cudaStreamWaitEvent(fwd.s, back_end.e, 0));
+  CUDALAB_CHECK(cudaEventRecord(stop.e, fwd.s));
+  CUDALAB_CHECK(cudaEventSynchronize(stop.e));
+  float ms = 0;
+  CUDALAB_CHECK(cudaEventElapsedTime(&ms, start.e, stop.e));
+  CUDALAB_CHECK(cudaSetDevice(current));
+  const double moved = static_cast<double>(bytes) * reps * (both_ways ? 2 : 1);
+  return moved / (ms * 1e-3) / 1e9;
+}
+
+}  // namespace cudalab::ch08

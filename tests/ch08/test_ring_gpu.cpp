@@ -1,0 +1,105 @@
+// Exercise 8.3 — the ring all-reduce on devices: N ranks simulated on one GPU (N buffers, N
+// streams, the same kernels and events as N GPUs) for n = 1..8 and sizes not divisible by n, then
+// on every GPU present over P2P (skipped with "needs 2 GPUs" on one).
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <vector>
+
+#include "ch08/ch08.hpp"
+#include "cudalab/check.hpp"
+#include "cudalab/memory.hpp"
+#include "cudalab/stream.hpp"
+#include "multi_gpu_testing.hpp"
+
+using namespace cudalab;
+using namespace cudalab::ch08;
+
+namespace {
+
+// Runs the ring with rank r on devices[r] and checks every rank against the CPU sum.
+void check_ring(const std::vector<int>& devices, std::size_t count) {
+  const int n = static_cast<int>(devices.size());
+  const auto data = tests::rank_data(n, count);
+  const std::vector<float> want = allreduce_sum_oracle(data);
+  std::vector<DeviceBuffer<float>> bufs;
+  std::vector<cudaStream_t> streams(n);
+  std::vector<float*> ptrs;
+  for (int r = 0; r < n; ++r) {
+    CUDALAB_CHECK(cudaSetDevice(devices[r]));
+    bufs.emplace_back(std::span<const float>(data[r]));
+    CUDALAB_CHECK(cudaStreamCreateWithFlags(&streams[r], cudaStreamNonBlocking));
+    ptrs.push_back(bufs.back().data());
+  }
+  CUDALAB_CHECK(cudaSetDevice(devices[0]));
+  ring_allreduce(ptrs, devices, count, streams);
+  for (int r = 0; r < n; ++r) {
+    CUDALAB_CHECK(cudaSetDevice(devices[r]));
+    CUDALAB_CHECK(cudaStreamSynchronize(streams[r]));
+    CUDALAB_CHECK(cudaStreamDestroy(streams[r]));
+  }
+  CUDALAB_CHECK(cudaSetDevice(devices[0]));
+  for (int r = 0; r < n; ++r) {
+    int current = -1;
+    CUDALAB_CHECK(cudaGetDevice(&current));
+    ASSERT_EQ(current, devices[0]);
+    EXPECT_EQ(bufs[r].to_host(), want) << "rank " << r << " of " << n << ", count " << count;
+  }
+}
+
+}  // namespace
+
+TEST(RingGpu, SimulatedRanksOnOneGpuEqualTheSum) {
+  CUDALAB_REQUIRE_GPU();
+  for (int n = 1; n <= 8; ++n)
+    for (std::size_t count : {std::size_t{1}, static_cast<std::size_t>(n + 1), std::size_t{1000},
+                              std::size_t{100'003}, std::size_t{(1u << 20) + 3}}) {
+      SCOPED_TRACE(::testing::Message() << n << " ranks on GPU 0, count " << count);
+      check_ring(std::vector<int>(n, 0), count);
+    }
+}
+
+TEST(RingGpu, ZeroCountAndOneRankAreNoOps) {
+  CUDALAB_REQUIRE_GPU();
+  check_ring({0}, 1000);
+  std::vector<float*> ptrs{nullptr, nullptr};
+  std::vector<int> devices{0, 0};
+  std::vector<cudaStream_t> streams{nullptr, nullptr};
+  EXPECT_NO_THROW(ring_allreduce(ptrs, devices, 0, streams));
+}
+
+TEST(RingGpu, RejectsBadArguments) {
+  CUDALAB_REQUIRE_GPU();
+  DeviceBuffer<float> a(8), b(8);
+  std::vector<float*> ptrs{a.data(), b.data()};
+  std::vector<int> devices{0, 0};
+  std::vector<cudaStream_t> streams{nullptr, nullptr};
+  EXPECT_THROW(ring_allreduce({}, {}, 8, {}), std::invalid_argument);
+  EXPECT_THROW(ring_allreduce(ptrs, std::vector<int>{0}, 8, streams), std::invalid_argument);
+  EXPECT_THROW(ring_allreduce(ptrs, devices, 8, std::vector<cudaStream_t>{nullptr}),
+               std::invalid_argument);
+  EXPECT_THROW(ring_allreduce(ptrs, std::vector<int>{0, 999}, 8, streams), std::invalid_argument);
+  std::vector<float> host(8);
+  std::vector<float*> bad{a.data(), host.data()};
+  EXPECT_THROW(ring_allreduce(bad, devices, 8, streams), std::invalid_argument);
+}
+
+TEST(RingMultiGpu, EveryGpuOverP2PEqualsTheSum) {
+  CH08_REQUIRE_GPUS(2);
+  const int g = device_count();
+  std::vector<int> all(g);
+  for (int d = 0; d < g; ++d) all[d] = d;
+  enable_peer_access(all);
+  for (int n = 2; n <= g; ++n)
+    for (std::size_t count : {std::size_t{1}, std::size_t{1000}, std::size_t{(1u << 22) + 7}}) {
+      SCOPED_TRACE(::testing::Message() << n << " GPUs, count " << count);
+      check_ring(std::vector<int>(all.begin(), all.begin() + n), count);
+    }
+}
+
+TEST(RingMultiGpu, TwoRanksPerGpu) {
+  CH08_REQUIRE_GPUS(2);
+  const std::vector<int> devices{0, 1, 0, 1};
+  enable_peer_access(std::vector<int>{0, 1});
+  check_ring(devices, 100'003);
+}
