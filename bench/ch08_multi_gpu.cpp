@@ -1,0 +1,219 @@
+// Chapter 8 benchmarks: all-reduce bandwidth by message size, the hand ring (8.3, over P2P on every
+// GPU present) beside NCCL (ncclCommInitAll over the same GPUs) in the same run, plus the ring with
+// 4 ranks simulated on GPU 0 (the machinery, not a link). Rows are registered for the number of
+// GPUs found: gpus:1 rows on one GPU (NCCL's one-rank all-reduce is a copy), gpus:N on N.
+//   ./build/gpu/bench/bench_ch08 --benchmark_out=ch08.json --benchmark_out_format=json
+// Counters: algbw_GB/s = bytes / time, busbw_GB/s = algbw x 2(n-1)/n (nccl-tests' definitions),
+// time = the slowest rank's (events on every rank's stream, joined into rank 0's).
+#include <algorithm>
+#include <cstdlib>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "ch08/ch08.hpp"
+#include "cudalab/bench.hpp"
+#include "cudalab/check.hpp"
+#include "cudalab/device_fill.hpp"
+#include "cudalab/memory.hpp"
+#if CUDALAB_HAVE_NCCL
+#include "ch08/nccl.hpp"
+#endif
+
+using namespace cudalab;
+
+namespace {
+
+// Buffers, streams and events of n ranks on `devices`; time(work) runs work() once per iteration
+// between an event on rank 0's stream that every rank waits for and the join of every rank's end.
+struct Ranks {
+  explicit Ranks(std::vector<int> devs, std::size_t count) : devices(std::move(devs)), n(count) {
+    for (std::size_t r = 0; r < devices.size(); ++r) {
+      CUDALAB_CHECK(cudaSetDevice(devices[r]));
+      bufs.push_back(uniform_device_buffer(n, r + 1, -1.0f, 1.0f));
+      cudaStream_t s = nullptr;
+      cudaEvent_t e = nullptr;
+      CUDALAB_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+      CUDALAB_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+      streams.push_back(s);
+      ends.push_back(e);
+      ptrs.push_back(bufs.back().data());
+      cptrs.push_back(bufs.back().data());
+    }
+    CUDALAB_CHECK(cudaSetDevice(devices[0]));
+    CUDALAB_CHECK(cudaEventCreate(&start));
+    CUDALAB_CHECK(cudaEventCreate(&stop));
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+  }
+  ~Ranks() {
+    for (std::size_t r = 0; r < devices.size(); ++r) {
+      (void)cudaSetDevice(devices[r]);
+      (void)cudaStreamSynchronize(streams[r]);
+      (void)cudaStreamDestroy(streams[r]);
+      (void)cudaEventDestroy(ends[r]);
+    }
+    (void)cudaSetDevice(devices[0]);
+    (void)cudaEventDestroy(start);
+    (void)cudaEventDestroy(stop);
+  }
+  Ranks(const Ranks&) = delete;
+  Ranks& operator=(const Ranks&) = delete;
+
+  template <class F>
+  double time_ms(F&& work) {
+    CUDALAB_CHECK(cudaSetDevice(devices[0]));
+    CUDALAB_CHECK(cudaEventRecord(start, streams[0]));
+    for (std::size_t r = 1; r < devices.size(); ++r) CUDALAB_CHECK(cudaStreamWaitEvent(streams[r], start, 0));
+    work();
+    for (std::size_t r = 1; r < devices.size(); ++r) {
+      CUDALAB_CHECK(cudaSetDevice(devices[r]));
+      CUDALAB_CHECK(cudaEventRecord(ends[r], streams[r]));
+      CUDALAB_CHECK(cudaSetDevice(devices[0]));
+      CUDALAB_CHECK(cudaStreamWaitEvent(streams[0], ends[r], 0));
+    }
+    CUDALAB_CHECK(cudaSetDevice(devices[0]));
+    CUDALAB_CHECK(cudaEventRecord(stop, streams[0]));
+    CUDALAB_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    CUDALAB_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    return ms;
+  }
+
+  std::vector<int> devices;
+  std::size_t n;
+  std::vector<DeviceBuffer<float>> bufs;
+  std::vector<float*> ptrs;
+  std::vector<const float*> cptrs;
+  std::vector<cudaStream_t> streams;
+  std::vector<cudaEvent_t> ends;
+  cudaEvent_t start = nullptr, stop = nullptr;
+};
+
+// Checks the work once (rank r holds r + 1 everywhere: every rank must end with n(n+1)/2; up to
+// 64 MiB), then warms up; false (the row skipped with the reason) on a wrong sum or an exception
+// (the starter's NotImplemented).
+template <class F>
+bool check_and_warm(benchmark::State& state, Ranks& ranks, F&& work) {
+  try {
+    const int n = static_cast<int>(ranks.devices.size());
+    if (ranks.n * sizeof(float) <= (std::size_t{64} << 20)) {
+      for (int r = 0; r < n; ++r) {
+        CUDALAB_CHECK(cudaSetDevice(ranks.devices[r]));
+        ranks.bufs[r].upload(std::vector<float>(ranks.n, static_cast<float>(r + 1)));
+      }
+      ranks.time_ms(work);
+      const float want = n * (n + 1) / 2.0f;
+      for (int r = 0; r < n; ++r) {
+        CUDALAB_CHECK(cudaSetDevice(ranks.devices[r]));
+        const std::vector<float> got = ranks.bufs[r].to_host();
+        if (std::any_of(got.begin(), got.end(), [&](float v) { return v != want; })) {
+          state.SkipWithError(("wrong result: rank " + std::to_string(r) + " does not hold the sum").c_str());
+          return false;
+        }
+      }
+    }
+    for (int i = 0; i < 2; ++i) ranks.time_ms(work);
+    return true;
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return false;
+  }
+}
+
+template <class F>
+void time_rows(benchmark::State& state, Ranks& ranks, int link_ranks, double bytes, F&& work) {
+  if (!check_and_warm(state, ranks, work)) return;
+  std::vector<double> ms;
+  for (auto _ : state) {
+    ms.push_back(ranks.time_ms(work));
+    state.SetIterationTime(ms.back() * 1e-3);
+  }
+  std::sort(ms.begin(), ms.end());
+  const double med = ms.empty() ? 0.0 : ms[ms.size() / 2];
+  if (med > 0) {
+    const double alg = ch08::algbw_gbs(bytes, med * 1e-3);
+    state.counters["median_us"] = med * 1e3;
+    state.counters["algbw_GB/s"] = alg;
+    state.counters["busbw_GB/s"] = ch08::allreduce_busbw_gbs(alg, link_ranks);
+  }
+  state.counters["ranks"] = link_ranks;
+}
+
+std::vector<int> first_devices(int g) {
+  std::vector<int> d(g);
+  for (int i = 0; i < g; ++i) d[i] = i;
+  return d;
+}
+
+void BM_ring_allreduce(benchmark::State& state, int gpus, std::size_t bytes) {
+  const auto devices = first_devices(gpus);
+  if (gpus > 1) ch08::enable_peer_access(devices);
+  Ranks ranks(devices, bytes / sizeof(float));
+  time_rows(state, ranks, gpus, static_cast<double>(bytes),
+            [&] { ch08::ring_allreduce(ranks.ptrs, ranks.devices, ranks.n, ranks.streams); });
+}
+
+void BM_ring_simulated(benchmark::State& state, int simulated, std::size_t bytes) {
+  Ranks ranks(std::vector<int>(simulated, 0), bytes / sizeof(float));
+  time_rows(state, ranks, simulated, static_cast<double>(bytes),
+            [&] { ch08::ring_allreduce(ranks.ptrs, ranks.devices, ranks.n, ranks.streams); });
+}
+
+#if CUDALAB_HAVE_NCCL
+void BM_nccl_allreduce(benchmark::State& state, int gpus, std::size_t bytes) {
+  const auto devices = first_devices(gpus);
+  const ch08::NcclComms comms(devices);
+  Ranks ranks(devices, bytes / sizeof(float));
+  time_rows(state, ranks, gpus, static_cast<double>(bytes),
+            [&] { ch08::all_reduce_sum(comms, ranks.cptrs, ranks.ptrs, ranks.n, ranks.streams); });
+}
+#endif
+
+void BM_p2p_copy(benchmark::State& state, int src, int dst, bool both_ways) {
+  double gbs = 0;
+  for (auto _ : state) {
+    gbs = ch08::p2p_bandwidth_gbs(src, dst, std::size_t{256} << 20, 5, both_ways);
+    state.SetIterationTime((256.0 * (1 << 20) * 5 * (both_ways ? 2 : 1)) / (gbs * 1e9));
+  }
+  state.counters["GB/s"] = gbs;
+}
+
+// 8 B to 1 GiB: latency for small messages, bandwidth for large ones.
+const std::vector<std::size_t> kBytes = {8,        1 << 10,  64 << 10,  1 << 20,
+                                         16 << 20, 64 << 20, 256 << 20, std::size_t{1} << 30};
+
+// Registered before main() runs: the rows depend on the number of GPUs found.
+const bool kRegistered = [] {
+#if CUDALAB_HAVE_NCCL
+  ch08::nccl_default_environment();
+#endif
+  const int g = ch08::device_count();
+  if (g == 0) return false;
+  for (std::size_t b : kBytes) {
+    const std::string suffix = "/gpus:" + std::to_string(g) + "/bytes:" + std::to_string(b);
+    benchmark::RegisterBenchmark(("BM_ring_allreduce" + suffix).c_str(), BM_ring_allreduce, g, b)
+        ->UseManualTime()->Unit(benchmark::kMicrosecond);
+#if CUDALAB_HAVE_NCCL
+    benchmark::RegisterBenchmark(("BM_nccl_allreduce" + suffix).c_str(), BM_nccl_allreduce, g, b)
+        ->UseManualTime()->Unit(benchmark::kMicrosecond);
+#endif
+  }
+  for (std::size_t b : {std::size_t{1} << 20, std::size_t{256} << 20})
+    benchmark::RegisterBenchmark(("BM_ring_simulated/ranks:4/bytes:" + std::to_string(b)).c_str(),
+                                 BM_ring_simulated, 4, b)
+        ->UseManualTime()->Unit(benchmark::kMicrosecond);
+  for (int i = 0; i < g; ++i)
+    for (int j = 0; j < g; ++j)
+      for (bool both : {false, true}) {
+        if (i == j && both) continue;
+        const std::string name = "BM_p2p_copy/src:" + std::to_string(i) + "/dst:" + std::to_string(j) +
+                                 (both ? "/both_ways" : "/one_way");
+        benchmark::RegisterBenchmark(name.c_str(), BM_p2p_copy, i, j, both)
+            ->UseManualTime()->Iterations(3)->Unit(benchmark::kMicrosecond);
+      }
+  return true;
+}();
+
+}  // namespace
+
+CUDALAB_BENCH_MAIN();

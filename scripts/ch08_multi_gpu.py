@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Chapter 8's multi-GPU measurements on however many GPUs this machine has (issue 14).
+
+    python3 scripts/ch08_multi_gpu.py [--build build/gpu] [--out docs/results] [--quick]
+
+Runs bench_ch08 (all-reduce by size: the hand ring of exercise 8.3 over P2P on every GPU beside
+NCCL on the same GPUs; the ring with 4 ranks simulated on GPU 0; the P2P copy matrix one way and
+both ways), `nvidia-smi topo -m` where present, and ch08_cost_model, then writes under --out:
+    ch08_multi_gpu_<N>gpu.json   the benchmark's JSON, the topology text and the model's rows
+    ch08_multi_gpu_<N>gpu.md     the tables: busbw by size (ring, NCCL, ring/NCCL), P2P matrix,
+                                 the model's predictions
+NCCL_NVLS_ENABLE=0 is set for the run unless the environment sets it. Standard library only.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ROW = re.compile(r"^BM_(?P<kind>ring_allreduce|nccl_allreduce)/gpus:(?P<gpus>\d+)/bytes:(?P<bytes>\d+)")
+P2P = re.compile(r"^BM_p2p_copy/src:(?P<src>\d+)/dst:(?P<dst>\d+)/(?P<dir>one_way|both_ways)")
+
+
+def human_bytes(b: int) -> str:
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if b >= size and b % size == 0:
+            return f"{b // size} {unit}"
+    return f"{b} B"
+
+
+def allreduce_table(benchmarks: list[dict]) -> tuple[int, list[dict]]:
+    """Rows by size: {bytes, ring_busbw, nccl_busbw, ring_us, nccl_us, ratio} (None where absent)."""
+    by_size: dict[int, dict] = {}
+    gpus = 0
+    for b in benchmarks:
+        if b.get("run_type") == "aggregate" or b.get("error_occurred"):
+            continue
+        m = ROW.match(b.get("name", ""))
+        if not m:
+            continue
+        gpus = int(m["gpus"])
+        row = by_size.setdefault(int(m["bytes"]), {"bytes": int(m["bytes"]), "ring_busbw": None, "nccl_busbw": None,
+                                                    "ring_us": None, "nccl_us": None})
+        key = "ring" if m["kind"] == "ring_allreduce" else "nccl"
+        row[f"{key}_busbw"] = b.get("busbw_GB/s")
+        row[f"{key}_us"] = b.get("median_us")
+    rows = [by_size[k] for k in sorted(by_size)]
+    for r in rows:
+        r["ratio"] = (r["ring_us"] and r["nccl_us"]) and r["nccl_us"] / r["ring_us"] or None
+    return gpus, rows
+
+
+def p2p_matrix(benchmarks: list[dict]) -> dict[str, dict[tuple[int, int], float]]:
+    out: dict[str, dict[tuple[int, int], float]] = {"one_way": {}, "both_ways": {}}
+    for b in benchmarks:
+        m = P2P.match(b.get("name", ""))
+        if m and not b.get("error_occurred") and b.get("run_type") != "aggregate":
+            out[m["dir"]][(int(m["src"]), int(m["dst"]))] = b.get("GB/s")
+    return out
+
+
+def fmt(v, spec=".1f") -> str:
+    return "—" if v is None else format(v, spec)
+
+
+def markdown(gpus: int, rows: list[dict], p2p: dict, topo: str, model_md: str) -> str:
+    lines = [f"# Chapter 8 multi-GPU measurements: {gpus} GPU(s)", "",
+             "Written by scripts/ch08_multi_gpu.py (NCCL_NVLS_ENABLE=0). busbw = algbw x 2(n-1)/n, as nccl-tests; "
+             "on one GPU busbw is 0 by definition (no link is crossed).", "",
+             "## All-reduce by size", "",
+             "| bytes | hand ring busbw (GB/s) | NCCL busbw (GB/s) | hand ring (us) | NCCL (us) | ring / NCCL speed |",
+             "|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {human_bytes(r['bytes'])} | {fmt(r['ring_busbw'])} | {fmt(r['nccl_busbw'])} | "
+                     f"{fmt(r['ring_us'])} | {fmt(r['nccl_us'])} | {fmt(r['ratio'], '.2f')} |")
+    for direction, title in (("one_way", "one way"), ("both_ways", "both ways at once (sum)")):
+        m = p2p[direction]
+        if not m:
+            continue
+        n = max(max(k) for k in m) + 1
+        lines += ["", f"## P2P copy bandwidth, {title} (GB/s, 256 MiB, rows = source)", "",
+                  "| src \\ dst | " + " | ".join(str(j) for j in range(n)) + " |", "|---" * (n + 1) + "|"]
+        for i in range(n):
+            lines.append(f"| {i} | " + " | ".join(fmt(m.get((i, j))) for j in range(n)) + " |")
+    if topo:
+        lines += ["", "## nvidia-smi topo -m", "", "```", topo.rstrip(), "```"]
+    if model_md:
+        lines += ["", "## The cost model's predictions (assumptions, not measurements)", "", model_md.rstrip()]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default=str(ROOT / "build" / "gpu"))
+    ap.add_argument("--out", default=str(ROOT / "docs" / "results"))
+    ap.add_argument("--quick", action="store_true", help="0.05 s per row instead of the default")
+    args = ap.parse_args()
+    build, out = Path(args.build), Path(args.out)
+    bench = build / "bench" / "bench_ch08"
+    model = build / "chapters" / "08_multi_gpu" / "ch08_cost_model"
+    for exe in (bench, model):
+        if not exe.exists():
+            print(f"ch08_multi_gpu: {exe} is missing: cmake --build {build} --target {exe.name}", file=sys.stderr)
+            return 2
+    env = dict(os.environ)
+    env.setdefault("NCCL_NVLS_ENABLE", "0")
+    out.mkdir(parents=True, exist_ok=True)
+    raw = out / "ch08_bench_raw.json"
+    cmd = [str(bench), f"--benchmark_out={raw}", "--benchmark_out_format=json"]
+    if args.quick:
+        cmd.append("--benchmark_min_time=0.05s")
+    subprocess.run(cmd, check=True, env=env)
+    data = json.loads(raw.read_text())
+    raw.unlink()
+    benchmarks = data.get("benchmarks", [])
+    gpus, rows = allreduce_table(benchmarks)
+    gpus = gpus or 1
+    topo = ""
+    if shutil.which("nvidia-smi"):
+        topo = subprocess.run(["nvidia-smi", "topo", "-m"], capture_output=True, text=True).stdout
+    model_md = subprocess.run([str(model)], capture_output=True, text=True, check=True).stdout
+    model_json = json.loads(subprocess.run([str(model), "--json"], capture_output=True, text=True, check=True).stdout)
+    stem = f"ch08_multi_gpu_{gpus}gpu"
+    (out / f"{stem}.json").write_text(json.dumps(
+        {"gpus": gpus, "nccl_nvls_enable": env["NCCL_NVLS_ENABLE"], "allreduce": rows,
+         "p2p": {d: [{"src": s, "dst": t, "GB/s": v} for (s, t), v in sorted(m.items())]
+                 for d, m in p2p_matrix(benchmarks).items()},
+         "topology": topo, "model": model_json, "bench": data}, indent=1) + "\n")
+    (out / f"{stem}.md").write_text(markdown(gpus, rows, p2p_matrix(benchmarks), topo, model_md))
+    print(f"ch08_multi_gpu: wrote {out / stem}.json and .md")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
