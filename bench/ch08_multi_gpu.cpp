@@ -63,7 +63,8 @@ struct Ranks {
   double time_ms(F&& work) {
     CUDALAB_CHECK(cudaSetDevice(devices[0]));
     CUDALAB_CHECK(cudaEventRecord(start, streams[0]));
-    for (std::size_t r = 1; r < devices.size(); ++r) CUDALAB_CHECK(cudaStreamWaitEvent(streams[r], start, 0));
+    for (std::size_t r = 1; r < devices.size(); ++r)
+      CUDALAB_CHECK(cudaStreamWaitEvent(streams[r], start, 0));
     work();
     for (std::size_t r = 1; r < devices.size(); ++r) {
       CUDALAB_CHECK(cudaSetDevice(devices[r]));
@@ -107,7 +108,8 @@ bool check_and_warm(benchmark::State& state, Ranks& ranks, F&& work) {
         CUDALAB_CHECK(cudaSetDevice(ranks.devices[r]));
         const std::vector<float> got = ranks.bufs[r].to_host();
         if (std::any_of(got.begin(), got.end(), [&](float v) { return v != want; })) {
-          state.SkipWithError(("wrong result: rank " + std::to_string(r) + " does not hold the sum").c_str());
+          state.SkipWithError(
+              ("wrong result: rank " + std::to_string(r) + " does not hold the sum").c_str());
           return false;
         }
       }
@@ -192,24 +194,29 @@ const bool kRegistered = [] {
   for (std::size_t b : kBytes) {
     const std::string suffix = "/gpus:" + std::to_string(g) + "/bytes:" + std::to_string(b);
     benchmark::RegisterBenchmark(("BM_ring_allreduce" + suffix).c_str(), BM_ring_allreduce, g, b)
-        ->UseManualTime()->Unit(benchmark::kMicrosecond);
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
 #if CUDALAB_HAVE_NCCL
     benchmark::RegisterBenchmark(("BM_nccl_allreduce" + suffix).c_str(), BM_nccl_allreduce, g, b)
-        ->UseManualTime()->Unit(benchmark::kMicrosecond);
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
 #endif
   }
   for (std::size_t b : {std::size_t{1} << 20, std::size_t{256} << 20})
     benchmark::RegisterBenchmark(("BM_ring_simulated/ranks:4/bytes:" + std::to_string(b)).c_str(),
                                  BM_ring_simulated, 4, b)
-        ->UseManualTime()->Unit(benchmark::kMicrosecond);
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
   for (int i = 0; i < g; ++i)
     for (int j = 0; j < g; ++j)
       for (bool both : {false, true}) {
         if (i == j && both) continue;
-        const std::string name = "BM_p2p_copy/src:" + std::to_string(i) + "/dst:" + std::to_string(j) +
-                                 (both ? "/both_ways" : "/one_way");
+        const std::string name = "BM_p2p_copy/src:" + std::to_string(i) +
+                                 "/dst:" + std::to_string(j) + (both ? "/both_ways" : "/one_way");
         benchmark::RegisterBenchmark(name.c_str(), BM_p2p_copy, i, j, both)
-            ->UseManualTime()->Iterations(3)->Unit(benchmark::kMicrosecond);
+            ->UseManualTime()
+            ->Iterations(3)
+            ->Unit(benchmark::kMicrosecond);
       }
   return true;
 }();

@@ -7,8 +7,8 @@
 //
 // Every figure is an assumption stated in the output (README, "When more GPUs pay"): the links come
 // from ch08::nvlink_h200() and ch08::infiniband_ndr(); the busbw measured on 2 H200s is assumed to
-// hold for 4 and 8 (NVSwitch gives every GPU the same link bandwidth); the models' compute times are
-// round figures, not measurements.
+// hold for 4 and 8 (NVSwitch gives every GPU the same link bandwidth); the models' compute times
+// are round figures, not measurements.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -45,8 +45,10 @@ int main(int argc, char** argv) {
     const Link nv = nvlink_h200(), ib = infiniband_ndr();
     const std::vector<Model> models = {
         {"1.5B-parameter transformer, bf16 gradients, 1.0 s compute/step", 1.5e9, 2, 1.0},
-        {"25.6M-parameter CNN (ResNet-50 size), fp32 gradients, 0.1 s compute/step", 25.6e6, 4, 0.1},
-        {"350M-parameter transformer, fp32 gradients, 20 ms compute/step (small batch per GPU)", 350e6, 4, 0.02},
+        {"25.6M-parameter CNN (ResNet-50 size), fp32 gradients, 0.1 s compute/step", 25.6e6, 4,
+         0.1},
+        {"350M-parameter transformer, fp32 gradients, 20 ms compute/step (small batch per GPU)",
+         350e6, 4, 0.02},
     };
     std::vector<Row> rows;
     for (const Model& m : models) {
@@ -57,40 +59,48 @@ int main(int argc, char** argv) {
       const double t1 = step_seconds(end, 1, nv);
       for (int n : {2, 4, 8}) {
         const double te = step_seconds(end, n, nv), tb = step_seconds(bucketed, n, nv);
-        rows.push_back({m.name, "1 node, NVLink", n, ring_allreduce_seconds(grad, n, nv) * 1e3, te * 1e3, tb * 1e3,
-                        n * t1 / te, n * t1 / tb});
+        rows.push_back({m.name, "1 node, NVLink", n, ring_allreduce_seconds(grad, n, nv) * 1e3,
+                        te * 1e3, tb * 1e3, n * t1 / te, n * t1 / tb});
       }
       const double te = hierarchical_step_seconds(end, 2, 8, nv, ib);
       const double tb = hierarchical_step_seconds(bucketed, 2, 8, nv, ib);
       rows.push_back({m.name, "2 nodes x 8, NVLink + IB NDR", 16,
-                      hierarchical_allreduce_seconds(grad, 2, 8, nv, ib) * 1e3, te * 1e3, tb * 1e3, 16 * t1 / te,
-                      16 * t1 / tb});
+                      hierarchical_allreduce_seconds(grad, 2, 8, nv, ib) * 1e3, te * 1e3, tb * 1e3,
+                      16 * t1 / te, 16 * t1 / tb});
     }
     if (json) {
-      std::printf("{\n  \"assumptions\": {\"nvlink\": {\"alpha_us\": %.3f, \"busbw_GBps\": %.1f}, "
-                  "\"infiniband\": {\"alpha_us\": %.3f, \"busbw_GBps\": %.1f}, \"bucket_bytes\": %.0f, "
-                  "\"backward_fraction\": 0.6667, \"scaling\": \"weak\"},\n  \"rows\": [\n",
-                  nv.alpha_s * 1e6, nv.busbw_gbs, ib.alpha_s * 1e6, ib.busbw_gbs, kBucketBytes);
+      std::printf(
+          "{\n  \"assumptions\": {\"nvlink\": {\"alpha_us\": %.3f, \"busbw_GBps\": %.1f}, "
+          "\"infiniband\": {\"alpha_us\": %.3f, \"busbw_GBps\": %.1f}, \"bucket_bytes\": %.0f, "
+          "\"backward_fraction\": 0.6667, \"scaling\": \"weak\"},\n  \"rows\": [\n",
+          nv.alpha_s * 1e6, nv.busbw_gbs, ib.alpha_s * 1e6, ib.busbw_gbs, kBucketBytes);
       for (std::size_t i = 0; i < rows.size(); ++i) {
         const Row& r = rows[i];
-        std::printf("    {\"model\": \"%s\", \"config\": \"%s\", \"gpus\": %d, \"allreduce_ms\": %.3f, "
-                    "\"step_end_ms\": %.3f, \"step_bucketed_ms\": %.3f, \"speedup_end\": %.3f, "
-                    "\"speedup_bucketed\": %.3f}%s\n",
-                    r.model.c_str(), r.config.c_str(), r.gpus, r.allreduce_ms, r.step_end_ms, r.step_bucketed_ms,
-                    r.speedup_end, r.speedup_bucketed, i + 1 < rows.size() ? "," : "");
+        std::printf(
+            "    {\"model\": \"%s\", \"config\": \"%s\", \"gpus\": %d, \"allreduce_ms\": %.3f, "
+            "\"step_end_ms\": %.3f, \"step_bucketed_ms\": %.3f, \"speedup_end\": %.3f, "
+            "\"speedup_bucketed\": %.3f}%s\n",
+            r.model.c_str(), r.config.c_str(), r.gpus, r.allreduce_ms, r.step_end_ms,
+            r.step_bucketed_ms, r.speedup_end, r.speedup_bucketed, i + 1 < rows.size() ? "," : "");
       }
       std::printf("  ]\n}\n");
       return 0;
     }
-    std::printf("Assumptions: NVLink alpha %.1f us/step, busbw %.0f GB/s (NCCL on 2 H200s, assumed for 4 and 8); "
-                "InfiniBand NDR alpha %.1f us/step, %.0f GB/s per GPU (assumed); DDP buckets of 25 MB; backward = "
-                "2/3 of compute; weak scaling (same batch per GPU).\n\n",
-                nv.alpha_s * 1e6, nv.busbw_gbs, ib.alpha_s * 1e6, ib.busbw_gbs);
-    std::printf("| model | GPUs | links | all-reduce (ms) | step, one all-reduce (ms) | step, bucketed (ms) | "
-                "speedup, one all-reduce | speedup, bucketed |\n|---|---|---|---|---|---|---|---|\n");
+    std::printf(
+        "Assumptions: NVLink alpha %.1f us/step, busbw %.0f GB/s (NCCL on 2 H200s, assumed for 4 "
+        "and 8); "
+        "InfiniBand NDR alpha %.1f us/step, %.0f GB/s per GPU (assumed); DDP buckets of 25 MB; "
+        "backward = "
+        "2/3 of compute; weak scaling (same batch per GPU).\n\n",
+        nv.alpha_s * 1e6, nv.busbw_gbs, ib.alpha_s * 1e6, ib.busbw_gbs);
+    std::printf(
+        "| model | GPUs | links | all-reduce (ms) | step, one all-reduce (ms) | step, bucketed "
+        "(ms) | "
+        "speedup, one all-reduce | speedup, bucketed |\n|---|---|---|---|---|---|---|---|\n");
     for (const Row& r : rows)
-      std::printf("| %s | %d | %s | %.1f | %.1f | %.1f | %.2fx | %.2fx |\n", r.model.c_str(), r.gpus, r.config.c_str(),
-                  r.allreduce_ms, r.step_end_ms, r.step_bucketed_ms, r.speedup_end, r.speedup_bucketed);
+      std::printf("| %s | %d | %s | %.1f | %.1f | %.1f | %.2fx | %.2fx |\n", r.model.c_str(),
+                  r.gpus, r.config.c_str(), r.allreduce_ms, r.step_end_ms, r.step_bucketed_ms,
+                  r.speedup_end, r.speedup_bucketed);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ch08_cost_model: %s\n", e.what());
