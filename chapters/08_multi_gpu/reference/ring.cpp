@@ -1,12 +1,13 @@
 // Exercises 8.1 and 8.2 — the ring all-reduce's schedule, as pure functions, and the ring simulated
 // with N ranks on the CPU (the tests run it against a plain sum for every n and size).
 //
-// The ring: rank r sends to rank r + 1 and receives from rank r - 1 (mod n). The buffer is cut into
-// n chunks. Reduce-scatter (n - 1 steps): at each step every rank passes one partial sum to its
-// right neighbour, which adds its own contribution; after n - 1 steps each rank holds one chunk
-// summed over all ranks. All-gather (n - 1 steps): the summed chunks travel once more around the
-// ring, overwriting. Each rank sends and receives 2(n - 1)/n of the buffer in all — the factor of
-// busbw — whatever n: a ring's bandwidth cost does not grow with the number of ranks.
+// The ring: every rank sends to its right neighbour and receives from its left one, the last rank's
+// right neighbour being the first. The buffer is cut into n chunks. Reduce-scatter (n - 1 steps):
+// at each step every rank passes one partial sum to its right neighbour, which adds its own
+// contribution; after n - 1 steps each rank holds one chunk summed over all ranks. All-gather (n -
+// 1 steps): the summed chunks travel once more around the ring, overwriting. Each rank sends and
+// receives 2(n - 1)/n of the buffer in all — the factor of busbw — whatever n: a ring's bandwidth
+// cost does not grow with the number of ranks.
 #include <algorithm>
 #include <stdexcept>
 #include <string>
