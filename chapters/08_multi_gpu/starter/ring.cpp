@@ -45,9 +45,9 @@ RingStep ring_step(int ranks, int rank, int step) {
   // TODO(8.2): (ch08.hpp, RingStep): steps 0 .. n-2 reduce-scatter (reduce = true), steps
   // TODO(8.2): n-1 .. 2n-3 all-gather (reduce = false). What rank r receives at a step is what rank
   // TODO(8.2): r - 1 sends at that step; no chunk is received twice in a phase; after the
-  // TODO(8.2): reduce-scatter rank r holds the full sum of chunk (r + 1) mod n, and after the
+  // TODO(8.2): reduce-scatter rank r holds the full sum of chunk r + 1 (0 for the last rank); after the
   // TODO(8.2): all-gather every rank holds every sum.
-  // TODO(8.2): constraints — O(1), no table; the modulo of a negative int is negative in C++.
+  // TODO(8.2): constraints — O(1), no table; in C++ the remainder of a negative int is negative.
   // TODO(8.2): goal — ring_allreduce_cpu (below) equals the plain sum for n in 1..9.
   (void)rank;
   throw NotImplemented("Exercise 8.2: ring_step (chapters/08_multi_gpu/starter/ring.cpp)");
