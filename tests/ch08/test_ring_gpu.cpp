@@ -17,34 +17,50 @@ using namespace cudalab::ch08;
 
 namespace {
 
-// Runs the ring with rank r on devices[r] and checks every rank against the CPU sum.
+// Runs the ring with rank r on devices[r] and checks every rank against the CPU sum. The inputs
+// are written on the ranks' streams just before the call (no host wait: the ring must order its
+// reads of a neighbour after them), and right after it each rank copies its result out and
+// overwrites its buffer with NaNs on its own stream (the ring must keep that after the right
+// neighbour's last read).
 void check_ring(const std::vector<int>& devices, std::size_t count) {
   const int n = static_cast<int>(devices.size());
   const auto data = tests::rank_data(n, count);
   const std::vector<float> want = allreduce_sum_oracle(data);
-  std::vector<DeviceBuffer<float>> bufs;
+  std::vector<DeviceBuffer<float>> bufs, outs;
   std::vector<cudaStream_t> streams(n);
   std::vector<float*> ptrs;
   for (int r = 0; r < n; ++r) {
     CUDALAB_CHECK(cudaSetDevice(devices[r]));
-    bufs.emplace_back(std::span<const float>(data[r]));
+    bufs.emplace_back(count);
+    outs.emplace_back(count);
     CUDALAB_CHECK(cudaStreamCreateWithFlags(&streams[r], cudaStreamNonBlocking));
     ptrs.push_back(bufs.back().data());
   }
+  for (int r = 0; r < n; ++r) {
+    CUDALAB_CHECK(cudaSetDevice(devices[r]));
+    CUDALAB_CHECK(cudaMemsetAsync(ptrs[r], 0xff, count * sizeof(float), streams[r]));
+    CUDALAB_CHECK(cudaMemcpyAsync(ptrs[r], data[r].data(), count * sizeof(float),
+                                  cudaMemcpyHostToDevice, streams[r]));
+  }
   CUDALAB_CHECK(cudaSetDevice(devices[0]));
   ring_allreduce(ptrs, devices, count, streams);
+  int current = -1;
+  CUDALAB_CHECK(cudaGetDevice(&current));
+  EXPECT_EQ(current, devices[0]) << "ring_allreduce changed the current device";
+  for (int r = 0; r < n; ++r) {
+    CUDALAB_CHECK(cudaSetDevice(devices[r]));
+    CUDALAB_CHECK(cudaMemcpyAsync(outs[r].data(), ptrs[r], count * sizeof(float),
+                                  cudaMemcpyDeviceToDevice, streams[r]));
+    CUDALAB_CHECK(cudaMemsetAsync(ptrs[r], 0xff, count * sizeof(float), streams[r]));
+  }
   for (int r = 0; r < n; ++r) {
     CUDALAB_CHECK(cudaSetDevice(devices[r]));
     CUDALAB_CHECK(cudaStreamSynchronize(streams[r]));
     CUDALAB_CHECK(cudaStreamDestroy(streams[r]));
   }
   CUDALAB_CHECK(cudaSetDevice(devices[0]));
-  for (int r = 0; r < n; ++r) {
-    int current = -1;
-    CUDALAB_CHECK(cudaGetDevice(&current));
-    ASSERT_EQ(current, devices[0]);
-    EXPECT_EQ(bufs[r].to_host(), want) << "rank " << r << " of " << n << ", count " << count;
-  }
+  for (int r = 0; r < n; ++r)
+    EXPECT_EQ(outs[r].to_host(), want) << "rank " << r << " of " << n << ", count " << count;
 }
 
 }  // namespace

@@ -8,7 +8,8 @@
 // the rank's own chunk. Reading is the pull model: the data crosses the link once, and no staging
 // buffer is needed because, at any step, the chunk a rank reads is never the chunk its neighbour
 // writes (ring_step's indices differ by one), so the only ordering a step needs is "my left
-// neighbour finished its previous step" — one event per rank.
+// neighbour finished its previous step" — one event per rank; plus, at the start, "my left
+// neighbour's input is ready" and, at the end, "my right neighbour has stopped reading me".
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -122,6 +123,9 @@ void ring_allreduce(std::span<float* const> buffers, std::span<const int> device
   // TODO(8.3): only (the caller synchronizes). Ranks may share a device. Follow ring_step and
   // TODO(8.3): ring_chunk: step by step, each rank reads its left neighbour's chunk (launch_step:
   // TODO(8.3): add or copy, peer memory when the devices differ; launch on the rank's device).
+  // TODO(8.3): Precondition: rank r's input is what streams[r] has produced when the call is made
+  // TODO(8.3): (a neighbour reads it: order that); postcondition: work enqueued later on streams[r]
+  // TODO(8.3): may overwrite buffers[r] safely (no neighbour still reads it).
   // TODO(8.3): constraints — no host synchronization inside (the host only enqueues), no staging
   // TODO(8.3): buffer, no copy of the whole buffer; a rank may not read a chunk before its left
   // TODO(8.3): neighbour has finished writing it, and must not wait on more than it needs (one
@@ -130,6 +134,8 @@ void ring_allreduce(std::span<float* const> buffers, std::span<const int> device
   // TODO(8.3): on 2 GPUs, busbw >= 0.8x NCCL's at >= 256 MiB (bench/ch08.toml).
   (void)launch_step; (void)done;
   throw NotImplemented("Exercise 8.3: ring_allreduce (chapters/08_multi_gpu/starter/ring.cu)");
+  // Inputs ready: rank r's buffer is what streams[r] has produced so far, and the right neighbour
+  // reads it from step 0 on: a record now, that the first step waits on.
 }
 
 }  // namespace cudalab::ch08

@@ -107,7 +107,9 @@ std::vector<float> allreduce_sum_oracle(const std::vector<std::vector<float>>& b
 // cross-stream events as N GPUs. A step is one kernel per rank that reads the left neighbour's
 // chunk (peer memory when the devices differ: call enable_peer_access first) and adds it into, or
 // copies it over, its own. Asynchronous: returns once every step is enqueued; the caller
-// synchronizes the streams. On return the current device is what it was on entry.
+// synchronizes the streams. Rank r's input is what streams[r] produced before the call (the
+// neighbours' streams wait for it), and later work on streams[r] may overwrite buffers[r] (it waits
+// until the right neighbour has read it). On return the current device is what it was on entry.
 void ring_allreduce(std::span<float* const> buffers, std::span<const int> devices,
                     std::size_t count, std::span<const cudaStream_t> streams);
 // Enables peer access between every pair of distinct devices in `devices` (both ways); throws
