@@ -1,0 +1,65 @@
+// The lesson's DDP-like training step (reference track only): N ranks simulated on GPU 0 (and on
+// every GPU present) follow the single-GPU loss curve, with one all-reduce at the end and with
+// bucketed all-reduces on a second stream; ddp_train itself checks that the replicas stay equal.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+#include "ch08/ch08.hpp"
+#include "ch08/ddp.hpp"
+#include "multi_gpu_testing.hpp"
+
+using namespace cudalab::ch08;
+
+namespace {
+
+// The stated tolerance: the ranks sum the same terms in another order (per-rank partial sums, then
+// the ring), so the losses agree to float rounding, amplified a little by 20 steps of SGD.
+void expect_follows(const std::vector<float>& got, const std::vector<float>& one,
+                    const char* what) {
+  ASSERT_EQ(got.size(), one.size()) << what;
+  for (std::size_t s = 0; s < one.size(); ++s)
+    EXPECT_NEAR(got[s], one[s], 1e-4 * std::max(1.0f, std::fabs(one[s]))) << what << ", step " << s;
+}
+
+}  // namespace
+
+TEST(DdpGpu, SimulatedRanksFollowTheSingleGpuLoss) {
+  CUDALAB_REQUIRE_GPU();
+  const DdpConfig cfg;
+  const std::vector<float> one = ddp_train(cfg, std::vector<int>{0}, GradSync::kAtEnd);
+  ASSERT_EQ(one.size(), static_cast<std::size_t>(cfg.steps));
+  EXPECT_LT(one.back(), one.front()) << "the single-GPU run does not learn";
+  for (int n : {2, 3, 4, 8}) {
+    expect_follows(ddp_train(cfg, std::vector<int>(n, 0), GradSync::kAtEnd), one,
+                   "one all-reduce at the end");
+    expect_follows(ddp_train(cfg, std::vector<int>(n, 0), GradSync::kBucketed), one, "bucketed");
+  }
+}
+
+TEST(DdpGpu, RejectsBadArguments) {
+  CUDALAB_REQUIRE_GPU();
+  DdpConfig cfg;
+  EXPECT_THROW(ddp_train(cfg, std::vector<int>{}, GradSync::kAtEnd), std::invalid_argument);
+  EXPECT_THROW(ddp_train(cfg, std::vector<int>{device_count()}, GradSync::kAtEnd),
+               std::invalid_argument);
+  cfg.batch = 2;
+  EXPECT_THROW(ddp_train(cfg, std::vector<int>{0, 0, 0}, GradSync::kAtEnd), std::invalid_argument);
+  cfg.batch = 0;
+  EXPECT_THROW(ddp_train(cfg, std::vector<int>{0}, GradSync::kAtEnd), std::invalid_argument);
+}
+
+TEST(DdpMultiGpu, EveryGpuFollowsTheSingleGpuLoss) {
+  CH08_REQUIRE_GPUS(2);
+  std::vector<int> all(device_count());
+  for (int d = 0; d < device_count(); ++d) all[d] = d;
+  enable_peer_access(all);
+  const DdpConfig cfg;
+  const std::vector<float> one = ddp_train(cfg, std::vector<int>{0}, GradSync::kAtEnd);
+  expect_follows(ddp_train(cfg, all, GradSync::kAtEnd), one,
+                 "one all-reduce at the end, every GPU");
+  expect_follows(ddp_train(cfg, all, GradSync::kBucketed), one, "bucketed, every GPU");
+}
