@@ -94,6 +94,17 @@ struct Ranks {
 // 64 MiB), then warms up; false (the row skipped with the reason) on a wrong sum or an exception
 // (the starter's NotImplemented).
 template <class F>
+bool warm(benchmark::State& state, Ranks& ranks, F&& work) {
+  try {
+    for (int i = 0; i < 2; ++i) ranks.time_ms(work);
+    return true;
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return false;
+  }
+}
+
+template <class F>
 bool check_and_warm(benchmark::State& state, Ranks& ranks, F&& work) {
   try {
     const int n = static_cast<int>(ranks.devices.size());
@@ -122,9 +133,12 @@ bool check_and_warm(benchmark::State& state, Ranks& ranks, F&& work) {
   }
 }
 
+// bus_factor: busbw / algbw as nccl-tests defines it: 2(n-1)/n for all-reduce, (n-1)/n for
+// all-gather and reduce-scatter (bytes = the whole gathered or scattered buffer), 1 for broadcast.
 template <class F>
-void time_rows(benchmark::State& state, Ranks& ranks, int link_ranks, double bytes, F&& work) {
-  if (!check_and_warm(state, ranks, work)) return;
+void time_rows(benchmark::State& state, Ranks& ranks, int link_ranks, double bytes, F&& work,
+               double bus_factor = -1, bool check = true) {
+  if (check ? !check_and_warm(state, ranks, work) : !warm(state, ranks, work)) return;
   std::vector<double> ms;
   for (auto _ : state) {
     ms.push_back(ranks.time_ms(work));
@@ -136,7 +150,8 @@ void time_rows(benchmark::State& state, Ranks& ranks, int link_ranks, double byt
     const double alg = ch08::algbw_gbs(bytes, med * 1e-3);
     state.counters["median_us"] = med * 1e3;
     state.counters["algbw_GB/s"] = alg;
-    state.counters["busbw_GB/s"] = ch08::allreduce_busbw_gbs(alg, link_ranks);
+    state.counters["busbw_GB/s"] =
+        bus_factor < 0 ? ch08::allreduce_busbw_gbs(alg, link_ranks) : alg * bus_factor;
   }
   state.counters["ranks"] = link_ranks;
 }
@@ -169,6 +184,45 @@ void BM_nccl_allreduce(benchmark::State& state, int gpus, std::size_t bytes) {
   time_rows(state, ranks, gpus, static_cast<double>(bytes),
             [&] { ch08::all_reduce_sum(comms, ranks.cptrs, ranks.ptrs, ranks.n, ranks.streams); });
 }
+
+// The other collectives on the same GPUs, in place (nccl-tests' sizes: bytes = the whole buffer).
+enum class Collective { kAllGather, kReduceScatter, kBroadcast };
+
+void BM_nccl_collective(benchmark::State& state, Collective what, int gpus, std::size_t bytes) {
+  const auto devices = first_devices(gpus);
+  const ch08::NcclComms comms(devices);
+  const std::size_t total = std::max<std::size_t>(bytes / sizeof(float), gpus);
+  const std::size_t per_rank = total / gpus;  // all-gather / reduce-scatter slice
+  Ranks ranks(devices, per_rank * gpus);
+  std::vector<const float*> send(gpus);
+  std::vector<float*> recv(gpus);
+  for (int r = 0; r < gpus; ++r) {
+    if (what == Collective::kAllGather) {
+      send[r] = ranks.ptrs[r] + r * per_rank;
+      recv[r] = ranks.ptrs[r];
+    } else if (what == Collective::kReduceScatter) {
+      send[r] = ranks.ptrs[r];
+      recv[r] = ranks.ptrs[r] + r * per_rank;
+    } else {
+      send[r] = ranks.ptrs[r];
+      recv[r] = ranks.ptrs[r];
+    }
+  }
+  const double n = gpus;
+  const double factor = what == Collective::kBroadcast ? 1.0 : (n - 1) / n;
+  time_rows(
+      state, ranks, gpus, static_cast<double>(per_rank * gpus * sizeof(float)),
+      [&] {
+        if (what == Collective::kAllGather) {
+          ch08::all_gather(comms, send, recv, per_rank, ranks.streams);
+        } else if (what == Collective::kReduceScatter) {
+          ch08::reduce_scatter_sum(comms, send, recv, per_rank, ranks.streams);
+        } else {
+          ch08::broadcast(comms, send, recv, per_rank * gpus, 0, ranks.streams);
+        }
+      },
+      factor, false);
+}
 #endif
 
 void BM_p2p_copy(benchmark::State& state, int src, int dst, bool both_ways) {
@@ -196,22 +250,25 @@ const bool kRegistered = [] {
   for (int gpus : configs)
     for (std::size_t b : kBytes) {
       const std::string suffix = "/gpus:" + std::to_string(gpus) + "/bytes:" + std::to_string(b);
-      benchmark::RegisterBenchmark(("BM_ring_allreduce" + suffix).c_str(), BM_ring_allreduce, gpus,
-                                   b)
-          ->UseManualTime()
-          ->Unit(benchmark::kMicrosecond);
+      bench::add("BM_ring_allreduce" + suffix,
+                 [gpus, b](benchmark::State& st) { BM_ring_allreduce(st, gpus, b); });
 #if CUDALAB_HAVE_NCCL
-      benchmark::RegisterBenchmark(("BM_nccl_allreduce" + suffix).c_str(), BM_nccl_allreduce, gpus,
-                                   b)
-          ->UseManualTime()
-          ->Unit(benchmark::kMicrosecond);
+      bench::add("BM_nccl_allreduce" + suffix,
+                 [gpus, b](benchmark::State& st) { BM_nccl_allreduce(st, gpus, b); });
+      bench::add("BM_nccl_allgather" + suffix, [gpus, b](benchmark::State& st) {
+        BM_nccl_collective(st, Collective::kAllGather, gpus, b);
+      });
+      bench::add("BM_nccl_reducescatter" + suffix, [gpus, b](benchmark::State& st) {
+        BM_nccl_collective(st, Collective::kReduceScatter, gpus, b);
+      });
+      bench::add("BM_nccl_broadcast" + suffix, [gpus, b](benchmark::State& st) {
+        BM_nccl_collective(st, Collective::kBroadcast, gpus, b);
+      });
 #endif
     }
   for (std::size_t b : {std::size_t{1} << 20, std::size_t{256} << 20})
-    benchmark::RegisterBenchmark(("BM_ring_simulated/ranks:4/bytes:" + std::to_string(b)).c_str(),
-                                 BM_ring_simulated, 4, b)
-        ->UseManualTime()
-        ->Unit(benchmark::kMicrosecond);
+    bench::add("BM_ring_simulated/ranks:4/bytes:" + std::to_string(b),
+               [b](benchmark::State& st) { BM_ring_simulated(st, 4, b); });
   for (int i = 0; i < g; ++i)
     for (int j = 0; j < g; ++j)
       for (bool both : {false, true}) {

@@ -3,9 +3,9 @@
 
     python3 scripts/ch08_multi_gpu.py [--build build/gpu] [--out docs/results] [--quick]
 
-Runs bench_ch08 (all-reduce by size: the hand ring of exercise 8.3 over P2P on every GPU beside
-NCCL on the same GPUs; the ring with 4 ranks simulated on GPU 0; the P2P copy matrix one way and
-both ways), `nvidia-smi topo -m` where present, and ch08_cost_model, then writes under --out:
+Runs bench_ch08 (all-reduce by size, 8 B to 1 GiB: the hand ring of exercise 8.3 over P2P on every
+GPU beside NCCL on the same GPUs; NCCL's all-gather, reduce-scatter and broadcast; the ring with 4
+ranks simulated on GPU 0; the P2P copy matrix one way and both ways), `nvidia-smi topo -m` where present, and ch08_cost_model, then writes under --out:
     ch08_multi_gpu_<N>gpu.json   the benchmark's JSON, the topology text and the model's rows
     ch08_multi_gpu_<N>gpu.md     the tables: busbw by size (ring, NCCL, ring/NCCL), P2P matrix,
                                  the model's predictions
@@ -56,6 +56,23 @@ def allreduce_table(benchmarks: list[dict]) -> tuple[int, list[dict]]:
     return gpus, rows
 
 
+COLLECTIVE = re.compile(r"^BM_nccl_(?P<kind>allgather|reducescatter|broadcast)/gpus:\d+/bytes:(?P<bytes>\d+)")
+
+
+def collectives_table(benchmarks: list[dict]) -> list[dict]:
+    """NCCL's other collectives by size: {bytes, allgather, reducescatter, broadcast} busbw (GB/s)."""
+    by_size: dict[int, dict] = {}
+    for b in benchmarks:
+        if b.get("run_type") == "aggregate" or b.get("error_occurred"):
+            continue
+        m = COLLECTIVE.match(b.get("name", ""))
+        if m:
+            row = by_size.setdefault(int(m["bytes"]), {"bytes": int(m["bytes"]), "allgather": None,
+                                                        "reducescatter": None, "broadcast": None})
+            row[m["kind"]] = b.get("busbw_GB/s")
+    return [by_size[k] for k in sorted(by_size)]
+
+
 def p2p_matrix(benchmarks: list[dict]) -> dict[str, dict[tuple[int, int], float]]:
     out: dict[str, dict[tuple[int, int], float]] = {"one_way": {}, "both_ways": {}}
     for b in benchmarks:
@@ -69,7 +86,8 @@ def fmt(v, spec=".1f") -> str:
     return "—" if v is None else format(v, spec)
 
 
-def markdown(gpus: int, rows: list[dict], p2p: dict, topo: str, model_md: str) -> str:
+def markdown(gpus: int, rows: list[dict], p2p: dict, topo: str, model_md: str,
+             collectives: list[dict] | None = None) -> str:
     lines = [f"# Chapter 8 multi-GPU measurements: {gpus} GPU(s)", "",
              "Written by scripts/ch08_multi_gpu.py (NCCL_NVLS_ENABLE=0). busbw = algbw x 2(n-1)/n, as nccl-tests; "
              "on one GPU busbw is 0 by definition (no link is crossed).", "",
@@ -79,6 +97,12 @@ def markdown(gpus: int, rows: list[dict], p2p: dict, topo: str, model_md: str) -
     for r in rows:
         lines.append(f"| {human_bytes(r['bytes'])} | {fmt(r['ring_busbw'])} | {fmt(r['nccl_busbw'])} | "
                      f"{fmt(r['ring_us'])} | {fmt(r['nccl_us'])} | {fmt(r['ratio'], '.2f')} |")
+    if collectives:
+        lines += ["", "## NCCL's other collectives (busbw, GB/s; bytes = the whole buffer)", "",
+                  "| bytes | all-gather | reduce-scatter | broadcast |", "|---|---|---|---|"]
+        for r in collectives:
+            lines.append(f"| {human_bytes(r['bytes'])} | {fmt(r['allgather'])} | {fmt(r['reducescatter'])} | "
+                         f"{fmt(r['broadcast'])} |")
     for direction, title in (("one_way", "one way"), ("both_ways", "both ways at once (sum)")):
         m = p2p[direction]
         if not m:
@@ -116,6 +140,9 @@ def main() -> int:
     if args.quick:
         cmd.append("--benchmark_min_time=0.05s")
     subprocess.run(cmd, check=True, env=env)
+    if not raw.exists():  # bench_ch08 found no GPU (it says why) and measured nothing
+        print("ch08_multi_gpu: no benchmark output: nothing written", file=sys.stderr)
+        return 1
     data = json.loads(raw.read_text())
     raw.unlink()
     benchmarks = data.get("benchmarks", [])
@@ -131,8 +158,9 @@ def main() -> int:
         {"gpus": gpus, "nccl_nvls_enable": env["NCCL_NVLS_ENABLE"], "allreduce": rows,
          "p2p": {d: [{"src": s, "dst": t, "GB/s": v} for (s, t), v in sorted(m.items())]
                  for d, m in p2p_matrix(benchmarks).items()},
-         "topology": topo, "model": model_json, "bench": data}, indent=1) + "\n")
-    (out / f"{stem}.md").write_text(markdown(gpus, rows, p2p_matrix(benchmarks), topo, model_md))
+         "collectives": collectives_table(benchmarks), "topology": topo, "model": model_json, "bench": data}, indent=1) + "\n")
+    (out / f"{stem}.md").write_text(markdown(gpus, rows, p2p_matrix(benchmarks), topo, model_md,
+                                             collectives_table(benchmarks)))
     print(f"ch08_multi_gpu: wrote {out / stem}.json and .md")
     return 0
 

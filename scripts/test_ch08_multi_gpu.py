@@ -35,6 +35,14 @@ class Tables(unittest.TestCase):
         self.assertIn("both ways", md)
         self.assertIn("| model |", md)
 
+    def test_collectives_table(self):
+        bench = [row("BM_nccl_allgather/gpus:2/bytes:1024/manual_time", **{"busbw_GB/s": 1.5}),
+                 row("BM_nccl_broadcast/gpus:2/bytes:1024/manual_time", **{"busbw_GB/s": 2.5}),
+                 row("BM_nccl_allreduce/gpus:2/bytes:1024/manual_time", **{"busbw_GB/s": 9.0})]
+        rows = m.collectives_table(bench)
+        self.assertEqual(rows, [{"bytes": 1024, "allgather": 1.5, "reducescatter": None, "broadcast": 2.5}])
+        self.assertIn("| 1 KiB | 1.5 | — | 2.5 |", m.markdown(2, [], {"one_way": {}, "both_ways": {}}, "", "", rows))
+
     def test_human_bytes(self):
         self.assertEqual(m.human_bytes(8), "8 B")
         self.assertEqual(m.human_bytes(1 << 30), "1 GiB")
