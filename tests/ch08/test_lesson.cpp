@@ -164,6 +164,11 @@ TEST(NcclGpu, OneGpuCommunicatorRunsTheFourCollectives) {
   EXPECT_EQ(out.to_host(), data) << "broadcast";
   EXPECT_THROW(broadcast(comms, send, recv, count, 1, streams), std::invalid_argument);
   EXPECT_THROW(all_reduce_sum(comms, send, recv, count, {}), std::invalid_argument);
+  EXPECT_THROW(NcclComms(std::vector<int>{0, 0}), std::invalid_argument);
+  EXPECT_THROW(NcclComms(std::vector<int>{}), std::invalid_argument);
+  int current = -1;
+  CUDALAB_CHECK(cudaGetDevice(&current));
+  EXPECT_EQ(current, 0) << "the collectives restore the current device";
 }
 
 TEST(NcclMultiGpu, AllReduceOnEveryGpuEqualsTheSum) {

@@ -29,6 +29,10 @@ NcclComms::NcclComms(std::span<const int> devices) : devices_(devices.begin(), d
   const int available = device_count();
   for (int d : devices)
     require(d >= 0 && d < available, "devices", "names a device that does not exist");
+  for (std::size_t i = 0; i < devices.size(); ++i)
+    for (std::size_t j = i + 1; j < devices.size(); ++j)
+      require(devices[i] != devices[j], "devices",
+              "NCCL takes one rank per device (a device is named twice)");
   nccl_default_environment();
   comms_.resize(devices.size());
   CUDALAB_NCCL_CHECK(
@@ -60,6 +64,12 @@ void require_ranks(const NcclComms& comms, Send send, Recv recv, std::size_t sen
 // (the first rank's call waits for the others, which are never issued).
 template <class F>
 void grouped(const NcclComms& comms, F&& per_rank) {
+  int previous = 0;
+  CUDALAB_CHECK(cudaGetDevice(&previous));
+  struct Restore {
+    int device;
+    ~Restore() { (void)cudaSetDevice(device); }
+  } restore{previous};
   CUDALAB_NCCL_CHECK(ncclGroupStart());
   try {
     for (int r = 0; r < comms.size(); ++r) {
