@@ -94,6 +94,15 @@ void tp_gemm_columns(std::span<const float* const> a, std::span<const float* con
                                           cols.count * m * sizeof(float), ranks.streams[r]));
       }
     }
+    // Every rank's columns are read by the others' streams: later work on streams[r] (which may
+    // overwrite c[r]) waits until every rank has finished its copies.
+    for (int r = 0; r < size; ++r) {
+      CUDALAB_CHECK(cudaSetDevice(ranks.devices[r]));
+      CUDALAB_CHECK(cudaEventRecord(done[r], ranks.streams[r]));
+    }
+    for (int r = 0; r < size; ++r)
+      for (int q = 0; q < size; ++q)
+        if (q != r) CUDALAB_CHECK(cudaStreamWaitEvent(ranks.streams[r], done[q], 0));
   } catch (...) {
     for (cudaEvent_t e : done)
       if (e) (void)cudaEventDestroy(e);

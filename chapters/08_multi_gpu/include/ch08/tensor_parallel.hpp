@@ -6,7 +6,9 @@
 // cuBLAS handle created on that device (handles[r]); ranks may share a device (N ranks simulated on
 // one GPU). a[r] and b[r] are rank r's replicas of the whole A and B (the split is of the work; a
 // real model would store only its shard), c[r] its m x n output. Asynchronous; on return the
-// current device is what it was.
+// current device is what it was. As in ring_allreduce, the inputs are what the ranks' streams have
+// produced before the call, and later work on streams[r] may overwrite c[r] (it waits for the
+// other ranks' reads of it).
 #pragma once
 
 #include <cublas_v2.h>
