@@ -8,6 +8,7 @@
 #include "ch08/ch08.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/memory.hpp"
+#include "cudalab/stream.hpp"
 
 namespace cudalab::ch08 {
 
@@ -28,26 +29,6 @@ std::vector<std::vector<PeerInfo>> peer_matrix() {
     }
   return m;
 }
-
-namespace {
-
-struct Event {
-  Event() { CUDALAB_CHECK(cudaEventCreate(&e)); }
-  ~Event() { (void)cudaEventDestroy(e); }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  cudaEvent_t e = nullptr;
-};
-
-struct Stream {
-  Stream() { CUDALAB_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
-  ~Stream() { (void)cudaStreamDestroy(s); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  cudaStream_t s = nullptr;
-};
-
-}  // namespace
 
 double p2p_bandwidth_gbs(int src, int dst, std::size_t bytes, int reps, bool both_ways) {
   const int n = device_count();
@@ -74,25 +55,24 @@ double p2p_bandwidth_gbs(int src, int dst, std::size_t bytes, int reps, bool bot
   Stream fwd;
   Event start, stop;  // on src; the dst stream's end is joined into fwd with back_end (on dst)
   const auto run = [&] {
-    CUDALAB_CHECK(cudaMemcpyPeerAsync(b.data(), dst, a.data(), src, bytes, fwd.s));
-    if (both_ways)
-      CUDALAB_CHECK(cudaMemcpyPeerAsync(a2.data(), src, b2.data(), dst, bytes, back.s));
+    CUDALAB_CHECK(cudaMemcpyPeerAsync(b.data(), dst, a.data(), src, bytes, fwd));
+    if (both_ways) CUDALAB_CHECK(cudaMemcpyPeerAsync(a2.data(), src, b2.data(), dst, bytes, back));
   };
   run();  // warm-up
-  CUDALAB_CHECK(cudaStreamSynchronize(back.s));
-  CUDALAB_CHECK(cudaStreamSynchronize(fwd.s));
-  CUDALAB_CHECK(cudaEventRecord(start.e, fwd.s));
-  CUDALAB_CHECK(cudaStreamWaitEvent(back.s, start.e, 0));
+  CUDALAB_CHECK(cudaStreamSynchronize(back));
+  CUDALAB_CHECK(cudaStreamSynchronize(fwd));
+  CUDALAB_CHECK(cudaEventRecord(start, fwd));
+  CUDALAB_CHECK(cudaStreamWaitEvent(back, start, 0));
   for (int i = 0; i < reps; ++i) run();
   CUDALAB_CHECK(cudaSetDevice(dst));
   Event back_end;
-  CUDALAB_CHECK(cudaEventRecord(back_end.e, back.s));
+  CUDALAB_CHECK(cudaEventRecord(back_end, back));
   CUDALAB_CHECK(cudaSetDevice(src));
-  CUDALAB_CHECK(cudaStreamWaitEvent(fwd.s, back_end.e, 0));
-  CUDALAB_CHECK(cudaEventRecord(stop.e, fwd.s));
-  CUDALAB_CHECK(cudaEventSynchronize(stop.e));
+  CUDALAB_CHECK(cudaStreamWaitEvent(fwd, back_end, 0));
+  CUDALAB_CHECK(cudaEventRecord(stop, fwd));
+  CUDALAB_CHECK(cudaEventSynchronize(stop));
   float ms = 0;
-  CUDALAB_CHECK(cudaEventElapsedTime(&ms, start.e, stop.e));
+  CUDALAB_CHECK(cudaEventElapsedTime(&ms, start, stop));
   CUDALAB_CHECK(cudaSetDevice(current));
   const double moved = static_cast<double>(bytes) * reps * (both_ways ? 2 : 1);
   return moved / (ms * 1e-3) / 1e9;
