@@ -83,8 +83,12 @@ void check(cudaError_t code, const char* expression, const char* file, int line)
   }
 }
 
-void check_launch(const char* file, int line) {
+void check_launch_async(const char* file, int line) {
   check(cudaGetLastError(), "kernel launch (cudaGetLastError)", file, line);
+}
+
+void check_launch(const char* file, int line) {
+  check_launch_async(file, line);
 #if defined(CUDALAB_SYNC_LAUNCHES)
   check(cudaDeviceSynchronize(), "kernel execution (cudaDeviceSynchronize, CUDALAB_SYNC_LAUNCHES)",
         file, line);

@@ -18,11 +18,6 @@ constexpr int kTile = 16;
 constexpr int kRowThreads = 256;  // LayerNorm: one block per row
 constexpr int kEw = 256;          // elementwise kernels
 
-// Launch check without the debug build's synchronize (these launches may be captured).
-void check_launch() {
-  CUDALAB_CHECK(cudaGetLastError());
-}
-
 // Pointer checks: cudaPointerGetAttributes is a driver query we keep out of stream captures (a
 // call the driver refuses while capturing would invalidate the capture), so a capturing stream
 // gets the null check only; the pointers were checked when the graph's first forward was validated.
@@ -139,7 +134,7 @@ void gemm(const float* A, const float* W, const float* bias, const float* res, f
   const dim3 grid(static_cast<unsigned>((out + kTile - 1) / kTile),
                   static_cast<unsigned>((batch + kTile - 1) / kTile));
   gemm_kernel<E><<<grid, block, 0, s>>>(A, W, bias, res, C, batch, in, out);
-  check_launch();
+  CUDALAB_CHECK_LAUNCH_ASYNC();  // these launches may be captured into a graph
 }
 
 }  // namespace
@@ -228,7 +223,7 @@ void Block::run_step(Mode mode, int step, const float* x, float* y, int batch, c
         break;
     }
   }
-  check_launch();
+  CUDALAB_CHECK_LAUNCH_ASYNC();  // these launches may be captured into a graph
 }
 
 void Block::forward(Mode mode, const float* x, float* y, int batch, cudaStream_t stream) {

@@ -50,9 +50,7 @@ void KernelChain::launch_plain(cudaStream_t stream) {
   const auto blocks = static_cast<unsigned>((n_ + kBlock - 1) / kBlock);
   for (int k = 0; k < length_; ++k) {
     chain_kernel<<<blocks, kBlock, 0, stream>>>(x_, n_, chain_scale(k), chain_shift(k));
-    // cudaGetLastError, not CUDALAB_CHECK_LAUNCH: the debug build's synchronize-after-launch is
-    // illegal while the stream is being captured.
-    CUDALAB_CHECK(cudaGetLastError());
+    CUDALAB_CHECK_LAUNCH_ASYNC();  // the stream may be capturing: no synchronize
   }
 }
 

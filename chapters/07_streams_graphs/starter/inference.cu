@@ -64,7 +64,7 @@ void linear(const float* x, const float* w, const float* bias, float* y, int bat
   const dim3 grid(static_cast<unsigned>((out + kTile - 1) / kTile),
                   static_cast<unsigned>((batch + kTile - 1) / kTile));
   linear_kernel<<<grid, block, 0, stream>>>(x, w, bias, y, batch, in, out, relu);
-  CUDALAB_CHECK(cudaGetLastError());  // may run under stream capture: no debug synchronize here
+  CUDALAB_CHECK_LAUNCH_ASYNC();  // may run under stream capture
 }
 
 DeviceBuffer<float> upload(const std::vector<float>& v) {

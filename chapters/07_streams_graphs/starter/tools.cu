@@ -69,8 +69,7 @@ void Gate::hold(cudaStream_t stream, double timeout_s) {
   static_cast<volatile int*>(flags_)[0] = 0;
   static_cast<volatile int*>(flags_)[1] = 0;
   gate_kernel<<<1, 1, 0, stream>>>(dev_flags_, static_cast<std::uint64_t>(timeout_s * 1e9));
-  CUDALAB_CHECK(
-      cudaGetLastError());  // never CUDALAB_CHECK_LAUNCH: a debug sync would deadlock here
+  CUDALAB_CHECK_LAUNCH_ASYNC();  // the gate holds its stream: a synchronize would deadlock
 }
 
 void Gate::open() noexcept {

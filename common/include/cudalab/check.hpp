@@ -57,6 +57,10 @@ void check(cudaError_t code, const char* expression, const char* file, int line)
 // the kernel only at the next synchronizing call. With CUDALAB_SYNC_LAUNCHES (debug preset) we
 // also synchronize, so a fault is reported at the launch that caused it.
 void check_launch(const char* file, int line);
+// The same check that never synchronizes, whatever the preset: for launches that may be captured
+// into a CUDA graph (a synchronize during capture is illegal and breaks the capture) or that queue
+// behind a stream held on purpose (a synchronize would wait forever).
+void check_launch_async(const char* file, int line);
 
 // Arguments: throw std::invalid_argument naming the argument and saying why.
 [[noreturn]] void throw_invalid_argument(std::string_view argument, std::string_view why);
@@ -73,3 +77,4 @@ void require_device_pointer(const void* p, std::size_t count, std::string_view a
 
 #define CUDALAB_CHECK(expr) ::cudalab::check((expr), #expr, __FILE__, __LINE__)
 #define CUDALAB_CHECK_LAUNCH() ::cudalab::check_launch(__FILE__, __LINE__)
+#define CUDALAB_CHECK_LAUNCH_ASYNC() ::cudalab::check_launch_async(__FILE__, __LINE__)
