@@ -204,6 +204,7 @@ def run_by_executable(bdir: Path, labels: list[str], xml_dir: Path, jobs: int,
     skips = (skip_suite,) if isinstance(skip_suite, str) else tuple(skip_suite or ())
     by_exe: dict[str, dict[str, tuple[str, list[str]]]] = defaultdict(dict)
     broken: list[TestResult] = []  # NOT_BUILT / LIST_FAILED entries of the discovery: no case to run
+    plain: list[tuple[str, list[str], list[str]]] = []  # tests that are not GoogleTest cases
     for name, (labels_, command) in tests.items():
         if len(command) >= 2 and command[1].startswith("--gtest_filter="):
             case = command[1].split("=", 1)[1]
@@ -211,10 +212,36 @@ def run_by_executable(bdir: Path, labels: list[str], xml_dir: Path, jobs: int,
             if any(suite.endswith(k) for k in skips) or (only_suite and not suite.endswith(only_suite)):
                 continue
             by_exe[command[0]][case] = (name, labels_)
-        elif not only_suite:
+        elif only_suite:
+            continue
+        elif ".NOT_BUILT." in name or ".LIST_FAILED." in name:
             why = "not built" if ".NOT_BUILT." in name else "its test list could not be read"
             broken.append(TestResult(name, labels_, "failed", f"{why}: " + " ".join(command)))
+        elif command:
+            plain.append((name, labels_, command))
     xml_dir.mkdir(parents=True, exist_ok=True)
+
+    def run_plain(job: tuple[str, list[str], list[str]]) -> list[TestResult]:
+        """A test that is not a GoogleTest case (a launcher such as mpiexec, a tool): the whole
+        command, passed on exit 0, skipped when a line of its output starts with 'skipped: ' (the
+        project's ctest SKIP_REGULAR_EXPRESSION), else failed."""
+        name, labels_, command = job
+        try:
+            proc = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=Path(command[0]).parent
+                                  if Path(command[0]).is_absolute() else None)
+            rc, text = proc.returncode, proc.stdout + proc.stderr
+        except subprocess.TimeoutExpired as e:
+            rc, text = None, f"timed out after {e.timeout} s"
+        except OSError as e:
+            rc, text = None, f"could not run: {e}"
+        (xml_dir / (re.sub(r"[^\w.-]", "_", name) + ".log")).write_text("$ " + " ".join(command) + "\n" + text)
+        skip = next((l for l in text.splitlines() if l.startswith("skipped: ")), None)
+        if skip is not None:
+            return [TestResult(name, labels_, "skipped", skip)]
+        if rc == 0:
+            return [TestResult(name, labels_, "passed", "")]
+        return [TestResult(name, labels_, "failed", f"exited {rc}: " + " ".join(command) + "\n"
+                           + "\n".join(text.splitlines()[-15:]))]
 
     def one(job: tuple[str, list[str], str]) -> list[TestResult]:
         exe, cases, part = job
@@ -261,6 +288,8 @@ def run_by_executable(bdir: Path, labels: list[str], xml_dir: Path, jobs: int,
     results: list[TestResult] = list(broken)
     with cf.ThreadPoolExecutor(max_workers=1 if serial else max(1, jobs)) as pool:
         for r in pool.map(one, work):
+            results.extend(r)
+        for r in pool.map(run_plain, plain):
             results.extend(r)
     return results
 

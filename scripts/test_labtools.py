@@ -318,3 +318,41 @@ class FormatCheck(unittest.TestCase):
             (root / "starter").mkdir()
             (root / "starter" / "gen.cpp").write_text("int  g( ){return 0;}\n")  # generated: not checked
             self.assertEqual(lt.format_problems(root), ["bad.cpp"])
+
+
+class PlainTests(unittest.TestCase):
+    """Tests that are not GoogleTest cases (the MPI launcher) run whole: exit 0 passes, a line
+    'skipped: ...' skips, anything else fails; discovery placeholders stay failures."""
+
+    def run_plain(self, code: str, name: str = "reference.ch08.plain") -> lt.TestResult:
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            tests = {name: (["ch08", "reference", "gpu"], [sys.executable, "-c", code])}
+            res = lt.run_by_executable(Path(d), ["reference"], Path(d) / "xml", 2, tests=tests)
+        self.assertEqual(len(res), 1)
+        return res[0]
+
+    def test_exit_zero_passes(self):
+        self.assertEqual(self.run_plain("print('ok')").status, "passed")
+
+    def test_skip_line_skips(self):
+        r = self.run_plain("print('skipped: no GPU on some rank')")
+        self.assertEqual((r.status, r.output), ("skipped", "skipped: no GPU on some rank"))
+
+    def test_nonzero_exit_fails_with_output(self):
+        r = self.run_plain("import sys; print('all-reduce sum wrong'); sys.exit(3)")
+        self.assertEqual(r.status, "failed")
+        self.assertIn("exited 3", r.output)
+        self.assertIn("all-reduce sum wrong", r.output)
+
+    def test_discovery_placeholders_stay_failures(self):
+        r = self.run_plain("print('ok')", name="reference.ch05.NOT_BUILT.reference_ch05_test_scan")
+        self.assertEqual(r.status, "failed")
+        self.assertIn("not built", r.output)
+
+    def test_plain_tests_are_not_run_in_a_suite_pass(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            tests = {"reference.ch08.plain": (["reference"], [sys.executable, "-c", "print('ok')"])}
+            self.assertEqual(lt.run_by_executable(Path(d), ["reference"], Path(d) / "x", 1,
+                                                  only_suite=lt.LARGE_SUITE, tests=tests), [])
