@@ -177,9 +177,18 @@ void BM_ring_simulated(benchmark::State& state, int simulated, std::size_t bytes
 }
 
 #if CUDALAB_HAVE_NCCL
+// One communicator per GPU count for the whole process: ncclCommInitAll takes from a few hundred
+// ms (one GPU) to seconds (eight), once per row and repetition otherwise. Never destroyed: a
+// static destructor would run after the CUDA runtime's teardown; the process exit frees them.
+const ch08::NcclComms& comms_of(int gpus) {
+  static std::vector<const ch08::NcclComms*> cache(16, nullptr);
+  if (!cache.at(gpus)) cache[gpus] = new ch08::NcclComms(first_devices(gpus));
+  return *cache[gpus];
+}
+
 void BM_nccl_allreduce(benchmark::State& state, int gpus, std::size_t bytes) {
   const auto devices = first_devices(gpus);
-  const ch08::NcclComms comms(devices);
+  const ch08::NcclComms& comms = comms_of(gpus);
   Ranks ranks(devices, bytes / sizeof(float));
   time_rows(state, ranks, gpus, static_cast<double>(bytes),
             [&] { ch08::all_reduce_sum(comms, ranks.cptrs, ranks.ptrs, ranks.n, ranks.streams); });
@@ -190,7 +199,7 @@ enum class Collective { kAllGather, kReduceScatter, kBroadcast };
 
 void BM_nccl_collective(benchmark::State& state, Collective what, int gpus, std::size_t bytes) {
   const auto devices = first_devices(gpus);
-  const ch08::NcclComms comms(devices);
+  const ch08::NcclComms& comms = comms_of(gpus);
   const std::size_t total = std::max<std::size_t>(bytes / sizeof(float), gpus);
   const std::size_t per_rank = total / gpus;  // all-gather / reduce-scatter slice
   Ranks ranks(devices, per_rank * gpus);
@@ -238,6 +247,14 @@ void BM_p2p_copy(benchmark::State& state, int src, int dst, bool both_ways) {
 const std::vector<std::size_t> kBytes = {8,        1 << 10,  64 << 10,  1 << 20,
                                          16 << 20, 64 << 20, 256 << 20, std::size_t{1} << 30};
 
+// A fixed number of timed runs per row, by size: under --benchmark_min_time an 8-byte all-reduce
+// (2 us of GPU time, ~20 us of host time around it) ran 250,000 times, 6 s a row and 10 minutes
+// for the table on one H200. The median of 200 runs of a small message and of 20 of a large one
+// is as stable, for a few ms to a second per row.
+int iterations_for(std::size_t bytes) {
+  return bytes <= (std::size_t{1} << 20) ? 200 : bytes <= (std::size_t{64} << 20) ? 50 : 20;
+}
+
 // Registered before main() runs: the rows depend on the number of GPUs found.
 const bool kRegistered = [] {
 #if CUDALAB_HAVE_NCCL
@@ -250,25 +267,29 @@ const bool kRegistered = [] {
   for (int gpus : configs)
     for (std::size_t b : kBytes) {
       const std::string suffix = "/gpus:" + std::to_string(gpus) + "/bytes:" + std::to_string(b);
-      bench::add("BM_ring_allreduce" + suffix,
-                 [gpus, b](benchmark::State& st) { BM_ring_allreduce(st, gpus, b); });
+      const int it = iterations_for(b);
+      bench::add("BM_ring_allreduce" + suffix, [gpus, b](benchmark::State& st) {
+        BM_ring_allreduce(st, gpus, b);
+      })->Iterations(it);
 #if CUDALAB_HAVE_NCCL
-      bench::add("BM_nccl_allreduce" + suffix,
-                 [gpus, b](benchmark::State& st) { BM_nccl_allreduce(st, gpus, b); });
+      bench::add("BM_nccl_allreduce" + suffix, [gpus, b](benchmark::State& st) {
+        BM_nccl_allreduce(st, gpus, b);
+      })->Iterations(it);
       bench::add("BM_nccl_allgather" + suffix, [gpus, b](benchmark::State& st) {
         BM_nccl_collective(st, Collective::kAllGather, gpus, b);
-      });
+      })->Iterations(it);
       bench::add("BM_nccl_reducescatter" + suffix, [gpus, b](benchmark::State& st) {
         BM_nccl_collective(st, Collective::kReduceScatter, gpus, b);
-      });
+      })->Iterations(it);
       bench::add("BM_nccl_broadcast" + suffix, [gpus, b](benchmark::State& st) {
         BM_nccl_collective(st, Collective::kBroadcast, gpus, b);
-      });
+      })->Iterations(it);
 #endif
     }
   for (std::size_t b : {std::size_t{1} << 20, std::size_t{256} << 20})
-    bench::add("BM_ring_simulated/ranks:4/bytes:" + std::to_string(b),
-               [b](benchmark::State& st) { BM_ring_simulated(st, 4, b); });
+    bench::add("BM_ring_simulated/ranks:4/bytes:" + std::to_string(b), [b](benchmark::State& st) {
+      BM_ring_simulated(st, 4, b);
+    })->Iterations(iterations_for(b));
   for (int i = 0; i < g; ++i)
     for (int j = 0; j < g; ++j)
       for (bool both : {false, true}) {

@@ -103,10 +103,11 @@ void add_context();
 int main(int argc, char** argv);
 
 // Registers a row timed by hand (bench::run sets the manual time), reported in microseconds: the
-// one way every chapter's benchmark file adds a row whose name is built at run time.
+// one way every chapter's benchmark file adds a row whose name is built at run time. Returns the
+// row, for settings such as ->Iterations(n).
 template <class F>
-void add(const std::string& name, F&& f) {
-  benchmark::RegisterBenchmark(name.c_str(), std::forward<F>(f))
+benchmark::internal::Benchmark* add(const std::string& name, F&& f) {
+  return benchmark::RegisterBenchmark(name.c_str(), std::forward<F>(f))
       ->UseManualTime()
       ->Unit(benchmark::kMicrosecond);
 }
