@@ -59,9 +59,7 @@ __global__ void __launch_bounds__(kRowThreads)
 
 enum class Epilogue { kNone, kBiasGelu, kBiasResidual };
 
-// The store of one output element C[at] (row b, column o) from its accumulated sum `acc`: the
-// epilogue folds the ops that follow a GEMM into its store (exercise 1.1), bias and GELU after the
-// first GEMM, bias and residual after the second.
+// Exercise 1.1: the epilogue, the one store of each output element (its contract is below).
 template <Epilogue E>
 __device__ __forceinline__ void store(float acc, const float* __restrict__ bias,
                                       const float* __restrict__ res, float* __restrict__ C,
