@@ -59,6 +59,14 @@ void check_tp(Split split, const std::vector<int>& devices, int m, int n, int k)
     pb.push_back(bs.back().data());
     pc.push_back(cs.back().data());
   }
+  // The uploads (cudaMemcpy from pageable memory may return before the data lands) and the poison
+  // memsets run on the legacy default stream, which the non-blocking rank streams do not wait
+  // for: without this wait a rank's GEMM could run first and its result be overwritten with NaN
+  // (seen once on the H200 under the GPU suite's parallel load, 2026-12-02).
+  for (int d : devices) {
+    CUDALAB_CHECK(cudaSetDevice(d));
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+  }
   CUDALAB_CHECK(cudaSetDevice(0));
   const TpRanks ranks{devices, streams, raw};
   if (split == Split::kColumns) {
