@@ -89,30 +89,39 @@ __device__ __forceinline__ void store(float acc, const float* __restrict__ bias,
 
 // C[b][o] = epilogue(sum_i A[b][i] W[o][i]) for b < batch, o < out. Serving batches are small
 // (1-64 rows) and the weights are the bytes: at batch 1 each GEMM is a matrix-vector product that
-// should run at the speed of reading W once. So one warp owns one output column o: its lanes read
-// W's row o coalesced (32 consecutive floats per step) and, for kRows batch rows at a time, keep
-// kRows partial sums; a butterfly of shuffles adds the lanes' partials, and lane r stores row r.
-// W's row is read once per kRows batch rows (from DRAM the first time, from L1/L2 after); A's rows
-// (a few KiB) stay in cache. The 16 x 16 shared-memory tile kernel this replaces was
-// latency-bound at batch 1 (32 to 128 dependent tile steps, two barriers each, on 32 to 128
-// blocks), which hid the launch costs this chapter measures behind kernel time.
-constexpr int kRows = 8;       // batch rows per pass over a weight row
-constexpr int kGemmWarps = 4;  // output columns per block
+// should run at the speed of reading W once. Reading W once is not enough: the loads must also be
+// in flight together. A block owns kCols output columns and kRows batch rows (grid.y covers the
+// batch); kSplit warps share each column, warp p reading W's row o at p * 32 + lane, then every
+// 32 * kSplit floats (coalesced, 512 bytes per step for the column's kSplit warps), and keeping
+// kRows partial sums. A butterfly of shuffles adds a warp's lanes, shared memory adds the kSplit
+// warps, and lane r of the column's first warp stores row r (the epilogue, exercise 1.1). A's
+// rows (a few KiB) stay in cache; W's row is read once per kRows batch rows.
+// The previous version (one warp per column looping over the batch, 4 columns a block) left 128
+// blocks of 4 warps for the second GEMM (512 outputs): each warp walked its 2048-float row in 64
+// dependent steps, and at batch 64 eight times over: latency-bound (243 us for the fused forward
+// at batch 64 on the H200, against 37 us at batch 1). Before it, a 16 x 16 shared-tile kernel
+// was latency-bound at batch 1 (32 to 128 dependent tile steps, two barriers each).
+constexpr int kRows = 8;   // batch rows per block (grid.y = ceil(batch / kRows))
+constexpr int kSplit = 4;  // warps per output column, each a quarter of the input row
+constexpr int kCols = 2;   // output columns per block
+constexpr int kGemmThreads = kCols * kSplit * 32;
 template <Epilogue E>
-__global__ void __launch_bounds__(kGemmWarps * 32)
+__global__ void __launch_bounds__(kGemmThreads)
     gemm_kernel(const float* __restrict__ A, const float* __restrict__ W,
                 const float* __restrict__ bias, const float* __restrict__ res,
                 float* __restrict__ C, int batch, int in, int out) {
-  const int lane = threadIdx.x & 31;
-  const int o = blockIdx.x * kGemmWarps + static_cast<int>(threadIdx.x >> 5);
-  if (o >= out) return;  // o is the same for the whole warp: full warps below
-  const float* w = W + static_cast<std::size_t>(o) * in;
-  for (int b0 = 0; b0 < batch; b0 += kRows) {
-    const int rows = min(kRows, batch - b0);
+  __shared__ float partial[kCols][kSplit][kRows];
+  const int lane = threadIdx.x & 31, warp = static_cast<int>(threadIdx.x >> 5);
+  const int col = warp / kSplit, part = warp % kSplit;
+  const int o = blockIdx.x * kCols + col;
+  const int b0 = static_cast<int>(blockIdx.y) * kRows;
+  const int rows = min(kRows, batch - b0);
+  float acc[kRows] = {};
+  if (o < out) {  // the same for the whole warp: full warps in the shuffles
+    const float* w = W + static_cast<std::size_t>(o) * in;
     const float* a = A + static_cast<std::size_t>(b0) * in;
-    float acc[kRows] = {};
 #pragma unroll 4
-    for (int i = lane; i < in; i += 32) {
+    for (int i = part * 32 + lane; i < in; i += 32 * kSplit) {
       const float wi = w[i];
 #pragma unroll
       for (int r = 0; r < kRows; ++r)
@@ -121,10 +130,17 @@ __global__ void __launch_bounds__(kGemmWarps * 32)
 #pragma unroll
     for (int r = 0; r < kRows; ++r)
       for (int off = 16; off > 0; off >>= 1) acc[r] += __shfl_xor_sync(0xffffffffu, acc[r], off);
+  }
+  if (lane == 0) {
 #pragma unroll
-    for (int r = 0; r < kRows; ++r)
-      if (lane == r && r < rows)
-        store<E>(acc[r], bias, res, C, static_cast<std::size_t>(b0 + r) * out + o, o);
+    for (int r = 0; r < kRows; ++r) partial[col][part][r] = acc[r];
+  }
+  __syncthreads();
+  if (part == 0 && o < out && lane < rows) {
+    float sum = 0.0f;
+#pragma unroll
+    for (int p = 0; p < kSplit; ++p) sum += partial[col][p][lane];
+    store<E>(sum, bias, res, C, static_cast<std::size_t>(b0 + lane) * out + o, o);
   }
 }
 
@@ -150,15 +166,17 @@ unsigned ew_blocks(std::size_t n) {
 template <Epilogue E>
 void gemm(const float* A, const float* W, const float* bias, const float* res, float* C, int batch,
           int in, int out, cudaStream_t s) {
-  const auto blocks = static_cast<unsigned>((out + kGemmWarps - 1) / kGemmWarps);
-  gemm_kernel<E><<<blocks, kGemmWarps * 32, 0, s>>>(A, W, bias, res, C, batch, in, out);
+  const dim3 grid(static_cast<unsigned>((out + kCols - 1) / kCols),
+                  static_cast<unsigned>((batch + kRows - 1) / kRows));
+  gemm_kernel<E><<<grid, kGemmThreads, 0, s>>>(A, W, bias, res, C, batch, in, out);
   CUDALAB_CHECK_LAUNCH_ASYNC();  // these launches may be captured into a graph
 }
 
 }  // namespace
 
 Block::Block(const BlockWeights& w, int max_batch) : shape_(w.shape), max_batch_(max_batch) {
-  require(max_batch >= 1, "max_batch", "must be >= 1");
+  require(max_batch >= 1 && max_batch <= 65535 * kRows, "max_batch",
+          "must be in [1, 524280] (the GEMMs' grid.y covers the batch in rows of 8)");
   const auto d = static_cast<std::size_t>(shape_.d), h = static_cast<std::size_t>(shape_.hidden);
   require(shape_.d >= 1 && shape_.hidden >= 1, "w", "shape.d and shape.hidden must be >= 1");
   require(w.gamma.size() == d && w.beta.size() == d && w.w1.size() == h * d && w.b1.size() == h &&
