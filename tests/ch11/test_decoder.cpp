@@ -192,6 +192,19 @@ TEST(ServePlan, TheServeTestsPreconditionsHold) {
   EXPECT_GT(simulate_continuous(trace, tiny_cache(), CostModel{}).preemptions, 0);
 }
 
+// The iteration counts the README and bench/ch11.toml quote for BM_serve/*/skewed (the trace and
+// configuration of bench/ch11_llm_serving.cpp: serve_trace, serve_config).
+TEST(ServePlan, TheBenchTracesIterationCounts) {
+  auto trace = shrink_trace(skewed_trace(128, 2024, 40.0), 4);
+  for (Request& r : trace) r.arrival_ms = 0;
+  SchedulerConfig c;
+  c.max_batch = 32;
+  c.kv_blocks = 1024;
+  c.max_prefill_tokens = 2048;
+  EXPECT_EQ(simulate_static(trace, c, CostModel{}).iterations, 1864);
+  EXPECT_EQ(simulate_continuous(trace, c, CostModel{}).iterations, 608);
+}
+
 TEST(DecoderOracle, ArgumentsAreNamed) {
   DecoderConfig bad;
   bad.head_dim = 32;
