@@ -15,6 +15,15 @@
 //                                               fast: Hopper's fast accumulation); base: the bf16
 //                                               GEMM (vs_base = speedup). FP8 rows are errors
 //                                               below compute capability 8.9, with the reason.
+//   BM_prefill/b1_len<len>                      causal flash prefill (prefill_attention), one
+//                                               sequence of one Llama-3-8B layer; TFLOP/s, alone
+//   BM_serve/{static,continuous}/skewed         the tiny decoder (ch11/decoder.hpp) serving the
+//                                               skewed trace end to end with either scheduler;
+//                                               the row's time is the makespan on the engine's
+//                                               clock (GPU time per iteration), counters
+//                                               tokens/s, TTFT and TPOT percentiles. Same trace,
+//                                               same output tokens: continuous / static speed is
+//                                               the throughput ratio (bench/ch11.toml).
 // Shapes: one Llama-3-8B layer (32 query heads, 8 KV heads, head_dim 128), fp16, 2 GiB of KV per
 // shape (>> 60 MB of L2), block size 16, block tables shuffled (a fragmented cache). Each row
 // checks its output once before timing (bench::verify): the first and the last sequence against the
@@ -26,6 +35,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <exception>
 #include <map>
 #include <numeric>
 #include <random>
@@ -35,9 +45,11 @@
 #include <vector>
 
 #include "ch11/ch11.hpp"
+#include "ch11/decoder.hpp"
 #include "ch11/lt_gemm.hpp"
 #include "cudalab/bench.hpp"
 #include "cudalab/memory.hpp"
+#include "cudalab/timer.hpp"
 
 using namespace cudalab;
 using namespace cudalab::ch11;
@@ -461,6 +473,157 @@ void BM_lt_gemm(benchmark::State& state, int size, int kind) {
     bench::run_vs(state, work, [&](cudaStream_t st) { d.bf16(st); }, {.flops = flops});
 }
 
+// ---- prefill: causal flash attention over one prompt (q_heads 32, kv_heads 8, head_dim 128)
+
+void BM_prefill(benchmark::State& state, int len) {
+  const DecodeShape shape{1, kQHeads, kKvHeads, kDim, 1.0f / std::sqrt(static_cast<float>(kDim))};
+  const std::size_t nq = static_cast<std::size_t>(len) * kQHeads * kDim,
+                    nkv = static_cast<std::size_t>(len) * kKvHeads * kDim;
+  DeviceBuffer<std::uint16_t> q(nq), k(nkv), v(nkv), out(nq);
+  fill_random(q.data(), nq, kSeedQ, kType, -1, 1);
+  fill_random(k.data(), nkv, kSeedK, kType, -1, 1);
+  fill_random(v.data(), nkv, kSeedV, kType, -1, 1);
+  auto work = [&](cudaStream_t st) {
+    prefill_attention(q.data(), k.data(), v.data(), out.data(), shape, len, kType, st);
+  };
+  // Checked rows: the first, a middle and the last query of the first and last heads against
+  // the double softmax over their keys (the whole oracle would take minutes at len 4096).
+  if (!bench::verify(state, "prefill/" + std::to_string(len), [&] {
+        work(nullptr);
+        CUDALAB_CHECK(cudaDeviceSynchronize());
+        const auto got = bench::download(out.data(), out.size());
+        for (int i : {0, len / 2 + 1, len - 1})
+          for (int h : {0, kQHeads - 1}) {
+            const int kh = h / (kQHeads / kKvHeads);
+            std::vector<double> p(static_cast<std::size_t>(i) + 1), o(kDim, 0.0);
+            double m = -INFINITY, sum = 0;
+            for (int j = 0; j <= i; ++j) {
+              double dot = 0;
+              for (int e = 0; e < kDim; ++e)
+                dot +=
+                    double{random_at(kSeedQ, (static_cast<std::size_t>(i) * kQHeads + h) * kDim + e,
+                                     kType, -1, 1)} *
+                    random_at(kSeedK, (static_cast<std::size_t>(j) * kKvHeads + kh) * kDim + e,
+                              kType, -1, 1);
+              p[static_cast<std::size_t>(j)] = dot * shape.scale;
+              m = std::max(m, p[static_cast<std::size_t>(j)]);
+            }
+            for (double& x : p) sum += (x = std::exp(x - m));
+            for (int j = 0; j <= i; ++j)
+              for (int e = 0; e < kDim; ++e)
+                o[static_cast<std::size_t>(e)] +=
+                    p[static_cast<std::size_t>(j)] / sum *
+                    random_at(kSeedV, (static_cast<std::size_t>(j) * kKvHeads + kh) * kDim + e,
+                              kType, -1, 1);
+            for (int e = 0; e < kDim; ++e) {
+              __half_raw r;
+              r.x = got[(static_cast<std::size_t>(i) * kQHeads + h) * kDim + e];
+              const double g = __half2float(__half(r));
+              if (std::fabs(g - o[static_cast<std::size_t>(e)]) > 1e-3)  // tests/ch11: fp16 1e-3
+                return "prefill " + std::to_string(len) + ": query " + std::to_string(i) +
+                       ", head " + std::to_string(h) + ", dim " + std::to_string(e) + ": " +
+                       std::to_string(g) + ", want " +
+                       std::to_string(o[static_cast<std::size_t>(e)]);
+            }
+          }
+        return std::string();
+      }))
+    return;
+  // QK^T and PV over the causal half: 2 * 2 * head_dim FLOPs per (query, key) pair and head.
+  bench::run(state, work, {.flops = 4.0 * kDim * kQHeads * (0.5 * len * (len + 1.0))});
+}
+
+// ---- serving end to end: the tiny decoder and the two schedulers
+
+// The skewed trace at the decoder's scale: 128 requests (seed 2024) with prompt and output
+// lengths divided by 4 (prompts median 64, outputs 80% short, mean 16, and 20% of 128-512), all
+// queued at t = 0 (an offline batch: throughput, with TTFT as the queueing delay). 32 slots, a
+// cache of 1024 blocks of 16 tokens. On the cost model's iteration counts (CPU): static 1864
+// iterations, continuous 608.
+std::vector<Request> serve_trace() {
+  auto t = shrink_trace(skewed_trace(128, 2024, 40.0), 4);
+  for (Request& r : t) r.arrival_ms = 0;
+  return t;
+}
+SchedulerConfig serve_config() {
+  SchedulerConfig c;
+  c.max_batch = 32;
+  c.kv_blocks = 1024;
+  c.block_size = 16;
+  c.max_prefill_tokens = 2048;
+  return c;
+}
+
+// The engine's tokens against the CPU oracle: the two shortest prompts' greedy paths, up to the
+// oracle's first near tie (margin 0.05, twice the logits' tolerance of tests/ch11/test_decoder.cpp;
+// past it either token is right), at most 24 tokens.
+std::string check_serve(const ServeResult& r, const std::vector<Request>& trace,
+                        const DecoderWeights& w) {
+  std::vector<std::size_t> idx(trace.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
+    return trace[a].prompt_tokens < trace[b].prompt_tokens;
+  });
+  for (std::size_t n = 0; n < 2 && n < idx.size(); ++n) {
+    const Request& q = trace[idx[n]];
+    const auto& got = r.tokens[idx[n]];
+    if (got.size() != static_cast<std::size_t>(q.output_tokens))
+      return "request " + std::to_string(q.id) + ": " + std::to_string(got.size()) + " tokens";
+    DecoderOracle o(w);
+    std::vector<double> logits;
+    for (int t : prompt_tokens(q.id, q.prompt_tokens, w.config.vocab)) logits = o.step(t);
+    for (std::size_t j = 0; j < got.size() && j < 24; ++j) {
+      const Greedy g = greedy_argmax(std::span<const double>(logits));
+      if (g.margin < 0.05) break;
+      if (got[j] != g.token)
+        return "request " + std::to_string(q.id) + ", output token " + std::to_string(j) + ": " +
+               std::to_string(got[j]) + ", the oracle's greedy choice " + std::to_string(g.token);
+      logits = o.step(g.token);
+    }
+  }
+  for (std::size_t i = 0; i < trace.size(); ++i)
+    for (int t : r.tokens[i])
+      if (t < 0 || t >= w.config.vocab)
+        return "request " + std::to_string(trace[i].id) + ": token " + std::to_string(t);
+  return "";
+}
+
+void BM_serve(benchmark::State& state, Batching b) {
+  try {
+    constexpr std::uint64_t kModelSeed = 11;  // tests/ch11/test_decoder.cpp's model
+    TinyDecoder model(DecoderConfig{}, kModelSeed);
+    const auto trace = serve_trace();
+    const SchedulerConfig config = serve_config();
+    if (!bench::verify(state, std::string("serve/") + batching_name(b), [&] {
+          const ServeResult r = serve(model, trace, config, b);
+          return check_serve(r, trace, decoder_weights(DecoderConfig{}, kModelSeed));
+        }))
+      return;
+    // (verify's run was the warm-up: cuBLAS's first calls; each serve() allocates before its clock)
+    std::vector<float> makespan;
+    ServeResult last;
+    for (auto _ : state) {
+      last = serve(model, trace, config, b);
+      state.SetIterationTime(last.stats.makespan_ms * 1e-3);
+      makespan.push_back(static_cast<float>(last.stats.makespan_ms));
+    }
+    const double ms = summarize(std::move(makespan)).median_ms;
+    state.counters["median_us"] = ms * 1e3;
+    state.counters["tokens/s"] =
+        ms > 0 ? static_cast<double>(last.stats.output_tokens) / ms * 1e3 : 0;
+    state.counters["ttft_p50_ms"] = last.stats.ttft_p50_ms;
+    state.counters["ttft_p99_ms"] = last.stats.ttft_p99_ms;
+    state.counters["tpot_p50_ms"] = last.stats.tpot_p50_ms;
+    state.counters["tpot_p99_ms"] = last.stats.tpot_p99_ms;
+    state.counters["iterations"] = last.stats.iterations;
+    state.counters["preemptions"] = last.stats.preemptions;
+    state.counters["max_batch"] = last.stats.max_running;
+    state.counters["wall_ms"] = last.wall_ms;  // host wall clock: planning and syncs included
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+}
+
 using bench::add;  // cudalab/bench.hpp
 
 [[maybe_unused]] const bool kRegistered = [] {
@@ -491,6 +654,12 @@ using bench::add;  // cudalab/bench.hpp
     add("BM_gemv/fp16/" + g.name(), [g](benchmark::State& st) { BM_gemv_fp16(st, g); });
     add("BM_gemv/int8/" + g.name(), [g](benchmark::State& st) { BM_gemv_int8(st, g); });
   }
+  for (int len : {1024, 4096})
+    add("BM_prefill/b1_len" + std::to_string(len),
+        [len](benchmark::State& st) { BM_prefill(st, len); });
+  for (Batching b : {Batching::kStatic, Batching::kContinuous})
+    add(std::string("BM_serve/") + batching_name(b) + "/skewed",
+        [b](benchmark::State& st) { BM_serve(st, b); });
   return true;
 }();
 

@@ -2,7 +2,9 @@
 // kernel-cost model (host.hpp), on the skewed trace with a fixed seed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -129,4 +131,154 @@ TEST(Batching, ArgumentsAreNamed) {
   cudalab::testing::expect_throws_naming(
       [&] { simulate_continuous(unsorted, SchedulerConfig{}, CostModel{}); }, "trace");
   cudalab::testing::expect_throws_naming([] { skewed_trace(3, 1, 0.0); }, "rate_per_s");
+}
+
+// The numbers the simulation gave before the schedulers became objects (the loops of
+// simulate_static and simulate_continuous moved into StaticScheduler / ContinuousScheduler; the
+// results must not move with them).
+TEST(Batching, SimulationResultsArePinned) {
+  const auto trace = skewed_trace(1000, 2024, 40.0);
+  const SimResult st = simulate_static(trace, SchedulerConfig{}, CostModel{});
+  const SimResult co = simulate_continuous(trace, SchedulerConfig{}, CostModel{});
+  EXPECT_EQ(st.iterations, 30935);
+  EXPECT_EQ(st.max_running, 64);
+  EXPECT_NEAR(st.makespan_ms, 227294.882877676, 1e-6);
+  EXPECT_EQ(co.iterations, 6679);
+  EXPECT_EQ(co.preemptions, 61);
+  EXPECT_NEAR(co.makespan_ms, 46691.2126521905, 1e-6);
+  std::vector<Request> flat;
+  for (int i = 0; i < 24; ++i) flat.push_back({i, 0.0, 100, 300});
+  SchedulerConfig c;
+  c.max_batch = 24;
+  c.kv_blocks = 100;
+  const SimResult pre = simulate_continuous(flat, c, CostModel{});
+  EXPECT_EQ(pre.iterations, 1348);
+  EXPECT_EQ(pre.preemptions, 33);
+}
+
+namespace {
+std::vector<std::size_t> ids(std::initializer_list<std::size_t> l) {
+  return l;
+}
+}  // namespace
+
+TEST(Scheduler, ContinuousAdmitsFirstComeFirstServedWithinSlotsAndBudget) {
+  // Five requests at t = 0, prompts of 100 tokens; 3 slots, 250 prompt tokens per iteration.
+  std::vector<Request> trace;
+  for (int i = 0; i < 5; ++i) trace.push_back({i, 0.0, 100, i == 1 ? 1 : 4});
+  SchedulerConfig c;
+  c.max_batch = 3;
+  c.max_prefill_tokens = 250;
+  ContinuousScheduler s(trace, c);
+  ASSERT_TRUE(s.ready(0.0));
+  IterationPlan p = s.plan();
+  EXPECT_EQ(p.prefill, ids({0, 1}));  // a third prompt would pass the budget
+  EXPECT_TRUE(p.decode.empty());
+  EXPECT_EQ(p.tokens, 200);
+  EXPECT_EQ(p.kv_tokens, 200);
+  EXPECT_EQ(s.kv().length(0), 100u);
+  Progress g = s.complete();
+  EXPECT_EQ(g.first_token, ids({0, 1}));
+  EXPECT_EQ(g.finished, ids({1}));  // one output token: done after its prefill, blocks freed
+  EXPECT_FALSE(s.kv().has_sequence(1));
+  p = s.plan();
+  EXPECT_EQ(p.decode, ids({0}));  // its first token appended: 101 tokens
+  EXPECT_EQ(p.prefill, ids({2, 3}));
+  EXPECT_EQ(s.kv().length(0), 101u);
+  EXPECT_EQ(p.tokens, 201);
+  EXPECT_EQ(p.running, 3);
+  s.complete();
+  p = s.plan();  // full: request 4 waits for a slot
+  EXPECT_EQ(p.decode, ids({0, 2, 3}));
+  EXPECT_TRUE(p.prefill.empty());
+  EXPECT_EQ(s.generated(0), 2);
+}
+
+TEST(Scheduler, ContinuousPreemptsTheMostRecentAndRecomputesItFirst) {
+  // 6 blocks of 4 tokens; three requests of 4 prompt tokens and 20 outputs, all admitted at once:
+  // the cache runs out as they grow, so the queue holds preempted sequences only.
+  std::vector<Request> trace;
+  for (int i = 0; i < 3; ++i) trace.push_back({i, 0.0, 4, 20});
+  SchedulerConfig c;
+  c.max_batch = 3;
+  c.kv_blocks = 6;
+  c.block_size = 4;
+  ContinuousScheduler s(trace, c);
+  std::vector<std::size_t> order;  // running, in admission order, after the previous plan
+  std::deque<std::size_t> queue;   // the expected waiting queue: the last preempted at its head
+  int it = 0;
+  ASSERT_TRUE(s.ready(0.0));
+  order = s.plan().prefill;
+  EXPECT_EQ(order, ids({0, 1, 2}));
+  s.complete();
+  while (!s.done() && it++ < 1000) {
+    ASSERT_TRUE(s.ready(0.0));
+    const IterationPlan p = s.plan();
+    for (std::size_t v : p.preempted) {
+      EXPECT_FALSE(s.kv().has_sequence(static_cast<int>(v)));
+      queue.push_front(v);
+    }
+    if (!p.preempted.empty()) {  // victims come off the back of the admission order
+      std::vector<std::size_t> tail(order.end() - static_cast<long>(p.preempted.size()),
+                                    order.end());
+      std::reverse(tail.begin(), tail.end());
+      EXPECT_EQ(p.preempted, tail) << "the most recently admitted goes first";
+    }
+    for (std::size_t i : p.prefill) {  // readmitted from the head, prompt + generated recomputed
+      ASSERT_FALSE(queue.empty());
+      EXPECT_EQ(i, queue.front()) << "a preempted sequence is readmitted first";
+      queue.pop_front();
+      EXPECT_EQ(s.kv().length(static_cast<int>(i)),
+                static_cast<std::size_t>(trace[i].prompt_tokens + s.generated(i)));
+    }
+    order = p.decode;
+    order.insert(order.end(), p.prefill.begin(), p.prefill.end());
+    EXPECT_LE(p.running, c.max_batch);
+    s.complete();
+  }
+  EXPECT_TRUE(s.done());
+  EXPECT_GT(s.preemptions(), 0);
+  EXPECT_EQ(s.kv().free_blocks(), 6);  // every block back
+}
+
+TEST(Scheduler, StaticKeepsItsBatchUntilTheLongestIsDone) {
+  const std::vector<Request> trace{{0, 0.0, 10, 1}, {1, 0.0, 20, 3}, {2, 0.0, 5, 2}};
+  SchedulerConfig c;
+  c.max_batch = 2;
+  StaticScheduler s(trace, c);
+  ASSERT_TRUE(s.ready(0.0));
+  IterationPlan p = s.plan();
+  EXPECT_EQ(p.prefill, ids({0, 1}));
+  EXPECT_EQ(p.tokens, 30);
+  Progress g = s.complete();
+  EXPECT_EQ(g.first_token, ids({0, 1}));
+  EXPECT_EQ(g.finished, ids({0}));
+  p = s.plan();  // request 0 is done but keeps its slot; the cost model charges it
+  EXPECT_EQ(p.decode, ids({1}));
+  EXPECT_EQ(p.tokens, 2);
+  EXPECT_EQ(p.kv_tokens, 32);
+  EXPECT_EQ(s.kv_length(1), 21u);
+  EXPECT_EQ(s.block_table(1), (std::vector<int>{1, 2}));  // after request 0's one block
+  EXPECT_TRUE(s.complete().finished.empty());
+  p = s.plan();
+  EXPECT_EQ(p.decode, ids({1}));
+  EXPECT_EQ(s.complete().finished, ids({1}));
+  EXPECT_TRUE(s.block_table(1).empty());  // the batch left with its blocks
+  p = s.plan();
+  EXPECT_EQ(p.prefill, ids({2}));
+  EXPECT_EQ(s.block_table(2), (std::vector<int>{0}));  // the next batch starts over
+  s.complete();
+  s.plan();
+  EXPECT_EQ(s.complete().finished, ids({2}));
+  EXPECT_TRUE(s.done());
+}
+
+TEST(Scheduler, ArgumentsAreNamed) {
+  SchedulerConfig c;
+  c.kv_blocks = 4;
+  const std::vector<Request> big{{0, 0.0, 60, 10}};  // 70 tokens > 64
+  cudalab::testing::expect_throws_naming([&] { ContinuousScheduler s(big, c); }, "trace");
+  cudalab::testing::expect_throws_naming([&] { StaticScheduler s(big, c); }, "trace");
+  c.block_size = 0;
+  cudalab::testing::expect_throws_naming([&] { ContinuousScheduler s({}, c); }, "config");
 }

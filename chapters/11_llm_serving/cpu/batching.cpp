@@ -1,12 +1,13 @@
 // Continuous batching, host side (host.hpp): the skewed trace, the cost model, the statistics and
-// the static-batching baseline. The continuous scheduler is exercise 11.5
-// (reference/scheduler.cpp).
+// the static-batching baseline (StaticScheduler and its simulation). The continuous scheduler is
+// exercise 11.5 (reference/scheduler.cpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <deque>
 #include <limits>
 #include <random>
+#include <utility>
 
 #include "ch11/host.hpp"
 #include "cudalab/check.hpp"
@@ -99,48 +100,101 @@ void check_simulation_args(const std::vector<Request>& trace, const SchedulerCon
   }
 }
 
-SimResult simulate_static(const std::vector<Request>& trace, const SchedulerConfig& c,
-                          const CostModel& cost) {
-  check_simulation_args(trace, c);
-  SimResult r;
-  r.first_token_ms.assign(trace.size(), 0);
-  r.finish_ms.assign(trace.size(), 0);
-  const long capacity = static_cast<long>(c.kv_blocks) * c.block_size;
-  std::size_t next = 0;
-  double now = trace.empty() ? 0 : trace[0].arrival_ms;
-  while (next < trace.size()) {
-    now = std::max(now, trace[next].arrival_ms);
+StaticScheduler::StaticScheduler(std::vector<Request> trace, const SchedulerConfig& c)
+    : trace_((check_simulation_args(trace, c), std::move(trace))),
+      config_(c),
+      generated_(trace_.size(), 0),
+      length_(trace_.size(), 0),
+      tables_(trace_.size()) {}
+
+bool StaticScheduler::ready(double now_ms) {
+  now_ = now_ms;
+  return !batch_.empty() || (next_ < trace_.size() && trace_[next_].arrival_ms <= now_ms);
+}
+
+double StaticScheduler::next_arrival_ms() const {
+  require(next_ < trace_.size(), "next_arrival_ms", "every request has arrived");
+  return trace_[next_].arrival_ms;
+}
+
+IterationPlan StaticScheduler::plan() {
+  IterationPlan p;
+  if (batch_.empty()) {
     // The batch: arrived requests, up to max_batch, each reserving prompt + output tokens.
-    std::vector<std::size_t> batch;
+    const long capacity = static_cast<long>(config_.kv_blocks) * config_.block_size;
     long reserved = 0, prompt = 0;
-    while (next < trace.size() && trace[next].arrival_ms <= now &&
-           static_cast<int>(batch.size()) < c.max_batch) {
-      const Request& q = trace[next];
+    int block = 0;  // the batch's blocks are handed out in order
+    while (next_ < trace_.size() && trace_[next_].arrival_ms <= now_ &&
+           static_cast<int>(batch_.size()) < config_.max_batch) {
+      const Request& q = trace_[next_];
       const long need = q.prompt_tokens + q.output_tokens;
       if (reserved + need > capacity) break;  // (no prefill budget: static batches prefill at once)
       reserved += need;
       prompt += q.prompt_tokens;
-      batch.push_back(next++);
+      const int blocks = static_cast<int>((need + config_.block_size - 1) / config_.block_size);
+      for (int b = 0; b < blocks; ++b) tables_[next_].push_back(block++);
+      length_[next_] = static_cast<std::size_t>(q.prompt_tokens);
+      batch_.push_back(next_++);
     }
-    r.max_running = std::max(r.max_running, static_cast<int>(batch.size()));
-    long kv = prompt;
-    now += cost.iteration_ms(prompt, kv);  // prefill (attention over the prompts): the first tokens
+    steps_ = 0;
+    for (std::size_t i : batch_) steps_ = std::max(steps_, trace_[i].output_tokens - 1);
+    step_ = 0;
+    kv_charged_ = prompt;
+    p.prefill = batch_;  // the prefill (attention over the prompts) gives the first tokens
+    p.tokens = prompt;
+  } else {
+    // A decode step: every slot runs until the longest output is done; each appends one token,
+    // then attention reads all of them (the cost model's view).
+    ++step_;
+    kv_charged_ += static_cast<long>(batch_.size());
+    for (std::size_t i : batch_)
+      if (generated_[i] < trace_[i].output_tokens) {
+        ++length_[i];
+        p.decode.push_back(i);
+      }
+    p.tokens = static_cast<long>(batch_.size());
+  }
+  p.kv_tokens = kv_charged_;
+  p.running = static_cast<int>(batch_.size());
+  return p;
+}
+
+Progress StaticScheduler::complete() {
+  Progress out;
+  for (std::size_t i : batch_) {
+    if (generated_[i] >= trace_[i].output_tokens) continue;  // finished: keeps its slot, idle
+    if (++generated_[i] == 1) out.first_token.push_back(i);
+    if (generated_[i] == trace_[i].output_tokens) out.finished.push_back(i);
+  }
+  if (step_ == steps_) {  // the longest is done: the batch leaves, its blocks with it
+    for (std::size_t i : batch_) {
+      tables_[i].clear();
+      length_[i] = 0;
+    }
+    batch_.clear();
+  }
+  return out;
+}
+
+SimResult simulate_static(const std::vector<Request>& trace, const SchedulerConfig& c,
+                          const CostModel& cost) {
+  StaticScheduler s(trace, c);
+  SimResult r;
+  r.first_token_ms.assign(trace.size(), 0);
+  r.finish_ms.assign(trace.size(), 0);
+  double now = trace.empty() ? 0 : trace[0].arrival_ms;
+  while (!s.done()) {
+    if (!s.ready(now)) {
+      now = s.next_arrival_ms();  // idle until the next arrival
+      continue;
+    }
+    const IterationPlan p = s.plan();
+    r.max_running = std::max(r.max_running, p.running);
+    now += cost.iteration_ms(p.tokens, p.kv_tokens);
     ++r.iterations;
-    int steps = 0;
-    for (std::size_t i : batch) {
-      r.first_token_ms[i] = now;
-      steps = std::max(steps, trace[i].output_tokens - 1);
-    }
-    for (int s = 1; s <= steps; ++s) {  // every slot runs until the longest output is done
-      kv +=
-          static_cast<long>(batch.size());  // each step appends one token per slot, then reads all
-      now += cost.iteration_ms(static_cast<long>(batch.size()), kv);
-      ++r.iterations;
-      for (std::size_t i : batch)
-        if (trace[i].output_tokens - 1 == s) r.finish_ms[i] = now;
-    }
-    for (std::size_t i : batch)
-      if (trace[i].output_tokens == 1) r.finish_ms[i] = r.first_token_ms[i];
+    const Progress done = s.complete();
+    for (std::size_t i : done.first_token) r.first_token_ms[i] = now;
+    for (std::size_t i : done.finished) r.finish_ms[i] = now;
   }
   summarize(r, trace);
   return r;

@@ -1,6 +1,6 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
 // fail until you do. (Generated from chapters/11_llm_serving/reference/scheduler.cpp by scripts/variants.py.)
-// Exercise 11.5 — continuous (iteration-level) batching over the paged KV cache, simulated.
+// Exercise 11.5 — continuous (iteration-level) batching over the paged KV cache.
 //
 // Static batching holds a batch until its longest request is done: with skewed output lengths
 // most slots idle for most steps, and each request reserves KV for its longest possible length.
@@ -9,8 +9,13 @@
 // blocks are taken one at a time as sequences grow (exercise 11.1). When the cache runs out, the
 // most recently admitted sequence is preempted: its blocks are freed and it is recomputed later
 // (its prompt and the tokens it had generated are prefilled again), as vLLM does by default.
+//
+// ContinuousScheduler is the policy, one iteration at a time (host.hpp); two loops drive it: the
+// CPU simulation below (the cost model's time per iteration) and the GPU engine (decoder.hpp:
+// serve, a tiny decoder's measured time per iteration).
 #include <algorithm>
 #include <deque>
+#include <utility>
 #include <vector>
 
 #include "ch11/host.hpp"
@@ -18,67 +23,101 @@
 
 namespace cudalab::ch11 {
 
+ContinuousScheduler::ContinuousScheduler(std::vector<Request> trace, const SchedulerConfig& config)
+    : trace_((check_simulation_args(trace, config), std::move(trace))),
+      config_(config),
+      kv_(config.kv_blocks, config.block_size),
+      watermark_(std::max(1, config.kv_blocks / 100)),
+      generated_(trace_.size(), 0) {}
+
+bool ContinuousScheduler::ready(double now_ms) {
+  while (next_ < trace_.size() && trace_[next_].arrival_ms <= now_ms) waiting_.push_back(next_++);
+  return !running_.empty() || !waiting_.empty();
+}
+
+double ContinuousScheduler::next_arrival_ms() const {
+  require(next_ < trace_.size(), "next_arrival_ms", "every request has arrived");
+  return trace_[next_].arrival_ms;
+}
+
+IterationPlan ContinuousScheduler::plan() {
+  // The names of exercise 11.5's contract.
+  BlockAllocator& kv = kv_;
+  std::deque<std::size_t>& waiting = waiting_;
+  std::vector<std::size_t>& running = running_;
+  const std::vector<int>& generated = generated_;
+  const std::vector<Request>& trace = trace_;
+  const SchedulerConfig& c = config_;
+  const int watermark = watermark_;
+  IterationPlan p;
+  std::vector<char> fresh(trace.size(), 0);  // admitted (prefilled) in this iteration
+  long prefill = 0;
+  // TODO(11.5): one iteration's scheduling decisions; the plan's lists are filled below.
+  //   Contract: (1) admission, first come first served (preempted sequences first): a queued
+  //   request joins while a batch slot is free, the prompt tokens of this iteration stay within
+  //   the prefill budget (a lone request joins whatever its length) and the allocator holds
+  //   blocks for its tokens (prompt + already generated) beyond the watermark (none needed when
+  //   nothing runs). A joining request gets its sequence in the allocator (SeqId = its trace
+  //   index), its mark in `fresh`, its place at the back of the running list, and its tokens
+  //   count towards `prefill`. (2) every sequence already running appends one token; when the
+  //   cache is full, the most recently admitted one is preempted (its blocks freed, queued
+  //   again at the head, recorded in p.preempted), then retry; a sequence that has itself
+  //   been preempted stops there.
+  //   Constraints: no sequence is ever lost or duplicated; never more than max_batch running.
+  //   Goal: >= 2x the static batching throughput on the skewed trace (tests/ch11). Hints:
+  //   scripts/lab hint 11.5
+  (void)kv, (void)waiting, (void)running, (void)generated, (void)c, (void)watermark;
+  throw NotImplemented("Exercise 11.5: the scheduler step (chapters/11_llm_serving/starter/scheduler.cpp)");
+  preemptions_ += static_cast<int>(p.preempted.size());
+  for (std::size_t i : running) {
+    (fresh[i] ? p.prefill : p.decode).push_back(i);
+    p.kv_tokens += static_cast<long>(kv.length(static_cast<int>(i)));
+  }
+  // The prompt tokens admitted (a sequence admitted then preempted in the same iteration counts:
+  // the budget it used was spent) and one token per decode.
+  p.tokens = prefill + static_cast<long>(p.decode.size());
+  p.running = static_cast<int>(running.size());
+  return p;
+}
+
+Progress ContinuousScheduler::complete() {
+  Progress out;
+  std::vector<std::size_t> still;
+  for (std::size_t i : running_) {  // every running sequence produced one token in this pass
+    if (++generated_[i] == 1) out.first_token.push_back(i);
+    if (generated_[i] == trace_[i].output_tokens) {
+      kv_.free_sequence(static_cast<int>(i));
+      out.finished.push_back(i);
+      ++done_;
+    } else {
+      still.push_back(i);
+    }
+  }
+  running_ = std::move(still);
+  return out;
+}
+
 SimResult simulate_continuous(const std::vector<Request>& trace, const SchedulerConfig& c,
                               const CostModel& cost) {
-  check_simulation_args(trace, c);
+  ContinuousScheduler s(trace, c);
   SimResult r;
-  const std::size_t n = trace.size();
-  r.first_token_ms.assign(n, 0);
-  r.finish_ms.assign(n, 0);
-  BlockAllocator kv(c.kv_blocks, c.block_size);
-  const int watermark =
-      std::max(1, c.kv_blocks / 100);  // blocks kept free for running sequences to grow
-  std::vector<int> generated(n, 0);    // tokens produced so far (kept across a preemption)
-  std::deque<std::size_t> waiting;     // trace indices; preempted ones go back to the front
-  std::vector<std::size_t> running;    // in admission order: the back is the most recent
-  std::size_t next = 0, done = 0;
-  double now = n ? trace[0].arrival_ms : 0;
-  while (done < n) {
-    while (next < n && trace[next].arrival_ms <= now) waiting.push_back(next++);
-    if (running.empty() && waiting.empty()) {
-      now = trace[next].arrival_ms;  // idle until the next arrival
+  r.first_token_ms.assign(trace.size(), 0);
+  r.finish_ms.assign(trace.size(), 0);
+  double now = trace.empty() ? 0 : trace[0].arrival_ms;
+  while (!s.done()) {
+    if (!s.ready(now)) {
+      now = s.next_arrival_ms();  // idle until the next arrival
       continue;
     }
-    std::vector<char> fresh(n, 0);  // admitted (prefilled) in this iteration
-    long prefill = 0;
-    // TODO(11.5): one iteration's scheduling decisions, before the clock advances below.
-    //   Contract: (1) admission, first come first served (preempted sequences first): a queued
-    //   request joins while a batch slot is free, the prompt tokens of this iteration stay within
-    //   the prefill budget (a lone request joins whatever its length) and the allocator holds
-    //   blocks for its tokens (prompt + already generated) beyond the watermark (none needed when
-    //   nothing runs). A joining request gets its sequence in the allocator (SeqId = its trace
-    //   index), its mark in `fresh`, its place at the back of the running list, and its tokens
-    //   count towards `prefill`. (2) every sequence already running appends one token; when the
-    //   cache is full, the most recently admitted one is preempted (its blocks freed, queued
-    //   again at the head, counted in r.preemptions), then retry; a sequence that has itself
-    //   been preempted stops there.
-    //   Constraints: no sequence is ever lost or duplicated; never more than max_batch running.
-    //   Goal: >= 2x the static batching throughput on the skewed trace (tests/ch11). Hints:
-    //   scripts/lab hint 11.5
-    (void)watermark;
-    throw NotImplemented("Exercise 11.5: the scheduler step (chapters/11_llm_serving/starter/scheduler.cpp)");
-    long kv_tokens = 0;
-    for (std::size_t i : running) kv_tokens += static_cast<long>(kv.length(static_cast<int>(i)));
-    const long decodes =
-        static_cast<long>(running.size()) -
-        std::count_if(running.begin(), running.end(), [&](std::size_t i) { return fresh[i] != 0; });
-    r.max_running = std::max(r.max_running, static_cast<int>(running.size()));
-    now += cost.iteration_ms(prefill + decodes, kv_tokens);
+    const IterationPlan p = s.plan();
+    r.max_running = std::max(r.max_running, p.running);
+    now += cost.iteration_ms(p.tokens, p.kv_tokens);
     ++r.iterations;
-    // Every running sequence produced one token in this pass.
-    std::vector<std::size_t> still;
-    for (std::size_t i : running) {
-      if (++generated[i] == 1) r.first_token_ms[i] = now;
-      if (generated[i] == trace[i].output_tokens) {
-        r.finish_ms[i] = now;
-        kv.free_sequence(static_cast<int>(i));
-        ++done;
-      } else {
-        still.push_back(i);
-      }
-    }
-    running = std::move(still);
+    const Progress done = s.complete();
+    for (std::size_t i : done.first_token) r.first_token_ms[i] = now;
+    for (std::size_t i : done.finished) r.finish_ms[i] = now;
   }
+  r.preemptions = s.preemptions();
   summarize(r, trace);
   return r;
 }

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <span>
 #include <stdexcept>
@@ -240,18 +241,119 @@ void summarize(SimResult& r, const std::vector<Request>& trace);
 // The argument checks shared by both simulators (the errors listed below).
 void check_simulation_args(const std::vector<Request>& trace, const SchedulerConfig& config);
 
-// Exercise 11.5 — iteration-level scheduling (Orca, vLLM): every iteration retires finished
-// sequences, admits waiting ones while blocks, batch slots and the prefill budget allow, appends
-// one token to every running sequence (preempting the most recently admitted one, its KV freed
-// and its tokens recomputed later, when the cache is full), then advances the clock by the cost
-// model. KV lives in a BlockAllocator. Throws std::invalid_argument naming 'trace' when a request
-// could never fit the cache alone (prompt + output tokens), 'config' when a field is not positive.
+// The schedulers as objects: the CPU simulation (simulate_*, below) and the GPU engine
+// (ch11/decoder.hpp: serve) drive the same policy, iteration by iteration:
+//
+//   while (!s.done()) {
+//     if (!s.ready(now)) { now = s.next_arrival_ms(); continue; }  // idle until an arrival
+//     const IterationPlan p = s.plan();   // who is prefilled, who decodes, who is preempted
+//     now += <the iteration's cost: the cost model, or the GPU's measured time>;
+//     const Progress done = s.complete(); // every computed sequence produced one token
+//   }
+//
+// Sequences are trace indices (SeqId in the allocator). A sequence's KV holds its prompt and the
+// tokens it generated except the newest (which the next decode step appends): a prefill covers
+// prompt + generated tokens (generated > 0 after a preemption: recompute), a decode step appends
+// one token (position kv().length(i) - 1) and reads the whole sequence.
+struct IterationPlan {
+  std::vector<std::size_t> prefill;    // (re)admitted now, prefilled whole, in admission order
+  std::vector<std::size_t> decode;     // one token appended each, in admission order
+  std::vector<std::size_t> preempted;  // evicted now (blocks freed, queued again), in order
+  long tokens = 0;     // new tokens the cost model charges (prompt + decode tokens; see below)
+  long kv_tokens = 0;  // cached tokens the iteration's attention reads (cost model)
+  int running = 0;     // sequences holding a batch slot in this iteration
+};
+// What complete() reports: the sequences whose first token came out of this iteration, and those
+// that produced their last one (their blocks are freed).
+struct Progress {
+  std::vector<std::size_t> first_token, finished;
+};
+
+// Exercise 11.5 — iteration-level scheduling (Orca, vLLM): every iteration admits waiting
+// sequences while blocks, batch slots and the prefill budget allow, appends one token to every
+// running sequence (preempting the most recently admitted one, its KV freed and its tokens
+// recomputed later, when the cache is full); complete() retires the finished ones. KV lives in a
+// BlockAllocator of config.kv_blocks blocks. Throws std::invalid_argument naming 'trace' when a
+// request could never fit the cache alone (prompt + output tokens), 'config' when a field is not
+// positive (check_simulation_args).
+class ContinuousScheduler {
+ public:
+  ContinuousScheduler(std::vector<Request> trace, const SchedulerConfig& config);
+  bool done() const noexcept { return done_ == trace_.size(); }
+  // Queues the requests that arrived by now_ms; whether an iteration can run (something runs or
+  // waits).
+  bool ready(double now_ms);
+  double next_arrival_ms() const;  // of the next request not queued yet (precondition: one is left)
+  IterationPlan plan();            // one iteration's decisions (exercise 11.5)
+  Progress complete();             // after the iteration: one token per running sequence
+  const BlockAllocator& kv() const noexcept { return kv_; }
+  int generated(std::size_t i) const { return generated_.at(i); }  // tokens produced so far
+  int preemptions() const noexcept { return preemptions_; }
+  const std::vector<Request>& trace() const noexcept { return trace_; }
+  // What the GPU engine reads: a running sequence's KV length and block table, and the blocks
+  // its paged cache needs.
+  std::size_t kv_length(std::size_t i) const { return kv_.length(static_cast<int>(i)); }
+  const std::vector<int>& block_table(std::size_t i) const {
+    return kv_.block_table(static_cast<int>(i));
+  }
+  int cache_blocks() const noexcept { return config_.kv_blocks; }
+
+ private:
+  std::vector<Request> trace_;
+  SchedulerConfig config_;
+  BlockAllocator kv_;
+  int watermark_;                     // blocks kept free for running sequences to grow
+  std::vector<int> generated_;        // tokens produced so far (kept across a preemption)
+  std::deque<std::size_t> waiting_;   // trace indices; preempted ones go back to the front
+  std::vector<std::size_t> running_;  // in admission order: the back is the most recent
+  std::size_t next_ = 0, done_ = 0;
+  int preemptions_ = 0;
+};
+
+// Static batching, the baseline: take up to max_batch arrived requests, each reserving KV for its
+// whole prompt + output (a contiguous cache's reservation, in tokens; generous: a real server
+// reserves the longest allowed length, not the actual one), prefill them together (no
+// max_prefill_tokens budget), decode until the LAST one finishes (finished ones keep their slot),
+// then take the next batch. The cost model charges every slot of a decode step (a static batch
+// computes its finished sequences' padding too); plan().decode lists only the unfinished ones
+// (what the GPU engine computes, which can only favour static batching). The reservation is a
+// contiguous cache's, so no BlockAllocator (and no exercise 11.1): each sequence of a batch gets
+// the next ceil((prompt + output) / block_size) blocks, all returned when the batch leaves; the
+// paged cache needs kv_blocks + max_batch blocks (each sequence rounds up by less than one).
+// Errors: as ContinuousScheduler.
+class StaticScheduler {
+ public:
+  StaticScheduler(std::vector<Request> trace, const SchedulerConfig& config);
+  bool done() const noexcept { return batch_.empty() && next_ == trace_.size(); }
+  bool ready(double now_ms);  // a batch is running, or the next request arrived by now_ms
+  double next_arrival_ms() const;
+  IterationPlan plan();
+  Progress complete();
+  int generated(std::size_t i) const { return generated_.at(i); }
+  int preemptions() const noexcept { return 0; }
+  const std::vector<Request>& trace() const noexcept { return trace_; }
+  std::size_t kv_length(std::size_t i) const { return length_.at(i); }  // 0 outside a batch
+  const std::vector<int>& block_table(std::size_t i) const { return tables_.at(i); }
+  int cache_blocks() const noexcept { return config_.kv_blocks + config_.max_batch; }
+
+ private:
+  std::vector<Request> trace_;
+  SchedulerConfig config_;
+  std::vector<int> generated_;
+  std::vector<std::size_t> length_;       // KV tokens of each sequence of the running batch
+  std::vector<std::vector<int>> tables_;  // their block tables (empty outside the batch)
+  std::vector<std::size_t> batch_;        // the running batch (empty between batches)
+  std::size_t next_ = 0;
+  int step_ = 0;         // 0: the batch's prefill; s >= 1: its s-th decode step
+  int steps_ = 0;        // decode steps of the batch: its longest output - 1
+  long kv_charged_ = 0;  // cached tokens the cost model charges (every slot grows every step)
+  double now_ = 0;
+};
+
+// The CPU simulation: the loop above with the cost model's time per iteration. Errors: as the
+// schedulers'.
 SimResult simulate_continuous(const std::vector<Request>& trace, const SchedulerConfig& config,
                               const CostModel& cost);
-// Static batching, the baseline: take up to max_batch waiting requests, each reserving KV for its
-// whole prompt + output (a contiguous cache; generous: a real server reserves the longest allowed
-// length, not the actual one), prefill them together (no max_prefill_tokens budget), decode until
-// the LAST one finishes (finished ones keep their slot), then take the next batch.
 SimResult simulate_static(const std::vector<Request>& trace, const SchedulerConfig& config,
                           const CostModel& cost);
 
