@@ -179,25 +179,7 @@ Progress StaticScheduler::complete() {
 SimResult simulate_static(const std::vector<Request>& trace, const SchedulerConfig& c,
                           const CostModel& cost) {
   StaticScheduler s(trace, c);
-  SimResult r;
-  r.first_token_ms.assign(trace.size(), 0);
-  r.finish_ms.assign(trace.size(), 0);
-  double now = trace.empty() ? 0 : trace[0].arrival_ms;
-  while (!s.done()) {
-    if (!s.ready(now)) {
-      now = s.next_arrival_ms();  // idle until the next arrival
-      continue;
-    }
-    const IterationPlan p = s.plan();
-    r.max_running = std::max(r.max_running, p.running);
-    now += cost.iteration_ms(p.tokens, p.kv_tokens);
-    ++r.iterations;
-    const Progress done = s.complete();
-    for (std::size_t i : done.first_token) r.first_token_ms[i] = now;
-    for (std::size_t i : done.finished) r.finish_ms[i] = now;
-  }
-  summarize(r, trace);
-  return r;
+  return drive(s, [&](const IterationPlan& p) { return cost.iteration_ms(p.tokens, p.kv_tokens); });
 }
 
 }  // namespace cudalab::ch11

@@ -1,8 +1,8 @@
 // The serving engine (decoder.hpp: serve; not an exercise): the schedulers of host.hpp driving the
 // tiny decoder on the GPU, one forward pass per iteration.
 //
-// The loop is the simulation's (reference/scheduler.cpp: simulate_continuous) with the cost model
-// replaced by the GPU: each iteration's plan becomes one TinyDecoder::forward over its decode
+// The loop is the simulation's (host.hpp: drive, as simulate_continuous runs it) with the cost
+// model replaced by the GPU: each iteration's plan becomes one TinyDecoder::forward over its decode
 // steps and prefills, timed by two CUDA events, and the clock advances by that time. Tokens never
 // come back to the host during the run: each request owns a slice of one device token array
 // (prompt, then its outputs), the argmax writes each new token where the next step reads it, and
@@ -30,9 +30,6 @@ ServeResult run(TinyDecoder& model, Scheduler& s, const SchedulerConfig& config,
   const std::size_t n = trace.size();
   const DecoderConfig& mc = model.config();
   ServeResult out;
-  SimResult& r = out.stats;
-  r.first_token_ms.assign(n, 0);
-  r.finish_ms.assign(n, 0);
   // Request i's tokens live at offset[i] .. offset[i] + prompt + output.
   std::vector<long> offset(n + 1, 0);
   for (std::size_t i = 0; i < n; ++i)
@@ -57,13 +54,7 @@ ServeResult run(TinyDecoder& model, Scheduler& s, const SchedulerConfig& config,
 
   Event start, stop;
   std::vector<SeqStep> steps;
-  double now = n ? trace[0].arrival_ms : 0;
-  while (!s.done()) {
-    if (!s.ready(now)) {
-      now = s.next_arrival_ms();  // idle until the next arrival
-      continue;
-    }
-    const IterationPlan p = s.plan();
+  out.stats = drive(s, [&](const IterationPlan& p) {
     steps.clear();
     for (std::size_t i : p.decode) {  // the newest token, at the end of the sequence's KV
       const int pos = static_cast<int>(s.kv_length(i)) - 1;
@@ -79,15 +70,8 @@ ServeResult run(TinyDecoder& model, Scheduler& s, const SchedulerConfig& config,
     stop.synchronize();
     const float ms = stop.elapsed_ms_since(start);
     out.iteration_ms.push_back(ms);
-    now += ms;
-    r.max_running = std::max(r.max_running, p.running);
-    ++r.iterations;
-    const Progress done = s.complete();
-    for (std::size_t i : done.first_token) r.first_token_ms[i] = now;
-    for (std::size_t i : done.finished) r.finish_ms[i] = now;
-  }
-  r.preemptions = s.preemptions();
-  summarize(r, trace);
+    return static_cast<double>(ms);
+  });
   const std::vector<int> got = tokens.to_host();
   const std::vector<float> marg = margins.to_host();
   for (std::size_t i = 0; i < n; ++i) {

@@ -100,26 +100,7 @@ Progress ContinuousScheduler::complete() {
 SimResult simulate_continuous(const std::vector<Request>& trace, const SchedulerConfig& c,
                               const CostModel& cost) {
   ContinuousScheduler s(trace, c);
-  SimResult r;
-  r.first_token_ms.assign(trace.size(), 0);
-  r.finish_ms.assign(trace.size(), 0);
-  double now = trace.empty() ? 0 : trace[0].arrival_ms;
-  while (!s.done()) {
-    if (!s.ready(now)) {
-      now = s.next_arrival_ms();  // idle until the next arrival
-      continue;
-    }
-    const IterationPlan p = s.plan();
-    r.max_running = std::max(r.max_running, p.running);
-    now += cost.iteration_ms(p.tokens, p.kv_tokens);
-    ++r.iterations;
-    const Progress done = s.complete();
-    for (std::size_t i : done.first_token) r.first_token_ms[i] = now;
-    for (std::size_t i : done.finished) r.finish_ms[i] = now;
-  }
-  r.preemptions = s.preemptions();
-  summarize(r, trace);
-  return r;
+  return drive(s, [&](const IterationPlan& p) { return cost.iteration_ms(p.tokens, p.kv_tokens); });
 }
 
 }  // namespace cudalab::ch11

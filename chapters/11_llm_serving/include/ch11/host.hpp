@@ -5,6 +5,7 @@
 // std::invalid_argument naming the argument.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -349,6 +350,34 @@ class StaticScheduler {
   long kv_charged_ = 0;  // cached tokens the cost model charges (every slot grows every step)
   double now_ = 0;
 };
+
+// The loop above, once for the CPU simulation and the GPU engine: `iteration(plan)` runs (or
+// charges) one iteration and returns its time in ms. Fills every field of the result
+// (summarize).
+template <class Scheduler, class Iteration>
+SimResult drive(Scheduler& s, Iteration&& iteration) {
+  const std::vector<Request>& trace = s.trace();
+  SimResult r;
+  r.first_token_ms.assign(trace.size(), 0);
+  r.finish_ms.assign(trace.size(), 0);
+  double now = trace.empty() ? 0 : trace[0].arrival_ms;
+  while (!s.done()) {
+    if (!s.ready(now)) {
+      now = s.next_arrival_ms();  // idle until the next arrival
+      continue;
+    }
+    const IterationPlan p = s.plan();
+    now += iteration(p);
+    r.max_running = std::max(r.max_running, p.running);
+    ++r.iterations;
+    const Progress done = s.complete();
+    for (std::size_t i : done.first_token) r.first_token_ms[i] = now;
+    for (std::size_t i : done.finished) r.finish_ms[i] = now;
+  }
+  r.preemptions = s.preemptions();
+  summarize(r, trace);
+  return r;
+}
 
 // The CPU simulation: the loop above with the cost model's time per iteration. Errors: as the
 // schedulers'.
