@@ -10,9 +10,17 @@
 // Work decomposition: one block per (sequence, KV head), so each K and V row is read once for the
 // whole query group (GQA). A row (head_dim elements) is read by head_dim / 8 lanes, 16 bytes each
 // (a "token group"); a block of 4 warps holds 8 (head_dim 128) or 16 (head_dim 64) token groups,
-// each loads kUnroll tokens before using any (loads in flight hide DRAM latency). Each token group
-// keeps its own online-softmax state (running max m, sum l, output acc) per query head; the groups
-// are merged through shared memory at the end. Scores are pre-multiplied by log2(e), so exp2f.
+// each walking kUnroll consecutive tokens per step. Each token group keeps its own online-softmax
+// state (running max m, sum l, output acc) per query head; the groups are merged through shared
+// memory at the end. Scores are pre-multiplied by log2(e), so exp2.
+//
+// What limits it: not DRAM alone. With 16 warps per SM (128 registers a thread, 4 blocks: batch 64
+// x 8 KV heads is then one wave on 132 SMs) every lane converts, multiplies, shuffles and
+// exponentiates for each 32 bytes of K and V it reads, and the SM's issue slots run out before
+// HBM's bandwidth does unless the loop stays lean: one address per run of tokens (no per-token
+// division or table load on a paged cache), V converted once for the whole group, no branch per
+// head, the rescaling skipped while the maximum holds, and the next tokens' loads in flight while
+// the current ones are used (each register is refilled as soon as it is read).
 //
 // Split-K (flash-decoding): with few sequences, batch * kv_heads blocks leave most SMs idle.
 // grid.y cuts each sequence into `splits` chunks; each block writes its unnormalized (m, l, acc)
@@ -20,6 +28,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -32,14 +42,27 @@
 namespace cudalab::ch11 {
 namespace detail {  // (named: an unused inline member of an unnamed-namespace class is a warning)
 
-// Where sequence b's token t of KV head kh starts (in elements), paged or contiguous.
+// Where sequence b's token t of KV head kh starts (in elements), paged or contiguous. runs(t_begin,
+// n) (block-uniform): the n tokens of each run t_begin + k n ... + n - 1 lie in consecutive rows
+// (head_dim apart), so that run_row() of the run's first token serves the whole run: always in a
+// contiguous cache; in a paged one when no run crosses a page (block_size and t_begin multiples of
+// n) and the block size is a power of two (vLLM's 8, 16, 32...: a shift and a mask, no division).
 struct PagedAddr {
   const int* tables;
-  int max_blocks, block_size, kv_heads, head_dim;
+  int max_blocks, block_size, block_shift, kv_heads, head_dim;  // block_shift: log2, -1 if none
+  __device__ std::size_t at(int b, int kh, unsigned page, unsigned in_page) const {
+    const int blk = __ldg(tables + static_cast<std::size_t>(b) * max_blocks + page);
+    return ((static_cast<std::size_t>(blk) * kv_heads + kh) * block_size + in_page) * head_dim;
+  }
   __device__ std::size_t row(int b, int kh, int t) const {
-    const int blk = __ldg(tables + static_cast<std::size_t>(b) * max_blocks + t / block_size);
-    return ((static_cast<std::size_t>(blk) * kv_heads + kh) * block_size + t % block_size) *
-           head_dim;
+    const unsigned page = static_cast<unsigned>(t) / block_size;
+    return at(b, kh, page, t - page * block_size);
+  }
+  __device__ std::size_t run_row(int b, int kh, int t) const {
+    return at(b, kh, static_cast<unsigned>(t) >> block_shift, t & (block_size - 1));
+  }
+  __device__ bool runs(int t_begin, int n) const {
+    return block_shift >= 0 && block_size % n == 0 && t_begin % n == 0;
   }
 };
 struct ContigAddr {
@@ -47,6 +70,8 @@ struct ContigAddr {
   __device__ std::size_t row(int b, int kh, int t) const {
     return ((static_cast<std::size_t>(b) * kv_heads + kh) * max_len + t) * head_dim;
   }
+  __device__ std::size_t run_row(int b, int kh, int t) const { return row(b, kh, t); }
+  __device__ bool runs(int, int) const { return true; }
 };
 
 }  // namespace detail
@@ -58,8 +83,17 @@ using detail::PagedAddr;
 
 constexpr int kWarps = 4;
 constexpr int kThreads = 32 * kWarps;
-[[maybe_unused]] constexpr int kUnroll = 4;  // tokens each token group loads before computing
+[[maybe_unused]] constexpr int kUnroll = 2;  // consecutive tokens a token group takes per step
 [[maybe_unused]] constexpr unsigned kFull = 0xffffffffu;
+
+// 2^x in one MUFU.EX2 instruction: exp2f() adds a range fixup (a compare and two multiplies) to
+// keep results below 2^-126 exact; softmax weights that small are 0 to fp32 sums anyway.
+// exp2_ftz(-inf) = 0.
+[[maybe_unused]] __device__ __forceinline__ float exp2_ftz(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
 
 template <class T>
 __device__ __forceinline__ void unpack8(const uint4& raw, float (&f)[8]) {
@@ -93,7 +127,7 @@ __device__ __forceinline__ T from_float(float x) {
 // kSplit: write (m, l, acc) of chunk blockIdx.y to the workspace instead of the output.
 // Workspace: acc [batch][q_heads][splits][D], then ml [batch][q_heads][splits][2].
 template <class T, int D, int kMaxG, class Addr, bool kSplit>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kMaxG <= 4 ? 4 : 2)
     decode_kernel(const T* __restrict__ q, const T* __restrict__ kc, const T* __restrict__ vc,
                   const int* __restrict__ seq_lens, Addr addr, T* __restrict__ out,
                   float* __restrict__ ws, int q_heads, int kv_heads, int group, float scale_log2,
@@ -103,9 +137,10 @@ __global__ void __launch_bounds__(kThreads)
   const int b = blockIdx.x / kv_heads, kh = blockIdx.x % kv_heads;
   const int len = min(seq_lens[b], capacity);
   int t_begin = 0, t_end = len;
-  if constexpr (kSplit) {
-    t_begin = blockIdx.y * split_tokens;
-    t_end = min(len, t_begin + split_tokens);
+  if constexpr (kSplit) {  // (64-bit: split_tokens is rounded up, y * split_tokens may pass len)
+    const long long first = static_cast<long long>(blockIdx.y) * split_tokens;
+    t_begin = static_cast<int>(min(first, static_cast<long long>(len)));
+    t_end = static_cast<int>(min(first + split_tokens, static_cast<long long>(len)));
   }
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int sub = lane % kLanes;                         // this lane's 8 of the D dimensions
@@ -132,10 +167,11 @@ __global__ void __launch_bounds__(kThreads)
   //   -INFINITY if none), l[g] = sum of exp2(score - m[g]) and acc[g][0..8) = the same weighted sum
   //   of V over the 8 dimensions this lane owns. Scores: qf (already scaled) . K row.
   //   Constraints: read each K and V row of this KV head once for the whole group, 16 bytes per
-  //   lane (uint4), where the Addr functor says the token's row starts; fp32 arithmetic; shuffles
-  //   for the dot product across the kLanes lanes of a row; no shared memory; no second pass.
-  //   Goal: KV GB/s >= 0.8 of a device copy at long contexts (bench/ch11.toml). Hints: scripts/lab
-  //   hint 11.2
+  //   lane (uint4), where the Addr functor says the row starts (row(), or run_row() for a whole
+  //   run where runs() allows it); fp32 arithmetic; shuffles for the dot product across the
+  //   kLanes lanes of a row; no shared memory; no second pass.
+  //   Goal: KV GB/s >= 0.8 of a device copy at long contexts (bench/ch11.toml): few instructions
+  //   per KV byte and loads in flight while computing. Hints: scripts/lab hint 11.2
   (void)t_begin, (void)t_end, (void)kc, (void)vc, (void)addr, (void)b, (void)kh, (void)qf;
 
   // Merge the token groups: the largest max wins, the others are rescaled to it.
@@ -237,6 +273,12 @@ void check_paged(const PagedKv& kv, const DecodeShape& s) {
   require_device_pointer(kv.seq_lens, static_cast<std::size_t>(s.batch), "seq_lens");
 }
 
+PagedAddr paged_addr(const PagedKv& kv, const DecodeShape& s) {
+  const auto bs = static_cast<unsigned>(kv.block_size);
+  const int shift = std::has_single_bit(bs) ? std::countr_zero(bs) : -1;
+  return {kv.block_tables, kv.max_blocks_per_seq, kv.block_size, shift, s.kv_heads, s.head_dim};
+}
+
 float log2_scale(float scale) {
   return scale * 1.4426950408889634f;
 }
@@ -257,28 +299,33 @@ template <class Addr, bool kSplit>
 void dispatch(const void* q, const void* k, const void* v, const int* lens, Addr addr, void* out,
               float* ws, const DecodeShape& s, DType dtype, int capacity, int splits,
               int split_tokens, cudaStream_t stream) {
-  const bool small_group = s.q_heads / s.kv_heads <= 4;
-  auto go = [&]<class T>(T*) {
-    if (s.head_dim == 64) {
-      if (small_group)
-        launch_one<T, 64, 4, Addr, kSplit>(q, k, v, lens, addr, out, ws, s, capacity, splits,
-                                           split_tokens, stream);
-      else
-        launch_one<T, 64, 8, Addr, kSplit>(q, k, v, lens, addr, out, ws, s, capacity, splits,
-                                           split_tokens, stream);
-    } else {
-      if (small_group)
-        launch_one<T, 128, 4, Addr, kSplit>(q, k, v, lens, addr, out, ws, s, capacity, splits,
-                                            split_tokens, stream);
-      else
-        launch_one<T, 128, 8, Addr, kSplit>(q, k, v, lens, addr, out, ws, s, capacity, splits,
-                                            split_tokens, stream);
-    }
+  // kMaxG head slots per KV head, the group rounded up to 1, 2, 4 or 8: the token loop works on
+  // every slot without a branch (the slots past the group hold q = 0 and are never written out).
+  const int group = s.q_heads / s.kv_heads;
+  auto go = [&]<class T, int D>(T*, std::integral_constant<int, D>) {
+    auto one = [&]<int G>(std::integral_constant<int, G>) {
+      launch_one<T, D, G, Addr, kSplit>(q, k, v, lens, addr, out, ws, s, capacity, splits,
+                                        split_tokens, stream);
+    };
+    if (group == 1)
+      one(std::integral_constant<int, 1>{});
+    else if (group == 2)
+      one(std::integral_constant<int, 2>{});
+    else if (group <= 4)
+      one(std::integral_constant<int, 4>{});
+    else
+      one(std::integral_constant<int, 8>{});
+  };
+  auto by_dim = [&]<class T>(T* type) {
+    if (s.head_dim == 64)
+      go(type, std::integral_constant<int, 64>{});
+    else
+      go(type, std::integral_constant<int, 128>{});
   };
   if (dtype == DType::kF16)
-    go(static_cast<__half*>(nullptr));
+    by_dim(static_cast<__half*>(nullptr));
   else
-    go(static_cast<__nv_bfloat16*>(nullptr));
+    by_dim(static_cast<__nv_bfloat16*>(nullptr));
 }
 
 }  // namespace
@@ -292,8 +339,7 @@ void decode_attention_paged(const void* q, const PagedKv& kv, void* out, const D
   require_device_pointer(q, n, "q");
   require_device_pointer(out, n, "out");
   check_aligned(q, "q");
-  const PagedAddr addr{kv.block_tables, kv.max_blocks_per_seq, kv.block_size, shape.kv_heads,
-                       shape.head_dim};
+  const PagedAddr addr = paged_addr(kv, shape);
   dispatch<PagedAddr, false>(q, kv.k_cache, kv.v_cache, kv.seq_lens, addr, out, nullptr, shape,
                              dtype, kv.max_blocks_per_seq * kv.block_size, 1, 0, stream);
 }
@@ -343,9 +389,11 @@ void decode_attention_paged_split_k(const void* q, const PagedKv& kv, void* out,
           "is below split_k_workspace_floats(shape, splits)");
   require_device_pointer(workspace, need, "workspace");
   const int capacity = kv.max_blocks_per_seq * kv.block_size;
-  const int split_tokens = ceil_div(capacity, splits);
-  const PagedAddr addr{kv.block_tables, kv.max_blocks_per_seq, kv.block_size, shape.kv_heads,
-                       shape.head_dim};
+  // Chunks of a multiple of kUnroll tokens: each group's kUnroll tokens then stay in one page
+  // (addr.runs) whenever the block size is a multiple of kUnroll.
+  const int split_tokens = static_cast<int>(std::min<long long>(
+      round_up<long long>(ceil_div(capacity, splits), kUnroll), std::numeric_limits<int>::max()));
+  const PagedAddr addr = paged_addr(kv, shape);
   dispatch<PagedAddr, true>(q, kv.k_cache, kv.v_cache, kv.seq_lens, addr, out, workspace, shape,
                             dtype, capacity, splits, split_tokens, stream);
   const int rows = shape.batch * shape.q_heads;
