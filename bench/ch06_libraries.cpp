@@ -273,12 +273,16 @@ const ConvLayer kLayers[] = {{"conv1_7x7s2_3to64_224", {32, 3, 224, 224, 64, 7, 
 struct ConvData {
   ch06::ConvShape s;
   DeviceBuffer<float> x, w, y, ref;
+  std::size_t workspace_bytes;
+  DeviceBuffer<float> workspace;  // split-K slices of the implicit GEMM, allocated once
   explicit ConvData(const ch06::ConvShape& shape)
       : s(shape),
         x(uniform_device_buffer(std::size_t(s.n) * s.c * s.h * s.w, 31, -1.0f, 1.0f)),
         w(uniform_device_buffer(std::size_t(s.k) * s.c * s.r * s.s, 32, -1.0f, 1.0f)),
         y(std::size_t(s.n) * s.k * s.p() * s.q()),
-        ref(y.size()) {}
+        ref(y.size()),
+        workspace_bytes(ch06::conv2d_implicit_gemm_workspace_bytes(s)),
+        workspace((workspace_bytes + sizeof(float) - 1) / sizeof(float)) {}
   // Compulsory traffic: read x and w once, write y.
   double bytes() const { return 4.0 * double(x.size() + w.size() + y.size()); }
   int reduction() const { return s.c * s.r * s.s; }
@@ -310,7 +314,8 @@ struct ConvData {
 void bm_conv_implicit_gemm(benchmark::State& state, const ConvLayer& layer) {
   ConvData d(layer.shape);
   auto work = [&](cudaStream_t s) {
-    ch06::conv2d_implicit_gemm(d.s, d.x.data(), d.w.data(), d.y.data(), s);
+    ch06::conv2d_implicit_gemm(d.s, d.x.data(), d.w.data(), d.y.data(), d.workspace.data(),
+                               d.workspace_bytes, s);
   };
   if (!ch06::have_cudnn()) {  // no library to sit beside: a host-checked row of its own
     state.SetLabel("no cuDNN in this build: not interleaved");

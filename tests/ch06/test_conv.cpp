@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -44,10 +45,23 @@ ConvCase make_case(const ConvShape& s, Rng& rng) {
 
 // Odd sizes everywhere: 1x1x1, channels not multiples of the 64-channel tile, C R S not a
 // multiple of 16, stride 2 with padding, rectangular filters and images, a conv1-like layer.
+// The last two are deep layers with few pixels: the launcher splits their reduction (split-K,
+// several slices added by a second pass) and, past 64 channels, takes the 128-channel tile.
 const std::vector<ConvShape> kShapes{
-    {1, 1, 1, 1, 1, 1, 1, 1, 0},   {2, 3, 11, 13, 5, 3, 3, 1, 1},  {3, 7, 17, 19, 67, 5, 3, 2, 2},
-    {2, 16, 9, 9, 70, 1, 1, 1, 0}, {1, 3, 32, 32, 64, 7, 7, 2, 3}, {2, 64, 14, 14, 65, 3, 3, 1, 1},
-    {1, 5, 8, 6, 3, 3, 3, 3, 0}};
+    {1, 1, 1, 1, 1, 1, 1, 1, 0},    {2, 3, 11, 13, 5, 3, 3, 1, 1},
+    {3, 7, 17, 19, 67, 5, 3, 2, 2}, {2, 16, 9, 9, 70, 1, 1, 1, 0},
+    {1, 3, 32, 32, 64, 7, 7, 2, 3}, {2, 64, 14, 14, 65, 3, 3, 1, 1},
+    {1, 5, 8, 6, 3, 3, 3, 3, 0},    {1, 256, 7, 7, 130, 3, 3, 1, 1},
+    {3, 40, 9, 10, 129, 3, 3, 1, 1}};
+
+// conv2d_implicit_gemm with the workspace its launcher asks for (split-K slices).
+void run_conv(const ConvShape& s, const DeviceBuffer<float>& x, const DeviceBuffer<float>& w,
+              float* y) {
+  const std::size_t bytes = ch06::conv2d_implicit_gemm_workspace_bytes(s);
+  DeviceBuffer<float> workspace((bytes + sizeof(float) - 1) / sizeof(float));
+  ch06::conv2d_implicit_gemm(s, x.data(), w.data(), y, workspace.data(), bytes);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+}
 
 }  // namespace
 
@@ -60,11 +74,28 @@ TEST_P(ConvGpu, ImplicitGemmMatchesOracle) {
   const auto c = make_case(s, rng);
   auto dx = to_device(c.x), dw = to_device(c.w);
   cudalab::testing::GuardedOutput<float> y(c.want.size());
-  ch06::conv2d_implicit_gemm(s, dx.data(), dw.data(), y.data());
-  CUDALAB_CHECK(cudaDeviceSynchronize());
+  run_conv(s, dx, dw, y.data());
   EXPECT_MATCHES(compare(y.result(), c.want, conv_tolerance(s),
                          "conv2d_implicit_gemm (exercise 6.4, " + name_of(s) + ")"));
   EXPECT_TRUE(y.guard_intact());
+}
+
+// The contract allows no atomics: two runs give the same bits (split-K slices are added in order).
+TEST_P(ConvGpu, SameBitsEveryRun) {
+  CUDALAB_REQUIRE_GPU();
+  const ConvShape s = GetParam();
+  Rng rng;
+  const auto c = make_case(s, rng);
+  auto dx = to_device(c.x), dw = to_device(c.w);
+  DeviceBuffer<float> y1(c.want.size()), y2(c.want.size());
+  run_conv(s, dx, dw, y1.data());
+  run_conv(s, dx, dw, y2.data());
+  const std::vector<float> h1 = y1.to_host(), h2 = y2.to_host();
+  std::size_t first = h1.size();
+  for (std::size_t e = 0; e < h1.size() && first == h1.size(); ++e)
+    if (std::memcmp(&h1[e], &h2[e], sizeof(float)) != 0) first = e;
+  EXPECT_EQ(first, h1.size()) << "conv2d_implicit_gemm (exercise 6.4, " << name_of(s)
+                              << "): two runs differ at element " << first;
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, ConvGpu, ::testing::ValuesIn(kShapes),

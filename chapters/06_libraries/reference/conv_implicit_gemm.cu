@@ -7,15 +7,27 @@
 //   - pad + s]
 //
 // im2col would write X_col to memory (R S times the input); the implicit GEMM computes each
-// X_col element on the fly while loading the A tile, so the GEMM tiling of exercises 6.1/6.2
-// applies unchanged. Tile: 128 pixels x 64 channels x 8 reduction steps, 128 threads, each
-// thread 8 pixels x 8 channels (the SGEMM ladder's 8 x 8 outer product: 4 LDS.128 per 64 FMAs),
-// two shared buffers with the next tile's global loads held in registers during the FMAs (one
-// barrier per tile), im2col index math out of the inner loop: a thread's pixel is decoded once and
-// its (c, r, s) advanced by carries, so a gathered element costs two compares and an add. When
-// the grid is too small to fill the GPU (deep layers: few pixels, long C R S), the reduction is
-// split over gridDim.z blocks that add their partial sums with atomicAdd (split-K; the summation
-// order then varies from run to run, within the same error bound). FLOPs: 2 N K P Q C R S
+// X_col element on the fly while loading the A tile, so the GEMM tiling of the SGEMM ladder
+// applies unchanged. This kernel is step 7 of the ladder (sgemm_7_warptile.cu) with a gathered A:
+//
+//   block tile 128 pixels x kBN channels x 8 reduction steps, kBN = 128 (256 threads, 2 blocks per
+//   SM) or 64 (128 threads, 4 blocks per SM): 16 warps on an SM either way, <= 128 registers
+//   warp tile 32 x 64, lanes 4 x 8, each thread 8 x 8 = 2 x 2 sub-tiles of 4 x 4: per k step 4
+//   conflict-free LDS.128 for 64 FMAs; two shared buffers, the next tile in registers during the
+//   FMAs, one barrier per tile.
+//
+// What the gather costs, and how little: warp v stages reduction rows v, v + warps, ... of the A
+// tile and lane l the pixels l + 32 j, so a thread decodes its 4 pixels once, and its row's
+// (c, r, s) once per TILE, not per element: the next tile's row is 8 further, a mixed-radix add
+// of constants the launcher derives from R and S (at most one carry s -> r and one r -> c). An
+// element is then two bounds compares (padding), an add and a predicated load. Filters come in as
+// one 16-byte load per thread per tile (4 consecutive kk of one filter) when C R S % 4 == 0.
+//
+// Filling the GPU: the launcher picks the tile width and splits the reduction over gridDim.z from
+// the shape (conv_plan below): deep layers have few pixels and a long C R S (ResNet-50 3x3
+// 512->512 at 7 x 7, batch 32: 13 x 4 = 52 blocks of 128 x 128 for 132 SMs, C R S = 4608). Slice z
+// writes its partial sums to its own slab of the workspace and a second kernel adds the slabs in
+// the order z = 0, 1, ...: the result is the same bits on every run. FLOPs: 2 N K P Q C R S
 // (ResNet-50 3x3 64->64 at 56, batch 32: 7.4 GFLOP). NCHW, fp32, any shape check_conv_shape
 // accepts.
 #include <algorithm>
@@ -28,224 +40,398 @@
 namespace cudalab::ch06 {
 namespace {
 
-struct ConvConfig {
-  static constexpr int kBM = 128;  // output pixels per block
-  static constexpr int kBN = 64;   // output channels per block
-  static constexpr int kBK = 8;    // reduction (c, r, s) steps per tile
-  static constexpr int kTM = 8, kTN = 8;
-  static constexpr int kThreads = (kBM / kTM) * (kBN / kTN);  // 128
-  // ptxas (sm_90, CUDA 13) gives the kernel ~168 registers: 3 blocks (12 warps) per SM. The
-  // launcher splits the reduction until the grid has about that many blocks per SM.
-  static constexpr int kBlocksPerSm = 3;
-  static constexpr int kMinTilesPerSplit = 32;  // a split-K slice keeps >= 256 reduction steps
+template <int BN, int MinBlocksPerSm>
+struct ConvTile {
+  static constexpr int kBM = 128;                   // output pixels per block
+  static constexpr int kBN = BN;                    // output channels per block
+  static constexpr int kBK = 8;                     // reduction (c, r, s) steps per tile
+  static constexpr int kWarpM = 32, kWarpN = 64;    // warp tile
+  static constexpr int kLanesM = 4, kLanesN = 8;    // lanes of a warp as 4 x 8
+  static constexpr int kSub = 4, kTM = 8, kTN = 8;  // thread tile: 2 x 2 sub-tiles of 4 x 4
+  static constexpr int kWarpsM = kBM / kWarpM, kWarpsN = kBN / kWarpN;
+  static constexpr int kWarps = kWarpsM * kWarpsN;
+  static constexpr int kThreads = kWarps * 32;
+  static constexpr int kMinBlocksPerSm = MinBlocksPerSm;  // 16 warps per SM, <= 128 registers
+  static constexpr int kPixels = kBM / 32;    // A-tile pixels a thread gathers: lane + 32 j
+  static constexpr int kRows = kBK / kWarps;  // A-tile rows a thread gathers: warp + kWarps i
+  static constexpr int kPadB = 4;             // Bs row padding: conflict-free transposing stores
 };
-using CC = ConvConfig;
-static_assert(CC::kThreads == 128);
-static_assert(CC::kThreads % CC::kBM == 0 && CC::kBM * CC::kBK % CC::kThreads == 0,
-              "each thread gathers a fixed pixel for kBM * kBK / kThreads reduction steps");
-static_assert(CC::kTM == 8 && CC::kTN == 8 && CC::kBM % 8 == 0 && CC::kBN % 8 == 0,
-              "two 4-wide halves per thread in each dimension (16-byte shared loads)");
-static_assert(CC::kBK * CC::kBN % CC::kThreads == 0);
+
+using WideTile = ConvTile<128, 2>;   // 256 threads: K > 64
+using NarrowTile = ConvTile<64, 4>;  // 128 threads: K <= 64, or when it balances the SMs better
+template <class T>
+constexpr bool tile_ok() {
+  const bool warps_cover = T::kWarps * T::kRows == T::kBK && T::kBN % T::kWarpN == 0;
+  const bool one_float4_of_filters = T::kBN * T::kBK == 4 * T::kThreads;
+  const bool sub_tiles = T::kLanesM * T::kLanesN == 32 && T::kTM == 2 * T::kSub &&
+                         T::kTN == 2 * T::kSub && T::kLanesM * T::kSub * 2 == T::kWarpM &&
+                         T::kLanesN * T::kSub * 2 == T::kWarpN;
+  return warps_cover && one_float4_of_filters && sub_tiles && T::kPixels == 4 && T::kPadB % 4 == 0;
+}
+static_assert(tile_ok<WideTile>() && tile_ok<NarrowTile>(),
+              "warps cover the tile; one float4 of filters per thread per tile; 2 x 2 sub-tiles; a "
+              "thread's 4 pixels are one int4 of each pixel_of row; 16-byte Bs rows");
+static_assert(WideTile::kThreads == 256 && NarrowTile::kThreads == 128);
 
 struct ConvArgs {
   int n, c, h, w, k, r, s, stride, pad, p, q;
+  int pixels, crs, hw;           // N P Q, C R S, H W
+  int tiles_per_slice;           // 8-step tiles of the reduction per gridDim.z slice
+  int step_s, step_r, step_off;  // kk += 8 as a mixed-radix add: s += 8 % S, r += 8 / S % R, ...
+  bool vec_w;                    // C R S % 4 == 0 and w 16-byte aligned: 16-byte filter loads
+  std::size_t out_elems;         // N K P Q: slice z writes out + z * out_elems
 };
 
-// Launch: grid (ceil(N P Q / 128), ceil(K / 64), splits), 128 threads; y zeroed first when
-// splits > 1. Thread (tm = t % 16, tn = t / 16) owns pixels m0 + {0, 64} + 4 tm + i and channels
-// n0 + {0, 32} + 4 tn + j (i, j < 4): its shared reads are 16-byte loads, and 16 consecutive
-// threads store 64 consecutive output pixels (four per thread, one 16-byte store when aligned).
-__global__ void __launch_bounds__(CC::kThreads)
+// Launch: grid (ceil(N P Q / 128), ceil(K / kBN), slices), T::kThreads threads. Slice z of the
+// reduction writes its sums to out + z * N K P Q (out = y when there is one slice).
+template <class T, bool kVecW>
+__global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
     conv2d_implicit_gemm_kernel(ConvArgs a, const float* __restrict__ x,
-                                const float* __restrict__ w, float* __restrict__ y) {
-  const int t = threadIdx.x;
-  const int pixels = a.n * a.p * a.q;
-  const int crs = a.c * a.r * a.s, rs = a.r * a.s;
-  const int m0 = blockIdx.x * CC::kBM, n0 = blockIdx.y * CC::kBN;
-  const int tm = t % (CC::kBM / CC::kTM), tn = t / (CC::kBM / CC::kTM);
+                                const float* __restrict__ w, float* __restrict__ out) {
+  const int t = threadIdx.x, warp = t / 32, lane = t % 32;
+  const int m0 = blockIdx.x * T::kBM, n0 = blockIdx.y * T::kBN;
   // BEGIN EXERCISE 6.4
   // TODO(6.4): conv2d_implicit_gemm_kernel, a convolution as an implicit GEMM.
-  //   Contract: y (N, K, P, Q) = the convolution of ch06/ch06.hpp (NCHW fp32, cross-correlation,
-  //     zero padding, any stride and pad that check_conv_shape accepts) for this block's 128 output
-  //     pixels (m = (n, p, q) from m0) x 64 output channels (from n0), summed over reduction slice
-  //     blockIdx.z of gridDim.z (split-K: when gridDim.z > 1 the launcher has zeroed y and every
-  //     slice adds its partial sums into it). Launch (fixed): 128 threads, grid (ceil(N P Q / 128),
-  //     ceil(K / 64), slices); thread (tm, tn) computed above. Partial tiles:
-  //     nothing written outside y, inputs outside x read as 0.
+  //   Contract: for this block's T::kBM output pixels (m = (n, p, q) from m0) x T::kBN output
+  //     channels (from n0), the convolution of ch06/conv.hpp (NCHW fp32, cross-correlation, zero
+  //     padding, any stride and pad that check_conv_shape accepts) summed over the reduction slice
+  //     blockIdx.z (a.tiles_per_slice tiles of T::kBK steps of kk = (c, r, s); gridDim.z slices
+  //     cover C R S), written to out + blockIdx.z * a.out_elems in y's layout (N, K, P, Q). The
+  //     launcher adds the slices afterwards; with one slice, out is y. Launch (fixed by the
+  //     launcher, which picks T: 128 x 128 tiles of 256 threads or 128 x 64 of 128): T::kThreads
+  //     threads, grid (ceil(N P Q / 128), ceil(K / T::kBN), slices). ConvArgs has the shape and
+  //     helpers you may use (pixels, crs, hw, vec_w; step_* advance (c, r, s) by T::kBK). Partial
+  //     tiles: nothing written outside the output, inputs outside x read as 0.
   //   Constraints: no im2col buffer in global memory (the GEMM's A operand is gathered from x on
   //     the fly, in the tiles you stage); shared-memory tiles and register blocking as in 6.1-6.2;
-  //     FP32 FMA math (no tensor cores); no library call.
+  //     FP32 FMA math (no tensor cores); no library call; no atomics (the same bits every run).
   //   Goal: BM_conv/implicit_gemm/3x3_64to64_56 >= 0.45x the speed of BM_conv_cudnn/3x3_64to64_56
   //     (cuDNN, FMA math); `scripts/lab check 6.4`.
-  // STARTER: (void)a; (void)x; (void)w; (void)y; (void)pixels; (void)crs; (void)rs; (void)m0; (void)n0; (void)tm; (void)tn;
-  constexpr int kPadB = 4;  // Bs row padding: conflict-free transposing stores, 16-byte rows
-  __shared__ __align__(16) float As[2][CC::kBK][CC::kBM];          // (BK, BM) gathered x, 2 buffers
-  __shared__ __align__(16) float Bs[2][CC::kBK][CC::kBN + kPadB];  // (BK, BN) filters, 2 buffers
-  // This block's slice of the reduction (split-K over gridDim.z), in whole tiles.
-  const int tiles = (crs + CC::kBK - 1) / CC::kBK;
-  const int per_slice = (tiles + static_cast<int>(gridDim.z) - 1) / static_cast<int>(gridDim.z);
-  const int k_begin = static_cast<int>(blockIdx.z) * per_slice * CC::kBK;
-  const int k_end = min(crs, k_begin + per_slice * CC::kBK);
+  // STARTER: (void)a; (void)x; (void)w; (void)out; (void)t; (void)warp; (void)lane; (void)m0; (void)n0;
+  constexpr int kBK = T::kBK;
+  __shared__ __align__(16) float As[2][kBK][T::kBM];             // (BK, BM) gathered x
+  __shared__ __align__(16) float Bs[2][kBK][T::kBN + T::kPadB];  // (BK, BN) filters, transposed
+  // This block's slice of the reduction, in whole tiles.
+  const int k_begin = static_cast<int>(blockIdx.z) * a.tiles_per_slice * kBK;
+  const int k_end = min(a.crs, k_begin + a.tiles_per_slice * kBK);
 
-  // Gather (A tile): this thread's pixel gm is fixed; its reduction rows are kk = k_begin + t / BM
-  // + kRowStep i. x offset = pix + c H W + r W + s with pix = the pixel's part (n C H W + h0 W +
-  // w0), valid when 0 <= h0 + r < H and 0 <= w0 + s < W: decode the pixel once, then walk (c, r,
-  // s).
-  constexpr int kRowStep = CC::kThreads / CC::kBM;           // 1: a thread gathers whole columns
-  constexpr int kLoadsA = CC::kBM * CC::kBK / CC::kThreads;  // 8 x values per thread per tile
-  constexpr int kLoadsB = CC::kBK * CC::kBN / CC::kThreads;  // 4 filter values
-  const int hw = a.h * a.w;
-  const int gm = m0 + t % CC::kBM;
-  const bool pixel_in = gm < pixels;
-  int h0 = -(1 << 28), w0 = 0, pix = 0;  // a pixel past the end fails every bounds test: reads 0
-  if (pixel_in) {
-    const int pq = a.p * a.q, gn = gm / pq, gp = (gm % pq) / a.q, gq = gm % a.q;
-    h0 = gp * a.stride - a.pad;
-    w0 = gq * a.stride - a.pad;
-    pix = gn * a.c * hw + h0 * a.w + w0;
+  // Gather (A tile): x offset = pix + off with pix = n C H W + h0 W + w0 (the pixel's part,
+  // decoded once per block into shared memory, read back as three 16-byte loads per tile rather
+  // than held in 12 registers) and off = c H W + r W + s (the row's part, advanced once per tile);
+  // the element is in the image when 0 <= h0 + r < H and 0 <= w0 + s < W.
+  __shared__ __align__(16) int pixel_of[3][32][T::kPixels];  // (h0, w0, pix) of pixel lane + 32 j
+  if (t < T::kBM) {
+    const int gm = m0 + t;
+    int h0 = -(1 << 28), w0 = 0, pix = 0;  // past the last pixel: every bounds test fails
+    if (gm < a.pixels) {
+      const int pq = a.p * a.q, gn = gm / pq, gp = (gm % pq) / a.q, gq = gm % a.q;
+      h0 = gp * a.stride - a.pad;
+      w0 = gq * a.stride - a.pad;
+      pix = gn * a.c * a.hw + h0 * a.w + w0;
+    }
+    pixel_of[0][t % 32][t / 32] = h0;
+    pixel_of[1][t % 32][t / 32] = w0;
+    pixel_of[2][t % 32][t / 32] = pix;
   }
-  int kk = k_begin + t / CC::kBM;  // the next reduction row this thread gathers, and its (c, r, s)
-  int r_cur = (kk % rs) / a.s, s_cur = kk % a.s;
-  int c_off = (kk / rs) * hw, r_off = r_cur * a.w;
-  float a_ld[kLoadsA], b_ld[kLoadsB];  // the next tile, in flight in registers
+  int r_cur[T::kRows], s_cur[T::kRows], off[T::kRows];
+#pragma unroll
+  for (int i = 0; i < T::kRows; ++i) {  // row warp + kWarps i of each tile, from k_begin on
+    const int kk = k_begin + warp + i * T::kWarps, rs = a.r * a.s;
+    r_cur[i] = (kk % rs) / a.s;
+    s_cur[i] = kk % a.s;
+    off[i] = (kk / rs) * a.hw + r_cur[i] * a.w + s_cur[i];
+  }
+  // Filters (B tile): w is (K, C R S) row-major; thread t loads kk k0 + b_kl .. + 3 of filter
+  // n0 + t / 2: 2 threads read 32 contiguous bytes of a filter, a warp 16 filters.
+  const int b_ch = n0 + t / 2, b_kl = (t % 2) * 4;
+  const float* w_row = w + static_cast<std::size_t>(min(b_ch, a.k - 1)) * a.crs;
+  float a_ld[T::kRows][T::kPixels];  // the next tile, in flight in registers
+  float4 b_ld;
   auto load_tiles = [&](int k0) {
+    const int4 h0 = *reinterpret_cast<const int4*>(pixel_of[0][lane]);
+    const int4 w0 = *reinterpret_cast<const int4*>(pixel_of[1][lane]);
+    const int4 pix = *reinterpret_cast<const int4*>(pixel_of[2][lane]);
+    const int h0s[4] = {h0.x, h0.y, h0.z, h0.w}, w0s[4] = {w0.x, w0.y, w0.z, w0.w};
+    const int pixs[4] = {pix.x, pix.y, pix.z, pix.w};
 #pragma unroll
-    for (int l = 0; l < kLoadsA; ++l) {
-      const bool ok = pixel_in && kk < k_end &&
-                      static_cast<unsigned>(h0 + r_cur) < static_cast<unsigned>(a.h) &&
-                      static_cast<unsigned>(w0 + s_cur) < static_cast<unsigned>(a.w);
-      a_ld[l] = ok ? x[pix + c_off + r_off + s_cur] : 0.0f;  // padding and the C R S tail read 0
+    for (int i = 0; i < T::kRows; ++i) {
+      const bool row_in = k0 + warp + i * T::kWarps < k_end;  // the C R S tail, the slice's end
 #pragma unroll
-      for (int u = 0; u < kRowStep; ++u) {  // kk += 1: carry s -> r -> c, no division
-        ++kk;
-        if (++s_cur == a.s) {
-          s_cur = 0;
-          r_off += a.w;
-          if (++r_cur == a.r) {
-            r_cur = 0;
-            r_off = 0;
-            c_off += hw;
-          }
-        }
+      for (int j = 0; j < T::kPixels; ++j) {
+        const bool ok = row_in &&
+                        static_cast<unsigned>(h0s[j] + r_cur[i]) < static_cast<unsigned>(a.h) &&
+                        static_cast<unsigned>(w0s[j] + s_cur[i]) < static_cast<unsigned>(a.w);
+        a_ld[i][j] = ok ? x[pixs[j] + off[i]] : 0.0f;  // padding reads 0
+      }
+      // Row kk + 8: (c, r, s) + (8 / (R S), 8 / S % R, 8 % S), one carry at most per digit.
+      s_cur[i] += a.step_s;
+      r_cur[i] += a.step_r;
+      off[i] += a.step_off;
+      if (s_cur[i] >= a.s) {
+        s_cur[i] -= a.s;
+        ++r_cur[i];
+        off[i] += a.w - a.s;
+      }
+      if (r_cur[i] >= a.r) {
+        r_cur[i] -= a.r;
+        off[i] += a.hw - a.r * a.w;
       }
     }
-#pragma unroll
-    for (int l = 0; l < kLoadsB; ++l) {  // w[ch][kk]: 8 consecutive threads read 32 B of a filter
-      const int e = t + l * CC::kThreads, kl = e % CC::kBK, ch = n0 + e / CC::kBK;
-      b_ld[l] =
-          (ch < a.k && k0 + kl < k_end) ? w[static_cast<std::size_t>(ch) * crs + k0 + kl] : 0.0f;
+    const int kb = k0 + b_kl;
+    const bool ch_in = b_ch < a.k;
+    if constexpr (kVecW) {  // k_end % 4 == 0: the 4 values are all inside the slice or all outside
+      b_ld = ch_in && kb < k_end ? *reinterpret_cast<const float4*>(w_row + kb)
+                                 : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    } else {
+      b_ld.x = ch_in && kb + 0 < k_end ? w_row[kb + 0] : 0.0f;
+      b_ld.y = ch_in && kb + 1 < k_end ? w_row[kb + 1] : 0.0f;
+      b_ld.z = ch_in && kb + 2 < k_end ? w_row[kb + 2] : 0.0f;
+      b_ld.w = ch_in && kb + 3 < k_end ? w_row[kb + 3] : 0.0f;
     }
   };
   auto store_tiles = [&](int buf) {
 #pragma unroll
-    for (int l = 0; l < kLoadsA; ++l) As[buf][t / CC::kBM + l * kRowStep][t % CC::kBM] = a_ld[l];
+    for (int i = 0; i < T::kRows; ++i)
 #pragma unroll
-    for (int l = 0; l < kLoadsB; ++l) {
-      const int e = t + l * CC::kThreads;
-      Bs[buf][e % CC::kBK][e / CC::kBK] = b_ld[l];
-    }
+      for (int j = 0; j < T::kPixels; ++j)
+        As[buf][warp + i * T::kWarps][lane + 32 * j] = a_ld[i][j];  // a warp: 32 words of a row
+    Bs[buf][b_kl + 0][t / 2] = b_ld.x;  // transposed; the padding spreads the banks
+    Bs[buf][b_kl + 1][t / 2] = b_ld.y;
+    Bs[buf][b_kl + 2][t / 2] = b_ld.z;
+    Bs[buf][b_kl + 3][t / 2] = b_ld.w;
   };
-  float acc[CC::kTM][CC::kTN] = {};
-  if (k_begin < k_end) {
+
+  // The FMAs: warp (warp_m, warp_n), lane (lane_m, lane_n); the thread's first sub-tile sits at
+  // (mo, no) inside the block tile, the second 16 rows / 32 columns further (sgemm_7_warptile.cu).
+  const int warp_m = warp / T::kWarpsN, warp_n = warp % T::kWarpsN;
+  const int lane_m = lane / T::kLanesN, lane_n = lane % T::kLanesN;
+  const int mo = warp_m * T::kWarpM + lane_m * T::kSub, no = warp_n * T::kWarpN + lane_n * T::kSub;
+  constexpr int kSubM = T::kWarpM / 2, kSubN = T::kWarpN / 2;
+  float acc[T::kTM][T::kTN] = {};
+  const int tiles = ceil_div(max(k_end - k_begin, 0), kBK);
+  __syncthreads();  // pixel_of complete
+  if (tiles > 0) {
     load_tiles(k_begin);
     store_tiles(0);
-    __syncthreads();  // first tile complete
-    int buf = 0;
-    for (int k0 = k_begin; k0 < k_end; k0 += CC::kBK) {
-      const bool more = k0 + CC::kBK < k_end;
-      if (more) load_tiles(k0 + CC::kBK);  // global loads in flight during the FMAs below
-#pragma unroll
-      for (int k = 0; k < CC::kBK; ++k) {
-        float av[CC::kTM], bv[CC::kTN];
-        *reinterpret_cast<float4*>(&av[0]) = *reinterpret_cast<const float4*>(&As[buf][k][tm * 4]);
-        *reinterpret_cast<float4*>(&av[4]) =
-            *reinterpret_cast<const float4*>(&As[buf][k][CC::kBM / 2 + tm * 4]);
-        *reinterpret_cast<float4*>(&bv[0]) = *reinterpret_cast<const float4*>(&Bs[buf][k][tn * 4]);
-        *reinterpret_cast<float4*>(&bv[4]) =
-            *reinterpret_cast<const float4*>(&Bs[buf][k][CC::kBN / 2 + tn * 4]);
-#pragma unroll
-        for (int i = 0; i < CC::kTM; ++i)
-#pragma unroll
-          for (int j = 0; j < CC::kTN; ++j) acc[i][j] += av[i] * bv[j];  // 64 FMAs, 4 shared loads
-      }
-      // The other buffer: every thread finished reading it before the barrier that ended the
-      // previous iteration, so it can be refilled without a second barrier.
-      if (more) store_tiles(buf ^ 1);
-      __syncthreads();  // the next tile is complete, and this one is no longer read
-      buf ^= 1;
-    }
   }
-  // Store y[n][k][p][q] = y[n K PQ + k PQ + pq]. Four consecutive pixels m (m % 4 == 0) lie in one
-  // image when PQ % 4 == 0: one 16-byte store per channel. Split-K: atomicAdd into the zeroed y.
+  __syncthreads();  // buffer 0 complete
+  // Unrolled by two, as in step 7: `cur` is then a constant in each copy of the body.
+#pragma unroll 2
+  for (int tile = 0; tile < tiles; ++tile) {
+    const int cur = tile & 1;
+    const bool has_next = tile + 1 < tiles;
+    if (has_next) load_tiles(k_begin + (tile + 1) * kBK);  // in flight during the FMAs below
+#pragma unroll
+    for (int k = 0; k < kBK; ++k) {
+      float av[T::kTM], bv[T::kTN];
+      *reinterpret_cast<float4*>(&av[0]) = *reinterpret_cast<const float4*>(&As[cur][k][mo]);
+      *reinterpret_cast<float4*>(&av[4]) =
+          *reinterpret_cast<const float4*>(&As[cur][k][mo + kSubM]);
+      *reinterpret_cast<float4*>(&bv[0]) = *reinterpret_cast<const float4*>(&Bs[cur][k][no]);
+      *reinterpret_cast<float4*>(&bv[4]) =
+          *reinterpret_cast<const float4*>(&Bs[cur][k][no + kSubN]);
+#pragma unroll
+      for (int i = 0; i < T::kTM; ++i)
+#pragma unroll
+        for (int j = 0; j < T::kTN; ++j) acc[i][j] += av[i] * bv[j];  // 64 FMAs, 4 shared loads
+    }
+    // Buffer cur ^ 1 was last read during the previous tile, which every thread finished before
+    // the previous barrier: writing it now is safe.
+    if (has_next) store_tiles(cur ^ 1);
+    __syncthreads();  // the next tile is complete, and nobody reads `cur` any more
+  }
+
+  // Store out[n][k][p][q] = out[n K PQ + k PQ + pq]. Thread row i is pixel mo + (i / 4) * 16 +
+  // i % 4: four consecutive pixels lie in one image when PQ % 4 == 0, one 16-byte store per
+  // channel.
+  float* dst = out + static_cast<std::size_t>(blockIdx.z) * a.out_elems;
   const int pq = a.p * a.q;
-  const bool split = gridDim.z > 1;
-  const bool vec_y = !split && pq % 4 == 0 && reinterpret_cast<std::uintptr_t>(y) % 16 == 0;
+  const bool vec_y = pq % 4 == 0 && reinterpret_cast<std::uintptr_t>(dst) % 16 == 0;
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
-    const int mb = m0 + half * (CC::kBM / 2) + tm * 4;
-    if (mb >= pixels) continue;
-    if (vec_y && mb + 3 < pixels) {
+    const int mb = m0 + mo + half * kSubM;
+    if (mb >= a.pixels) continue;
+    if (vec_y) {  // pixels % 4 == 0 too: mb + 3 < pixels
       const std::size_t base = static_cast<std::size_t>(mb / pq) * a.k * pq + mb % pq;
 #pragma unroll
-      for (int j = 0; j < CC::kTN; ++j) {
-        const int ch = n0 + (j / 4) * (CC::kBN / 2) + tn * 4 + j % 4;
+      for (int j = 0; j < T::kTN; ++j) {
+        const int ch = n0 + no + (j / T::kSub) * kSubN + j % T::kSub;
         if (ch < a.k)
-          *reinterpret_cast<float4*>(y + base + static_cast<std::size_t>(ch) * pq) =
+          *reinterpret_cast<float4*>(dst + base + static_cast<std::size_t>(ch) * pq) =
               make_float4(acc[half * 4 + 0][j], acc[half * 4 + 1][j], acc[half * 4 + 2][j],
                           acc[half * 4 + 3][j]);
       }
       continue;
     }
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < T::kSub; ++i) {
       const int m = mb + i;
-      if (m >= pixels) break;
+      if (m >= a.pixels) break;
       const std::size_t base = static_cast<std::size_t>(m / pq) * a.k * pq + m % pq;
 #pragma unroll
-      for (int j = 0; j < CC::kTN; ++j) {
-        const int ch = n0 + (j / 4) * (CC::kBN / 2) + tn * 4 + j % 4;
-        if (ch >= a.k) continue;
-        float* dst = y + base + static_cast<std::size_t>(ch) * pq;
-        if (split)
-          atomicAdd(dst, acc[half * 4 + i][j]);
-        else
-          *dst = acc[half * 4 + i][j];
+      for (int j = 0; j < T::kTN; ++j) {
+        const int ch = n0 + no + (j / T::kSub) * kSubN + j % T::kSub;
+        if (ch < a.k) dst[base + static_cast<std::size_t>(ch) * pq] = acc[half * 4 + i][j];
       }
     }
   }
   // END EXERCISE
 }
 
-}  // namespace
+// Split-K, second pass: y[e] = part[0][e] + part[1][e] + ... in that order (deterministic).
+// Memory-bound: V = float4 when the element count is a multiple of 4 (16-byte accesses).
+template <class V>
+__global__ void conv_sum_slices_kernel(const V* __restrict__ part, int slices, std::size_t count,
+                                       V* __restrict__ y) {
+  for (std::size_t e = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; e < count;
+       e += std::size_t{gridDim.x} * blockDim.x) {
+    V sum = part[e];
+    for (int z = 1; z < slices; ++z) {
+      const V v = part[z * count + e];
+      if constexpr (sizeof(V) == sizeof(float4)) {
+        sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
+      } else {
+        sum += v;
+      }
+    }
+    y[e] = sum;
+  }
+}
 
-void conv2d_implicit_gemm(const ConvShape& shape, const float* x, const float* w, float* y,
-                          cudaStream_t stream) {
-  check_conv_shape(shape);
-  const ConvArgs a{shape.n, shape.c,      shape.h,   shape.w,   shape.k,  shape.r,
-                   shape.s, shape.stride, shape.pad, shape.p(), shape.q()};
-  require_device_pointer(x, static_cast<std::size_t>(a.n) * a.c * a.h * a.w, "x");
-  require_device_pointer(w, static_cast<std::size_t>(a.k) * a.c * a.r * a.s, "w");
-  require_device_pointer(y, static_cast<std::size_t>(a.n) * a.k * a.p * a.q, "y");
-  dim3 grid(ceil_div(a.n * a.p * a.q, CC::kBM), ceil_div(a.k, CC::kBN));
-  require(grid.y <= 65535, "shape.k", "too many output channels for grid.y (65535 * 64)");
-  // Split-K when the grid cannot fill the GPU: deep layers have few pixels and a long reduction
-  // (ResNet-50 3x3 512->512 at 7 x 7, batch 32: 13 x 8 = 104 blocks for 132 SMs, C R S = 4608).
+// The launch plan: the tile width and the number of reduction slices, from the shape and the SM
+// count. A model, not a measurement: the busiest SM runs its blocks in rounds of up to
+// kMinBlocksPerSm at once; a round lasts its FMAs over the SM's 128 FP32 lanes, scaled by how well
+// its warps hide latency (assumed: 16 warps 1, 12 warps 0.95, 8 warps 0.85, 4 warps 0.55) and by
+// the tile's FMA share of its issued instructions (ptxas, sm_90: the 64-wide tile issues about 9%
+// more instructions per FMA: twice the gathered values per FMA). Split-K adds the reduction pass.
+struct ConvPlan {
+  bool wide = false;
+  int slices = 1, tiles_per_slice = 0;
+};
+constexpr int kMaxSlices = 8;
+constexpr int kMinTilesPerSlice = 16;  // a slice keeps >= 128 reduction steps
+
+double warp_hiding(int warps) {
+  return warps >= 16 ? 1.0 : warps >= 12 ? 0.95 : warps >= 8 ? 0.85 : 0.55;
+}
+
+template <class T>
+double plan_clocks(long long pixel_tiles, int k, int tiles, int per_slice, int sms, double issue) {
+  const long long blocks = pixel_tiles * ceil_div(k, T::kBN) * ceil_div(tiles, per_slice);
+  const long long per_sm = ceil_div<long long>(blocks, sms);  // the busiest SM's blocks
+  const long long rounds = per_sm / T::kMinBlocksPerSm, rest = per_sm % T::kMinBlocksPerSm;
+  const double block = 1.0 * T::kBM * T::kBN * per_slice * T::kBK / (128.0 * issue);
+  return block * (rounds * T::kMinBlocksPerSm / warp_hiding(T::kMinBlocksPerSm * T::kWarps) +
+                  (rest > 0 ? rest / warp_hiding(static_cast<int>(rest) * T::kWarps) : 0.0));
+}
+
+ConvPlan conv_plan(const ConvArgs& a, int sms, int max_slices) {
+  const long long pixel_tiles = ceil_div(a.pixels, WideTile::kBM);
+  const int tiles = ceil_div(a.crs, WideTile::kBK);
+  // Reduction pass: (2 slices + 1) N K P Q floats through DRAM at ~2 KB per clock, and a launch.
+  const double out_bytes = 4.0 * static_cast<double>(a.out_elems);
+  ConvPlan best;
+  double best_clocks = 0;
+  for (const bool wide : {false, true}) {
+    if (wide && a.k <= NarrowTile::kBN) continue;  // a 128-wide tile would be half empty
+    for (int slices = 1; slices <= max_slices; ++slices) {
+      if (slices > 1 && tiles / slices < kMinTilesPerSlice) break;
+      const int per_slice = ceil_div(tiles, slices), used = ceil_div(tiles, per_slice);
+      double clocks = wide
+                          ? plan_clocks<WideTile>(pixel_tiles, a.k, tiles, per_slice, sms, 1.0)
+                          : plan_clocks<NarrowTile>(pixel_tiles, a.k, tiles, per_slice, sms, 0.915);
+      if (used > 1) clocks += (2.0 * used + 1) * out_bytes / 2048.0 + 8000.0;
+      if (best.tiles_per_slice == 0 || clocks < best_clocks) {
+        best = {wide, used, per_slice};
+        best_clocks = clocks;
+      }
+    }
+  }
+  return best;
+}
+
+ConvArgs conv_args(const ConvShape& shape) {
+  ConvArgs a{};
+  a.n = shape.n, a.c = shape.c, a.h = shape.h, a.w = shape.w, a.k = shape.k, a.r = shape.r;
+  a.s = shape.s, a.stride = shape.stride, a.pad = shape.pad, a.p = shape.p(), a.q = shape.q();
+  a.pixels = a.n * a.p * a.q;
+  a.crs = a.c * a.r * a.s;
+  a.hw = a.h * a.w;
+  const int step = WideTile::kBK;
+  static_assert(WideTile::kBK == NarrowTile::kBK);
+  a.step_s = step % a.s;
+  a.step_r = step / a.s % a.r;
+  a.step_off = step / (a.r * a.s) * a.hw + a.step_r * a.w + a.step_s;
+  a.out_elems = static_cast<std::size_t>(a.n) * a.k * a.p * a.q;
+  return a;
+}
+
+int sm_count() {
   int device = 0, sms = 0;
   CUDALAB_CHECK(cudaGetDevice(&device));
   CUDALAB_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  const long long blocks = static_cast<long long>(grid.x) * grid.y;
-  const int tiles = ceil_div(a.c * a.r * a.s, CC::kBK);
-  const long long want = static_cast<long long>(CC::kBlocksPerSm) * sms;
-  const int splits =
-      blocks >= want ? 1
-                     : static_cast<int>(std::max<long long>(
-                           1, std::min<long long>(want / blocks, tiles / CC::kMinTilesPerSplit)));
-  grid.z = static_cast<unsigned>(splits);
-  if (splits > 1)  // the slices add their partial sums into y
-    CUDALAB_CHECK(cudaMemsetAsync(
-        y, 0, sizeof(float) * static_cast<std::size_t>(a.n) * a.k * a.p * a.q, stream));
-  conv2d_implicit_gemm_kernel<<<grid, CC::kThreads, 0, stream>>>(a, x, w, y);
+  return sms;
+}
+
+std::size_t workspace_of(const ConvArgs& a, const ConvPlan& plan) {
+  return plan.slices > 1 ? sizeof(float) * plan.slices * a.out_elems : 0;
+}
+
+template <class T>
+void launch_conv(const ConvArgs& a, const ConvPlan& plan, const float* x, const float* w,
+                 float* out, cudaStream_t stream) {
+  const dim3 grid(ceil_div(a.pixels, T::kBM), ceil_div(a.k, T::kBN), plan.slices);
+  require(grid.y <= 65535, "shape.k", "too many output channels for grid.y");
+  if (a.vec_w)
+    conv2d_implicit_gemm_kernel<T, true><<<grid, T::kThreads, 0, stream>>>(a, x, w, out);
+  else
+    conv2d_implicit_gemm_kernel<T, false><<<grid, T::kThreads, 0, stream>>>(a, x, w, out);
   CUDALAB_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+std::size_t conv2d_implicit_gemm_workspace_bytes(const ConvShape& shape) {
+  check_conv_shape(shape);
+  const ConvArgs a = conv_args(shape);
+  return workspace_of(a, conv_plan(a, sm_count(), kMaxSlices));
+}
+
+void conv2d_implicit_gemm(const ConvShape& shape, const float* x, const float* w, float* y,
+                          void* workspace, std::size_t workspace_bytes, cudaStream_t stream) {
+  check_conv_shape(shape);
+  ConvArgs a = conv_args(shape);
+  require_device_pointer(x, static_cast<std::size_t>(a.n) * a.c * a.h * a.w, "x");
+  require_device_pointer(w, static_cast<std::size_t>(a.k) * a.crs, "w");
+  require_device_pointer(y, a.out_elems, "y");
+  // Fewer slices when the caller's workspace holds fewer slabs (none: no split). The slabs are
+  // read as float4: a workspace that is not 16-byte aligned is not used.
+  const bool ws_ok = workspace != nullptr && reinterpret_cast<std::uintptr_t>(workspace) % 16 == 0;
+  const int fit = ws_ok ? static_cast<int>(std::min<std::size_t>(
+                              kMaxSlices, workspace_bytes / (sizeof(float) * a.out_elems)))
+                        : 1;
+  const ConvPlan plan = conv_plan(a, sm_count(), std::max(fit, 1));
+  if (plan.slices > 1) require_device_pointer(workspace, plan.slices * a.out_elems, "workspace");
+  a.tiles_per_slice = plan.tiles_per_slice;
+  a.vec_w = a.crs % 4 == 0 && reinterpret_cast<std::uintptr_t>(w) % 16 == 0;
+  float* out = plan.slices > 1 ? static_cast<float*>(workspace) : y;
+  if (plan.wide)
+    launch_conv<WideTile>(a, plan, x, w, out, stream);
+  else
+    launch_conv<NarrowTile>(a, plan, x, w, out, stream);
+  if (plan.slices > 1) {
+    const bool vec = a.out_elems % 4 == 0 && reinterpret_cast<std::uintptr_t>(y) % 16 == 0;
+    const std::size_t count = vec ? a.out_elems / 4 : a.out_elems;
+    const int blocks = static_cast<int>(std::min<std::size_t>(
+        ceil_div<std::size_t>(count, 256), static_cast<std::size_t>(sm_count()) * 8));
+    if (vec)
+      conv_sum_slices_kernel<float4><<<blocks, 256, 0, stream>>>(
+          static_cast<const float4*>(workspace), plan.slices, count, reinterpret_cast<float4*>(y));
+    else
+      conv_sum_slices_kernel<float>
+          <<<blocks, 256, 0, stream>>>(static_cast<const float*>(workspace), plan.slices, count, y);
+    CUDALAB_CHECK_LAUNCH();
+  }
 }
 
 }  // namespace cudalab::ch06

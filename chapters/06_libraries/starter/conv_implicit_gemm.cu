@@ -9,15 +9,27 @@
 //   - pad + s]
 //
 // im2col would write X_col to memory (R S times the input); the implicit GEMM computes each
-// X_col element on the fly while loading the A tile, so the GEMM tiling of exercises 6.1/6.2
-// applies unchanged. Tile: 128 pixels x 64 channels x 8 reduction steps, 128 threads, each
-// thread 8 pixels x 8 channels (the SGEMM ladder's 8 x 8 outer product: 4 LDS.128 per 64 FMAs),
-// two shared buffers with the next tile's global loads held in registers during the FMAs (one
-// barrier per tile), im2col index math out of the inner loop: a thread's pixel is decoded once and
-// its (c, r, s) advanced by carries, so a gathered element costs two compares and an add. When
-// the grid is too small to fill the GPU (deep layers: few pixels, long C R S), the reduction is
-// split over gridDim.z blocks that add their partial sums with atomicAdd (split-K; the summation
-// order then varies from run to run, within the same error bound). FLOPs: 2 N K P Q C R S
+// X_col element on the fly while loading the A tile, so the GEMM tiling of the SGEMM ladder
+// applies unchanged. This kernel is step 7 of the ladder (sgemm_7_warptile.cu) with a gathered A:
+//
+//   block tile 128 pixels x kBN channels x 8 reduction steps, kBN = 128 (256 threads, 2 blocks per
+//   SM) or 64 (128 threads, 4 blocks per SM): 16 warps on an SM either way, <= 128 registers
+//   warp tile 32 x 64, lanes 4 x 8, each thread 8 x 8 = 2 x 2 sub-tiles of 4 x 4: per k step 4
+//   conflict-free LDS.128 for 64 FMAs; two shared buffers, the next tile in registers during the
+//   FMAs, one barrier per tile.
+//
+// What the gather costs, and how little: warp v stages reduction rows v, v + warps, ... of the A
+// tile and lane l the pixels l + 32 j, so a thread decodes its 4 pixels once, and its row's
+// (c, r, s) once per TILE, not per element: the next tile's row is 8 further, a mixed-radix add
+// of constants the launcher derives from R and S (at most one carry s -> r and one r -> c). An
+// element is then two bounds compares (padding), an add and a predicated load. Filters come in as
+// one 16-byte load per thread per tile (4 consecutive kk of one filter) when C R S % 4 == 0.
+//
+// Filling the GPU: the launcher picks the tile width and splits the reduction over gridDim.z from
+// the shape (conv_plan below): deep layers have few pixels and a long C R S (ResNet-50 3x3
+// 512->512 at 7 x 7, batch 32: 13 x 4 = 52 blocks of 128 x 128 for 132 SMs, C R S = 4608). Slice z
+// writes its partial sums to its own slab of the workspace and a second kernel adds the slabs in
+// the order z = 0, 1, ...: the result is the same bits on every run. FLOPs: 2 N K P Q C R S
 // (ResNet-50 3x3 64->64 at 56, batch 32: 7.4 GFLOP). NCHW, fp32, any shape check_conv_shape
 // accepts.
 #include <algorithm>
@@ -30,87 +42,229 @@
 namespace cudalab::ch06 {
 namespace {
 
-struct ConvConfig {
-  static constexpr int kBM = 128;  // output pixels per block
-  static constexpr int kBN = 64;   // output channels per block
-  static constexpr int kBK = 8;    // reduction (c, r, s) steps per tile
-  static constexpr int kTM = 8, kTN = 8;
-  static constexpr int kThreads = (kBM / kTM) * (kBN / kTN);  // 128
-  // ptxas (sm_90, CUDA 13) gives the kernel ~168 registers: 3 blocks (12 warps) per SM. The
-  // launcher splits the reduction until the grid has about that many blocks per SM.
-  static constexpr int kBlocksPerSm = 3;
-  static constexpr int kMinTilesPerSplit = 32;  // a split-K slice keeps >= 256 reduction steps
+template <int BN, int MinBlocksPerSm>
+struct ConvTile {
+  static constexpr int kBM = 128;                   // output pixels per block
+  static constexpr int kBN = BN;                    // output channels per block
+  static constexpr int kBK = 8;                     // reduction (c, r, s) steps per tile
+  static constexpr int kWarpM = 32, kWarpN = 64;    // warp tile
+  static constexpr int kLanesM = 4, kLanesN = 8;    // lanes of a warp as 4 x 8
+  static constexpr int kSub = 4, kTM = 8, kTN = 8;  // thread tile: 2 x 2 sub-tiles of 4 x 4
+  static constexpr int kWarpsM = kBM / kWarpM, kWarpsN = kBN / kWarpN;
+  static constexpr int kWarps = kWarpsM * kWarpsN;
+  static constexpr int kThreads = kWarps * 32;
+  static constexpr int kMinBlocksPerSm = MinBlocksPerSm;  // 16 warps per SM, <= 128 registers
+  static constexpr int kPixels = kBM / 32;    // A-tile pixels a thread gathers: lane + 32 j
+  static constexpr int kRows = kBK / kWarps;  // A-tile rows a thread gathers: warp + kWarps i
+  static constexpr int kPadB = 4;             // Bs row padding: conflict-free transposing stores
 };
-using CC = ConvConfig;
-static_assert(CC::kThreads == 128);
-static_assert(CC::kThreads % CC::kBM == 0 && CC::kBM * CC::kBK % CC::kThreads == 0,
-              "each thread gathers a fixed pixel for kBM * kBK / kThreads reduction steps");
-static_assert(CC::kTM == 8 && CC::kTN == 8 && CC::kBM % 8 == 0 && CC::kBN % 8 == 0,
-              "two 4-wide halves per thread in each dimension (16-byte shared loads)");
-static_assert(CC::kBK * CC::kBN % CC::kThreads == 0);
+
+using WideTile = ConvTile<128, 2>;   // 256 threads: K > 64
+using NarrowTile = ConvTile<64, 4>;  // 128 threads: K <= 64, or when it balances the SMs better
+template <class T>
+constexpr bool tile_ok() {
+  const bool warps_cover = T::kWarps * T::kRows == T::kBK && T::kBN % T::kWarpN == 0;
+  const bool one_float4_of_filters = T::kBN * T::kBK == 4 * T::kThreads;
+  const bool sub_tiles = T::kLanesM * T::kLanesN == 32 && T::kTM == 2 * T::kSub &&
+                         T::kTN == 2 * T::kSub && T::kLanesM * T::kSub * 2 == T::kWarpM &&
+                         T::kLanesN * T::kSub * 2 == T::kWarpN;
+  return warps_cover && one_float4_of_filters && sub_tiles && T::kPixels == 4 && T::kPadB % 4 == 0;
+}
+static_assert(tile_ok<WideTile>() && tile_ok<NarrowTile>(),
+              "warps cover the tile; one float4 of filters per thread per tile; 2 x 2 sub-tiles; a "
+              "thread's 4 pixels are one int4 of each pixel_of row; 16-byte Bs rows");
+static_assert(WideTile::kThreads == 256 && NarrowTile::kThreads == 128);
 
 struct ConvArgs {
   int n, c, h, w, k, r, s, stride, pad, p, q;
+  int pixels, crs, hw;           // N P Q, C R S, H W
+  int tiles_per_slice;           // 8-step tiles of the reduction per gridDim.z slice
+  int step_s, step_r, step_off;  // kk += 8 as a mixed-radix add: s += 8 % S, r += 8 / S % R, ...
+  bool vec_w;                    // C R S % 4 == 0 and w 16-byte aligned: 16-byte filter loads
+  std::size_t out_elems;         // N K P Q: slice z writes out + z * out_elems
 };
 
-// Launch: grid (ceil(N P Q / 128), ceil(K / 64), splits), 128 threads; y zeroed first when
-// splits > 1. Thread (tm = t % 16, tn = t / 16) owns pixels m0 + {0, 64} + 4 tm + i and channels
-// n0 + {0, 32} + 4 tn + j (i, j < 4): its shared reads are 16-byte loads, and 16 consecutive
-// threads store 64 consecutive output pixels (four per thread, one 16-byte store when aligned).
-__global__ void __launch_bounds__(CC::kThreads)
+// Launch: grid (ceil(N P Q / 128), ceil(K / kBN), slices), T::kThreads threads. Slice z of the
+// reduction writes its sums to out + z * N K P Q (out = y when there is one slice).
+template <class T, bool kVecW>
+__global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
     conv2d_implicit_gemm_kernel(ConvArgs a, const float* __restrict__ x,
-                                const float* __restrict__ w, float* __restrict__ y) {
-  const int t = threadIdx.x;
-  const int pixels = a.n * a.p * a.q;
-  const int crs = a.c * a.r * a.s, rs = a.r * a.s;
-  const int m0 = blockIdx.x * CC::kBM, n0 = blockIdx.y * CC::kBN;
-  const int tm = t % (CC::kBM / CC::kTM), tn = t / (CC::kBM / CC::kTM);
+                                const float* __restrict__ w, float* __restrict__ out) {
+  const int t = threadIdx.x, warp = t / 32, lane = t % 32;
+  const int m0 = blockIdx.x * T::kBM, n0 = blockIdx.y * T::kBN;
   // TODO(6.4): conv2d_implicit_gemm_kernel, a convolution as an implicit GEMM.
-  //   Contract: y (N, K, P, Q) = the convolution of ch06/ch06.hpp (NCHW fp32, cross-correlation,
-  //     zero padding, any stride and pad that check_conv_shape accepts) for this block's 128 output
-  //     pixels (m = (n, p, q) from m0) x 64 output channels (from n0), summed over reduction slice
-  //     blockIdx.z of gridDim.z (split-K: when gridDim.z > 1 the launcher has zeroed y and every
-  //     slice adds its partial sums into it). Launch (fixed): 128 threads, grid (ceil(N P Q / 128),
-  //     ceil(K / 64), slices); thread (tm, tn) computed above. Partial tiles:
-  //     nothing written outside y, inputs outside x read as 0.
+  //   Contract: for this block's T::kBM output pixels (m = (n, p, q) from m0) x T::kBN output
+  //     channels (from n0), the convolution of ch06/conv.hpp (NCHW fp32, cross-correlation, zero
+  //     padding, any stride and pad that check_conv_shape accepts) summed over the reduction slice
+  //     blockIdx.z (a.tiles_per_slice tiles of T::kBK steps of kk = (c, r, s); gridDim.z slices
+  //     cover C R S), written to out + blockIdx.z * a.out_elems in y's layout (N, K, P, Q). The
+  //     launcher adds the slices afterwards; with one slice, out is y. Launch (fixed by the
+  //     launcher, which picks T: 128 x 128 tiles of 256 threads or 128 x 64 of 128): T::kThreads
+  //     threads, grid (ceil(N P Q / 128), ceil(K / T::kBN), slices). ConvArgs has the shape and
+  //     helpers you may use (pixels, crs, hw, vec_w; step_* advance (c, r, s) by T::kBK). Partial
+  //     tiles: nothing written outside the output, inputs outside x read as 0.
   //   Constraints: no im2col buffer in global memory (the GEMM's A operand is gathered from x on
   //     the fly, in the tiles you stage); shared-memory tiles and register blocking as in 6.1-6.2;
-  //     FP32 FMA math (no tensor cores); no library call.
+  //     FP32 FMA math (no tensor cores); no library call; no atomics (the same bits every run).
   //   Goal: BM_conv/implicit_gemm/3x3_64to64_56 >= 0.45x the speed of BM_conv_cudnn/3x3_64to64_56
   //     (cuDNN, FMA math); `scripts/lab check 6.4`.
-  (void)a; (void)x; (void)w; (void)y; (void)pixels; (void)crs; (void)rs; (void)m0; (void)n0; (void)tm; (void)tn;
+  (void)a; (void)x; (void)w; (void)out; (void)t; (void)warp; (void)lane; (void)m0; (void)n0;
+}
+
+// Split-K, second pass: y[e] = part[0][e] + part[1][e] + ... in that order (deterministic).
+// Memory-bound: V = float4 when the element count is a multiple of 4 (16-byte accesses).
+template <class V>
+__global__ void conv_sum_slices_kernel(const V* __restrict__ part, int slices, std::size_t count,
+                                       V* __restrict__ y) {
+  for (std::size_t e = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; e < count;
+       e += std::size_t{gridDim.x} * blockDim.x) {
+    V sum = part[e];
+    for (int z = 1; z < slices; ++z) {
+      const V v = part[z * count + e];
+      if constexpr (sizeof(V) == sizeof(float4)) {
+        sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
+      } else {
+        sum += v;
+      }
+    }
+    y[e] = sum;
+  }
+}
+
+// The launch plan: the tile width and the number of reduction slices, from the shape and the SM
+// count. A model, not a measurement: the busiest SM runs its blocks in rounds of up to
+// kMinBlocksPerSm at once; a round lasts its FMAs over the SM's 128 FP32 lanes, scaled by how well
+// its warps hide latency (assumed: 16 warps 1, 12 warps 0.95, 8 warps 0.85, 4 warps 0.55) and by
+// the tile's FMA share of its issued instructions (ptxas, sm_90: the 64-wide tile issues about 9%
+// more instructions per FMA: twice the gathered values per FMA). Split-K adds the reduction pass.
+struct ConvPlan {
+  bool wide = false;
+  int slices = 1, tiles_per_slice = 0;
+};
+constexpr int kMaxSlices = 8;
+constexpr int kMinTilesPerSlice = 16;  // a slice keeps >= 128 reduction steps
+
+double warp_hiding(int warps) {
+  return warps >= 16 ? 1.0 : warps >= 12 ? 0.95 : warps >= 8 ? 0.85 : 0.55;
+}
+
+template <class T>
+double plan_clocks(long long pixel_tiles, int k, int tiles, int per_slice, int sms, double issue) {
+  const long long blocks = pixel_tiles * ceil_div(k, T::kBN) * ceil_div(tiles, per_slice);
+  const long long per_sm = ceil_div<long long>(blocks, sms);  // the busiest SM's blocks
+  const long long rounds = per_sm / T::kMinBlocksPerSm, rest = per_sm % T::kMinBlocksPerSm;
+  const double block = 1.0 * T::kBM * T::kBN * per_slice * T::kBK / (128.0 * issue);
+  return block * (rounds * T::kMinBlocksPerSm / warp_hiding(T::kMinBlocksPerSm * T::kWarps) +
+                  (rest > 0 ? rest / warp_hiding(static_cast<int>(rest) * T::kWarps) : 0.0));
+}
+
+ConvPlan conv_plan(const ConvArgs& a, int sms, int max_slices) {
+  const long long pixel_tiles = ceil_div(a.pixels, WideTile::kBM);
+  const int tiles = ceil_div(a.crs, WideTile::kBK);
+  // Reduction pass: (2 slices + 1) N K P Q floats through DRAM at ~2 KB per clock, and a launch.
+  const double out_bytes = 4.0 * static_cast<double>(a.out_elems);
+  ConvPlan best;
+  double best_clocks = 0;
+  for (const bool wide : {false, true}) {
+    if (wide && a.k <= NarrowTile::kBN) continue;  // a 128-wide tile would be half empty
+    for (int slices = 1; slices <= max_slices; ++slices) {
+      if (slices > 1 && tiles / slices < kMinTilesPerSlice) break;
+      const int per_slice = ceil_div(tiles, slices), used = ceil_div(tiles, per_slice);
+      double clocks = wide
+                          ? plan_clocks<WideTile>(pixel_tiles, a.k, tiles, per_slice, sms, 1.0)
+                          : plan_clocks<NarrowTile>(pixel_tiles, a.k, tiles, per_slice, sms, 0.915);
+      if (used > 1) clocks += (2.0 * used + 1) * out_bytes / 2048.0 + 8000.0;
+      if (best.tiles_per_slice == 0 || clocks < best_clocks) {
+        best = {wide, used, per_slice};
+        best_clocks = clocks;
+      }
+    }
+  }
+  return best;
+}
+
+ConvArgs conv_args(const ConvShape& shape) {
+  ConvArgs a{};
+  a.n = shape.n, a.c = shape.c, a.h = shape.h, a.w = shape.w, a.k = shape.k, a.r = shape.r;
+  a.s = shape.s, a.stride = shape.stride, a.pad = shape.pad, a.p = shape.p(), a.q = shape.q();
+  a.pixels = a.n * a.p * a.q;
+  a.crs = a.c * a.r * a.s;
+  a.hw = a.h * a.w;
+  const int step = WideTile::kBK;
+  static_assert(WideTile::kBK == NarrowTile::kBK);
+  a.step_s = step % a.s;
+  a.step_r = step / a.s % a.r;
+  a.step_off = step / (a.r * a.s) * a.hw + a.step_r * a.w + a.step_s;
+  a.out_elems = static_cast<std::size_t>(a.n) * a.k * a.p * a.q;
+  return a;
+}
+
+int sm_count() {
+  int device = 0, sms = 0;
+  CUDALAB_CHECK(cudaGetDevice(&device));
+  CUDALAB_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return sms;
+}
+
+std::size_t workspace_of(const ConvArgs& a, const ConvPlan& plan) {
+  return plan.slices > 1 ? sizeof(float) * plan.slices * a.out_elems : 0;
+}
+
+template <class T>
+void launch_conv(const ConvArgs& a, const ConvPlan& plan, const float* x, const float* w,
+                 float* out, cudaStream_t stream) {
+  const dim3 grid(ceil_div(a.pixels, T::kBM), ceil_div(a.k, T::kBN), plan.slices);
+  require(grid.y <= 65535, "shape.k", "too many output channels for grid.y");
+  if (a.vec_w)
+    conv2d_implicit_gemm_kernel<T, true><<<grid, T::kThreads, 0, stream>>>(a, x, w, out);
+  else
+    conv2d_implicit_gemm_kernel<T, false><<<grid, T::kThreads, 0, stream>>>(a, x, w, out);
+  CUDALAB_CHECK_LAUNCH();
 }
 
 }  // namespace
 
-void conv2d_implicit_gemm(const ConvShape& shape, const float* x, const float* w, float* y,
-                          cudaStream_t stream) {
+std::size_t conv2d_implicit_gemm_workspace_bytes(const ConvShape& shape) {
   check_conv_shape(shape);
-  const ConvArgs a{shape.n, shape.c,      shape.h,   shape.w,   shape.k,  shape.r,
-                   shape.s, shape.stride, shape.pad, shape.p(), shape.q()};
+  const ConvArgs a = conv_args(shape);
+  return workspace_of(a, conv_plan(a, sm_count(), kMaxSlices));
+}
+
+void conv2d_implicit_gemm(const ConvShape& shape, const float* x, const float* w, float* y,
+                          void* workspace, std::size_t workspace_bytes, cudaStream_t stream) {
+  check_conv_shape(shape);
+  ConvArgs a = conv_args(shape);
   require_device_pointer(x, static_cast<std::size_t>(a.n) * a.c * a.h * a.w, "x");
-  require_device_pointer(w, static_cast<std::size_t>(a.k) * a.c * a.r * a.s, "w");
-  require_device_pointer(y, static_cast<std::size_t>(a.n) * a.k * a.p * a.q, "y");
-  dim3 grid(ceil_div(a.n * a.p * a.q, CC::kBM), ceil_div(a.k, CC::kBN));
-  require(grid.y <= 65535, "shape.k", "too many output channels for grid.y (65535 * 64)");
-  // Split-K when the grid cannot fill the GPU: deep layers have few pixels and a long reduction
-  // (ResNet-50 3x3 512->512 at 7 x 7, batch 32: 13 x 8 = 104 blocks for 132 SMs, C R S = 4608).
-  int device = 0, sms = 0;
-  CUDALAB_CHECK(cudaGetDevice(&device));
-  CUDALAB_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  const long long blocks = static_cast<long long>(grid.x) * grid.y;
-  const int tiles = ceil_div(a.c * a.r * a.s, CC::kBK);
-  const long long want = static_cast<long long>(CC::kBlocksPerSm) * sms;
-  const int splits =
-      blocks >= want ? 1
-                     : static_cast<int>(std::max<long long>(
-                           1, std::min<long long>(want / blocks, tiles / CC::kMinTilesPerSplit)));
-  grid.z = static_cast<unsigned>(splits);
-  if (splits > 1)  // the slices add their partial sums into y
-    CUDALAB_CHECK(cudaMemsetAsync(
-        y, 0, sizeof(float) * static_cast<std::size_t>(a.n) * a.k * a.p * a.q, stream));
-  conv2d_implicit_gemm_kernel<<<grid, CC::kThreads, 0, stream>>>(a, x, w, y);
-  CUDALAB_CHECK_LAUNCH();
+  require_device_pointer(w, static_cast<std::size_t>(a.k) * a.crs, "w");
+  require_device_pointer(y, a.out_elems, "y");
+  // Fewer slices when the caller's workspace holds fewer slabs (none: no split). The slabs are
+  // read as float4: a workspace that is not 16-byte aligned is not used.
+  const bool ws_ok = workspace != nullptr && reinterpret_cast<std::uintptr_t>(workspace) % 16 == 0;
+  const int fit = ws_ok ? static_cast<int>(std::min<std::size_t>(
+                              kMaxSlices, workspace_bytes / (sizeof(float) * a.out_elems)))
+                        : 1;
+  const ConvPlan plan = conv_plan(a, sm_count(), std::max(fit, 1));
+  if (plan.slices > 1) require_device_pointer(workspace, plan.slices * a.out_elems, "workspace");
+  a.tiles_per_slice = plan.tiles_per_slice;
+  a.vec_w = a.crs % 4 == 0 && reinterpret_cast<std::uintptr_t>(w) % 16 == 0;
+  float* out = plan.slices > 1 ? static_cast<float*>(workspace) : y;
+  if (plan.wide)
+    launch_conv<WideTile>(a, plan, x, w, out, stream);
+  else
+    launch_conv<NarrowTile>(a, plan, x, w, out, stream);
+  if (plan.slices > 1) {
+    const bool vec = a.out_elems % 4 == 0 && reinterpret_cast<std::uintptr_t>(y) % 16 == 0;
+    const std::size_t count = vec ? a.out_elems / 4 : a.out_elems;
+    const int blocks = static_cast<int>(std::min<std::size_t>(
+        ceil_div<std::size_t>(count, 256), static_cast<std::size_t>(sm_count()) * 8));
+    if (vec)
+      conv_sum_slices_kernel<float4><<<blocks, 256, 0, stream>>>(
+          static_cast<const float4*>(workspace), plan.slices, count, reinterpret_cast<float4*>(y));
+    else
+      conv_sum_slices_kernel<float>
+          <<<blocks, 256, 0, stream>>>(static_cast<const float*>(workspace), plan.slices, count, y);
+    CUDALAB_CHECK_LAUNCH();
+  }
 }
 
 }  // namespace cudalab::ch06

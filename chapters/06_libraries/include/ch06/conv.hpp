@@ -32,7 +32,14 @@ void check_conv_shape(const ConvShape& shape);
 
 // Hand-written implicit-GEMM convolution: GEMM rows are output pixels (n, p, q), columns output
 // channels k, and the reduction runs over (c, r, s); the im2col matrix is never written.
+// Shapes with few output pixels and a long C R S split the reduction over several blocks, each
+// writing its partial sums to the workspace, added by a second kernel in a fixed order (the same
+// bits on every run). conv2d_implicit_gemm_workspace_bytes(shape) says how much (0: no split; it
+// depends on the current device's SM count); allocate it once, outside a timed loop. With less
+// (or nullptr), the call splits less or not at all: still correct, maybe slower.
+std::size_t conv2d_implicit_gemm_workspace_bytes(const ConvShape& shape);
 void conv2d_implicit_gemm(const ConvShape& shape, const float* x, const float* w, float* y,
+                          void* workspace = nullptr, std::size_t workspace_bytes = 0,
                           cudaStream_t stream = nullptr);
 
 // cuDNN side (chapters/06_libraries/reference/cudnn_conv.cpp). Built only when CMake found cuDNN
