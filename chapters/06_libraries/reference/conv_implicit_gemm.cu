@@ -94,12 +94,13 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
   // TODO(6.4): conv2d_implicit_gemm_kernel, a convolution as an implicit GEMM.
   //   Contract: for this block's T::kBM output pixels (m = (n, p, q) from m0) x T::kBN output
   //     channels (from n0), the convolution of ch06/conv.hpp (NCHW fp32, cross-correlation, zero
-  //     padding, any stride and pad that check_conv_shape accepts) summed over the reduction slice
-  //     blockIdx.z (a.tiles_per_slice tiles of T::kBK steps of kk = (c, r, s); gridDim.z slices
-  //     cover C R S), written to out + blockIdx.z * a.out_elems in y's layout (N, K, P, Q). The
-  //     launcher adds the slices afterwards; with one slice, out is y. Launch (fixed by the
-  //     launcher, which picks T: 128 x 128 tiles of 256 threads or 128 x 64 of 128): T::kThreads
-  //     threads, grid (ceil(N P Q / 128), ceil(K / T::kBN), slices). ConvArgs has the shape and
+  //     padding, any stride and pad that check_conv_shape accepts) summed over reduction slice
+  //     z = blockIdx.z (the gridDim.z slices split C R S into equal runs of whole tiles of T::kBK
+  //     steps of kk = (c, r, s); ConvArgs gives the tiles per slice), written to out + z *
+  //     a.out_elems in y's layout (N, K, P, Q). The launcher adds the slices afterwards; with
+  //     one slice, out is y. Launch (fixed by the launcher, which picks T: 128 x 128 tiles of 256
+  //     threads or 128 x 64 of 128): T::kThreads threads, grid (ceil(N P Q / 128),
+  //     ceil(K / T::kBN), slices). ConvArgs has the shape and
   //     helpers you may use (pixels, crs, hw, vec_w; step_* advance (c, r, s) by T::kBK). Partial
   //     tiles: nothing written outside the output, inputs outside x read as 0.
   //   Constraints: no im2col buffer in global memory (the GEMM's A operand is gathered from x on
@@ -218,8 +219,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
   // Unrolled by two, as in step 7: `cur` is then a constant in each copy of the body.
 #pragma unroll 2
   for (int tile = 0; tile < tiles; ++tile) {
-    const int cur = tile & 1;
     const bool has_next = tile + 1 < tiles;
+    const int cur = tile & 1;
     if (has_next) load_tiles(k_begin + (tile + 1) * kBK);  // in flight during the FMAs below
 #pragma unroll
     for (int k = 0; k < kBK; ++k) {
