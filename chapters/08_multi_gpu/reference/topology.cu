@@ -5,6 +5,7 @@
 
 #include "ch08/ch08.hpp"
 #include "cudalab/check.hpp"
+#include "cudalab/device_guard.hpp"
 #include "cudalab/memory.hpp"
 #include "cudalab/stream.hpp"
 
@@ -34,8 +35,7 @@ double p2p_bandwidth_gbs(int src, int dst, std::size_t bytes, int reps, bool bot
   require(dst >= 0 && dst < n, "dst", "names a device that does not exist");
   require(bytes > 0, "bytes", "must be > 0");
   require(reps >= 1, "reps", "must be at least 1");
-  int current = 0;
-  CUDALAB_CHECK(cudaGetDevice(&current));
+  const DeviceGuard restore;  // also when a call below throws
   if (src != dst) {
     int ok = 0;
     CUDALAB_CHECK(cudaDeviceCanAccessPeer(&ok, src, dst));
@@ -71,7 +71,6 @@ double p2p_bandwidth_gbs(int src, int dst, std::size_t bytes, int reps, bool bot
   CUDALAB_CHECK(cudaEventSynchronize(stop));
   float ms = 0;
   CUDALAB_CHECK(cudaEventElapsedTime(&ms, start, stop));
-  CUDALAB_CHECK(cudaSetDevice(current));
   const double moved = static_cast<double>(bytes) * reps * (both_ways ? 2 : 1);
   return moved / (ms * 1e-3) / 1e9;
 }

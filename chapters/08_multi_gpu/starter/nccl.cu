@@ -9,6 +9,7 @@
 #include "ch08/ch08.hpp"
 #include "ch08/nccl.hpp"
 #include "cudalab/check.hpp"
+#include "cudalab/device_guard.hpp"
 
 namespace cudalab::ch08 {
 
@@ -64,12 +65,7 @@ void require_ranks(const NcclComms& comms, Send send, Recv recv, std::size_t sen
 // (the first rank's call waits for the others, which are never issued).
 template <class F>
 void grouped(const NcclComms& comms, F&& per_rank) {
-  int previous = 0;
-  CUDALAB_CHECK(cudaGetDevice(&previous));
-  struct Restore {
-    int device;
-    ~Restore() { (void)cudaSetDevice(device); }
-  } restore{previous};
+  const DeviceGuard restore;
   CUDALAB_NCCL_CHECK(ncclGroupStart());
   try {
     for (int r = 0; r < comms.size(); ++r) {

@@ -17,6 +17,7 @@
 
 #include "ch08/ch08.hpp"
 #include "cudalab/check.hpp"
+#include "cudalab/device_guard.hpp"
 #include "cudalab/math.hpp"
 
 namespace cudalab::ch08 {
@@ -40,18 +41,6 @@ void launch_step(float* dst, const float* src, std::size_t n, bool reduce, cudaS
   ring_step_kernel<<<blocks, kBlock, 0, stream>>>(dst, src, n, reduce);
   CUDALAB_CHECK_LAUNCH();
 }
-
-// Restores the current device on scope exit (the caller's device is not ours to change).
-class DeviceGuard {
- public:
-  DeviceGuard() { CUDALAB_CHECK(cudaGetDevice(&device_)); }
-  ~DeviceGuard() { (void)cudaSetDevice(device_); }
-  DeviceGuard(const DeviceGuard&) = delete;
-  DeviceGuard& operator=(const DeviceGuard&) = delete;
-
- private:
-  int device_ = 0;
-};
 
 // One event per rank, created on the rank's device: `at[r]`.
 struct RankEvents {

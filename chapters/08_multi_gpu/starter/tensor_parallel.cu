@@ -13,6 +13,7 @@
 #include "ch08/tensor_parallel.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/cublas.hpp"
+#include "cudalab/device_guard.hpp"
 
 namespace cudalab::ch08 {
 namespace {
@@ -39,17 +40,6 @@ void require_tp(std::span<const float* const> a, std::span<const float* const> b
     require_device_pointer(c[i], std::size_t(m) * n, "c");
   }
 }
-
-class DeviceGuard {
- public:
-  DeviceGuard() { CUDALAB_CHECK(cudaGetDevice(&device_)); }
-  ~DeviceGuard() { (void)cudaSetDevice(device_); }
-  DeviceGuard(const DeviceGuard&) = delete;
-  DeviceGuard& operator=(const DeviceGuard&) = delete;
-
- private:
-  int device_ = 0;
-};
 
 // C(m x cols) = A(m x inner, lda) B(inner x cols, ldb), beta = 0, on the rank's stream.
 void gemm(cublasHandle_t h, cudaStream_t s, const float* a, int lda, const float* b, int ldb,
