@@ -14,6 +14,7 @@
 #include "ch11/ch11.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"
+#include "vec8.cuh"
 
 namespace cudalab::ch11 {
 namespace {
@@ -29,14 +30,10 @@ __device__ __forceinline__ float warp_sum(float v) {
 
 // 8 halves of x starting at x + c (16-byte aligned) as floats.
 __device__ __forceinline__ void load_x8(const __half* x, int c, float* f) {
-  const uint4 raw = __ldg(reinterpret_cast<const uint4*>(x + c));
-  const auto* h = reinterpret_cast<const __half2*>(&raw);
+  float v[8];
+  detail::unpack8<__half>(__ldg(reinterpret_cast<const uint4*>(x + c)), v);
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const float2 p = __half22float2(h[i]);
-    f[2 * i] = p.x;
-    f[2 * i + 1] = p.y;
-  }
+  for (int i = 0; i < 8; ++i) f[i] = v[i];
 }
 
 // kVec: cols % 16 == 0 (every row 16-byte aligned); else element by element.

@@ -38,6 +38,7 @@
 #include "ch11/ch11.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"
+#include "vec8.cuh"
 
 namespace cudalab::ch11 {
 namespace detail {  // (named: an unused inline member of an unnamed-namespace class is a warning)
@@ -95,34 +96,8 @@ constexpr int kThreads = 32 * kWarps;
   return y;
 }
 
-template <class T>
-__device__ __forceinline__ void unpack8(const uint4& raw, float (&f)[8]) {
-  if constexpr (std::is_same_v<T, __half>) {
-    const auto* h = reinterpret_cast<const __half2*>(&raw);
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const float2 p = __half22float2(h[i]);
-      f[2 * i] = p.x;
-      f[2 * i + 1] = p.y;
-    }
-  } else {
-    const auto* h = reinterpret_cast<const __nv_bfloat162*>(&raw);
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const float2 p = __bfloat1622float2(h[i]);
-      f[2 * i] = p.x;
-      f[2 * i + 1] = p.y;
-    }
-  }
-}
-
-template <class T>
-__device__ __forceinline__ T from_float(float x) {
-  if constexpr (std::is_same_v<T, __half>)
-    return __float2half_rn(x);
-  else
-    return __float2bfloat16_rn(x);
-}
+using detail::from_float;
+using detail::unpack8;
 
 // kSplit: write (m, l, acc) of chunk blockIdx.y to the workspace instead of the output.
 // Workspace: acc [batch][q_heads][splits][D], then ml [batch][q_heads][splits][2].

@@ -1,0 +1,38 @@
+// Eight fp16 or bf16 values in one 16-byte word, and back: the unit the chapter's kernels load
+// (one uint4 per lane, the widest load a thread issues) and the rounding of their fp32 results.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <type_traits>
+
+namespace cudalab::ch11::detail {
+
+// The 8 values of `raw` (T = __half or __nv_bfloat16) as floats.
+template <class T>
+__device__ __forceinline__ void unpack8(const uint4& raw, float (&f)[8]) {
+  using Pair = std::conditional_t<std::is_same_v<T, __half>, __half2, __nv_bfloat162>;
+  const auto* h = reinterpret_cast<const Pair*>(&raw);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    float2 p;
+    if constexpr (std::is_same_v<T, __half>)
+      p = __half22float2(h[i]);
+    else
+      p = __bfloat1622float2(h[i]);
+    f[2 * i] = p.x;
+    f[2 * i + 1] = p.y;
+  }
+}
+
+// x rounded to T (to nearest even).
+template <class T>
+__device__ __forceinline__ T from_float(float x) {
+  if constexpr (std::is_same_v<T, __half>)
+    return __float2half_rn(x);
+  else
+    return __float2bfloat16_rn(x);
+}
+
+}  // namespace cudalab::ch11::detail
