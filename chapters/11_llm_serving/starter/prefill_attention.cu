@@ -23,26 +23,15 @@
 #include "ch11/ch11.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"
+#include "vec8.cuh"
 
 namespace cudalab::ch11 {
 namespace {
 
 constexpr int kBr = 32, kBc = 32, kThreads = kBr * 4;
 
-template <class T>
-__device__ __forceinline__ float to_f(T x) {
-  if constexpr (std::is_same_v<T, __half>)
-    return __half2float(x);
-  else
-    return __bfloat162float(x);
-}
-template <class T>
-__device__ __forceinline__ T from_f(float x) {
-  if constexpr (std::is_same_v<T, __half>)
-    return __float2half_rn(x);
-  else
-    return __float2bfloat16_rn(x);
-}
+using detail::from_float;
+using detail::to_float;
 
 template <class T, int D>
 __global__ void __launch_bounds__(kThreads)
@@ -66,7 +55,8 @@ __global__ void __launch_bounds__(kThreads)
 
   for (int idx = threadIdx.x; idx < kBr * D; idx += kThreads) {
     const int rr = idx / D, d = idx % D, i = q0 + rr;
-    qs[rr][d] = i < len ? to_f(qb[static_cast<std::size_t>(i) * q_stride + d]) * scale_log2 : 0.0f;
+    qs[rr][d] =
+        i < len ? to_float(qb[static_cast<std::size_t>(i) * q_stride + d]) * scale_log2 : 0.0f;
   }
   float acc[D / 4];
 #pragma unroll
@@ -80,8 +70,8 @@ __global__ void __launch_bounds__(kThreads)
     for (int idx = threadIdx.x; idx < kBc * D; idx += kThreads) {
       const int cc = idx / D, d = idx % D, j = k0 + cc;
       const bool in = j < len;
-      ks[cc][d] = in ? kb[static_cast<std::size_t>(j) * kv_stride + d] : from_f<T>(0.0f);
-      vs[cc][d] = in ? vb[static_cast<std::size_t>(j) * kv_stride + d] : from_f<T>(0.0f);
+      ks[cc][d] = in ? kb[static_cast<std::size_t>(j) * kv_stride + d] : from_float<T>(0.0f);
+      vs[cc][d] = in ? vb[static_cast<std::size_t>(j) * kv_stride + d] : from_float<T>(0.0f);
     }
     __syncthreads();
     float s[kBc / 4];
@@ -91,7 +81,7 @@ __global__ void __launch_bounds__(kThreads)
       const int cc = c4 + 4 * i, j = k0 + cc;
       float dot = 0;
 #pragma unroll 8
-      for (int d = 0; d < D; ++d) dot = fmaf(qs[r][d], to_f(ks[cc][d]), dot);
+      for (int d = 0; d < D; ++d) dot = fmaf(qs[r][d], to_float(ks[cc][d]), dot);
       s[i] = (j <= row && j < len) ? dot : -INFINITY;  // causal mask
       tmax = fmaxf(tmax, s[i]);
     }
@@ -116,14 +106,14 @@ __global__ void __launch_bounds__(kThreads)
     for (int cc = 0; cc < kBc; ++cc) {
       const float p = ps[r][cc];
 #pragma unroll
-      for (int j = 0; j < D / 4; ++j) acc[j] = fmaf(p, to_f(vs[cc][c4 + 4 * j]), acc[j]);
+      for (int j = 0; j < D / 4; ++j) acc[j] = fmaf(p, to_float(vs[cc][c4 + 4 * j]), acc[j]);
     }
   }
   if (row < len) {
     T* o = out + (static_cast<std::size_t>(b) * len + row) * q_stride +
            static_cast<std::size_t>(h) * D;
 #pragma unroll
-    for (int j = 0; j < D / 4; ++j) o[c4 + 4 * j] = from_f<T>(l > 0 ? acc[j] / l : 0.0f);
+    for (int j = 0; j < D / 4; ++j) o[c4 + 4 * j] = from_float<T>(l > 0 ? acc[j] / l : 0.0f);
   }
 }
 

@@ -1,7 +1,8 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
 // fail until you do. (Generated from chapters/11_llm_serving/reference/vec8.cuh by scripts/variants.py.)
-// Eight fp16 or bf16 values in one 16-byte word, and back: the unit the chapter's kernels load
-// (one uint4 per lane, the widest load a thread issues) and the rounding of their fp32 results.
+// fp16 / bf16 to and from float for the chapter's kernels: eight values in one 16-byte word (the
+// unit they load: one uint4 per lane, the widest load a thread issues), one value, and the rounding
+// of their fp32 results.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -26,6 +27,15 @@ __device__ __forceinline__ void unpack8(const uint4& raw, float (&f)[8]) {
     f[2 * i] = p.x;
     f[2 * i + 1] = p.y;
   }
+}
+
+// One T as a float.
+template <class T>
+__device__ __forceinline__ float to_float(T x) {
+  if constexpr (std::is_same_v<T, __half>)
+    return __half2float(x);
+  else
+    return __bfloat162float(x);
 }
 
 // x rounded to T (to nearest even).
