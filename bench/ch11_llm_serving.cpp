@@ -486,46 +486,40 @@ void BM_prefill(benchmark::State& state, int len) {
   auto work = [&](cudaStream_t st) {
     prefill_attention(q.data(), k.data(), v.data(), out.data(), shape, len, kType, st);
   };
-  // Checked rows: the first, a middle and the last query of the first and last heads against
-  // the double softmax over their keys (the whole oracle would take minutes at len 4096).
+  // Checked rows: the first, a middle and the last query, every head, against the decode oracle
+  // over that query's keys 0..i (a causal row is one decode step; the whole prefill oracle would
+  // take minutes at len 4096).
   if (!bench::verify(state, "prefill/" + std::to_string(len), [&] {
         work(nullptr);
         CUDALAB_CHECK(cudaDeviceSynchronize());
         const auto got = bench::download(out.data(), out.size());
-        for (int i : {0, len / 2 + 1, len - 1})
-          for (int h : {0, kQHeads - 1}) {
-            const int kh = h / (kQHeads / kKvHeads);
-            std::vector<double> p(static_cast<std::size_t>(i) + 1), o(kDim, 0.0);
-            double m = -INFINITY, sum = 0;
-            for (int j = 0; j <= i; ++j) {
-              double dot = 0;
-              for (int e = 0; e < kDim; ++e)
-                dot +=
-                    double{random_at(kSeedQ, (static_cast<std::size_t>(i) * kQHeads + h) * kDim + e,
-                                     kType, -1, 1)} *
-                    random_at(kSeedK, (static_cast<std::size_t>(j) * kKvHeads + kh) * kDim + e,
-                              kType, -1, 1);
-              p[static_cast<std::size_t>(j)] = dot * shape.scale;
-              m = std::max(m, p[static_cast<std::size_t>(j)]);
-            }
-            for (double& x : p) sum += (x = std::exp(x - m));
-            for (int j = 0; j <= i; ++j)
-              for (int e = 0; e < kDim; ++e)
-                o[static_cast<std::size_t>(e)] +=
-                    p[static_cast<std::size_t>(j)] / sum *
-                    random_at(kSeedV, (static_cast<std::size_t>(j) * kKvHeads + kh) * kDim + e,
-                              kType, -1, 1);
-            for (int e = 0; e < kDim; ++e) {
-              __half_raw r;
-              r.x = got[(static_cast<std::size_t>(i) * kQHeads + h) * kDim + e];
-              const double g = __half2float(__half(r));
-              if (std::fabs(g - o[static_cast<std::size_t>(e)]) > 1e-3)  // tests/ch11: fp16 1e-3
-                return "prefill " + std::to_string(len) + ": query " + std::to_string(i) +
-                       ", head " + std::to_string(h) + ", dim " + std::to_string(e) + ": " +
-                       std::to_string(g) + ", want " +
-                       std::to_string(o[static_cast<std::size_t>(e)]);
-            }
+        for (int i : {0, len / 2 + 1, len - 1}) {
+          const std::size_t keys = static_cast<std::size_t>(i) + 1;
+          std::vector<float> qi(static_cast<std::size_t>(kQHeads) * kDim),
+              ki(static_cast<std::size_t>(kKvHeads) * keys * kDim), vi(ki.size());
+          for (std::size_t e = 0; e < qi.size(); ++e)
+            qi[e] = random_at(kSeedQ, static_cast<std::size_t>(i) * qi.size() + e, kType, -1, 1);
+          for (std::size_t kh = 0; kh < kKvHeads;
+               ++kh)  // [token][kv head][dim] -> [kv head][token][dim]
+            for (std::size_t j = 0; j < keys; ++j)
+              for (std::size_t e = 0; e < kDim; ++e) {
+                const std::size_t src = (j * kKvHeads + kh) * kDim + e,
+                                  dst = (kh * keys + j) * kDim + e;
+                ki[dst] = random_at(kSeedK, src, kType, -1, 1);
+                vi[dst] = random_at(kSeedV, src, kType, -1, 1);
+              }
+          const std::vector<double> want = decode_attention_oracle(
+              qi, ki, vi, kQHeads, kKvHeads, kDim, static_cast<int>(keys), shape.scale);
+          for (std::size_t e = 0; e < want.size(); ++e) {
+            __half_raw r;
+            r.x = got[static_cast<std::size_t>(i) * want.size() + e];
+            const double g = __half2float(__half(r));
+            if (std::fabs(g - want[e]) > 1e-3)  // tests/ch11: fp16 1e-3
+              return "prefill " + std::to_string(len) + ": query " + std::to_string(i) + ", head " +
+                     std::to_string(e / kDim) + ", dim " + std::to_string(e % kDim) + ": " +
+                     std::to_string(g) + ", want " + std::to_string(want[e]);
           }
+        }
         return std::string();
       }))
     return;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ch11/ch11.hpp"
 #include "ch11/decoder.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/device_fill.hpp"
@@ -17,10 +18,6 @@ namespace cudalab::ch11 {
 
 namespace {
 
-// What fill_random(seed, fp16, lo, hi) writes at index i (random_at, for i < 2^28: one chunk).
-float f16_at(std::uint64_t seed, std::size_t i, float lo, float hi) {
-  return __half2float(__float2half_rn(uniform_at(seed, i, lo, hi)));
-}
 double round_f16(double x) {
   return static_cast<double>(__half2float(__float2half_rn(static_cast<float>(x))));
 }
@@ -80,7 +77,7 @@ DecoderWeights decoder_weights(const DecoderConfig& c, std::uint64_t seed) {
   w.specs = decoder_tensors(c, seed);
   for (const TensorSpec& s : w.specs) {
     std::vector<float> v(s.size());
-    for (std::size_t i = 0; i < v.size(); ++i) v[i] = f16_at(s.seed, i, s.lo, s.hi);
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = random_at(s.seed, i, DType::kF16, s.lo, s.hi);
     w.tensors.push_back(std::move(v));
   }
   return w;

@@ -1,12 +1,24 @@
-// The attention oracles (host.hpp), in double: softmax with the maximum subtracted, two passes.
+// The attention oracles (host.hpp), in double: softmax with the maximum subtracted, two passes;
+// and random_at (ch11.hpp), the host twin of fill_random, from which the oracles' inputs come.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "ch11/ch11.hpp"
 #include "ch11/host.hpp"
 #include "cudalab/check.hpp"
+#include "cudalab/device_fill.hpp"
 
 namespace cudalab::ch11 {
+
+float random_at(std::uint64_t seed, std::size_t i, DType dtype, float lo, float hi) {
+  const float x = uniform_at(seed + i / kFillChunk, i % kFillChunk, lo, hi);
+  return dtype == DType::kF16 ? __half2float(__float2half_rn(x))
+                              : __bfloat162float(__float2bfloat16_rn(x));
+}
 
 namespace {
 void check_heads(int q_heads, int kv_heads, int head_dim) {

@@ -84,6 +84,10 @@ void gemv_fp16(const void* w, const void* x, void* y, int rows, int cols,
 // random_at(seed, i, dtype, lo, hi), the hash of common/device_fill.hpp rounded to dtype, so a host
 // check recomputes any element without copying the cache back. Synchronous (like
 // uniform_device_buffer): finished when it returns.
+// Element i is drawn in chunk i / kFillChunk with seed + that chunk's index (one float buffer of
+// kFillChunk elements on the device). random_at is host code (cpu/oracle.cpp): the CPU oracles
+// use it without a GPU.
+inline constexpr std::size_t kFillChunk = std::size_t{1} << 28;
 void fill_random(void* out, std::size_t n, std::uint64_t seed, DType dtype, float lo, float hi);
 float random_at(std::uint64_t seed, std::size_t i, DType dtype, float lo, float hi);
 
