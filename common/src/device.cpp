@@ -43,6 +43,13 @@ int current_cc() {
   return major * 10 + minor;
 }
 
+int current_sm_count() {
+  int device = 0, sms = 0;
+  CUDALAB_CHECK(cudaGetDevice(&device));
+  CUDALAB_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return sms;
+}
+
 DeviceInfo device_info(int device) {
   cudaDeviceProp p{};
   CUDALAB_CHECK(cudaGetDeviceProperties(&p, device));

@@ -13,6 +13,7 @@
 
 #include "ch03/ch03.hpp"
 #include "cudalab/check.hpp"
+#include "cudalab/device.hpp"
 #include "cudalab/math.hpp"
 
 namespace cudalab::ch03 {
@@ -77,9 +78,7 @@ bool aligned16(const void* p) {
 }
 
 unsigned grid_for_device(std::size_t work_items) {
-  int dev = 0, sms = 0;
-  CUDALAB_CHECK(cudaGetDevice(&dev));
-  CUDALAB_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  const int sms = current_sm_count();
   const std::size_t wanted = ceil_div<std::size_t>(work_items, kBlock);
   return static_cast<unsigned>(std::clamp<std::size_t>(wanted, 1, std::size_t{kBlocksPerSm} * sms));
 }

@@ -8,6 +8,7 @@
 // similar % of copy bandwidth.
 #include "ch05/fusion.hpp"
 #include "cudalab/check.hpp"
+#include "cudalab/device.hpp"
 #include "cudalab/math.hpp"
 
 namespace cudalab::ch05 {
@@ -77,9 +78,7 @@ __global__ void __launch_bounds__(kFusionBlock)
 }
 
 unsigned grid_1d(std::size_t n) {
-  int dev = 0, sms = 0;
-  CUDALAB_CHECK(cudaGetDevice(&dev));
-  CUDALAB_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  const int sms = current_sm_count();
   // 8 blocks of 256 threads fill an SM's 2048 thread slots; one wave, grid-stride for the rest.
   const std::size_t wanted = ceil_div<std::size_t>(n, kFusionBlock);
   const std::size_t cap = std::size_t{8} * static_cast<std::size_t>(sms);

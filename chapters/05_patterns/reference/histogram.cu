@@ -14,6 +14,7 @@
 
 #include "ch05/histogram.hpp"
 #include "cudalab/check.hpp"
+#include "cudalab/device.hpp"
 #include "cudalab/math.hpp"
 
 namespace cudalab::ch05 {
@@ -84,9 +85,8 @@ __global__ void __launch_bounds__(kHistBlock)
 
 // One wave: as many blocks as can be resident (occupancy API), at most one per kHistBlock values.
 unsigned resident_grid(const void* kernel, std::size_t smem, std::size_t n) {
-  int dev = 0, sms = 0, per_sm = 0;
-  CUDALAB_CHECK(cudaGetDevice(&dev));
-  CUDALAB_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  const int sms = current_sm_count();
+  int per_sm = 0;
   CUDALAB_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kHistBlock, smem));
   const std::size_t cap =
       static_cast<std::size_t>(per_sm > 0 ? per_sm : 1) * static_cast<std::size_t>(sms);

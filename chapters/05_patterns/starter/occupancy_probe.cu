@@ -17,6 +17,7 @@
 
 #include "ch05/occupancy.hpp"
 #include "cudalab/check.hpp"
+#include "cudalab/device.hpp"
 #include "cudalab/math.hpp"
 
 namespace cudalab::ch05 {
@@ -151,9 +152,7 @@ void run_occupancy_probe(OccupancyProbe p, const float* x, float* y, std::size_t
   const int per_sm = probe_blocks_per_sm(p, block_threads, dynamic_smem);
   require(per_sm > 0, "dynamic_smem", "a block of this probe does not fit on an SM");
   if (n == 0) return;
-  int dev = 0, sms = 0;
-  CUDALAB_CHECK(cudaGetDevice(&dev));
-  CUDALAB_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  const int sms = current_sm_count();
   // One wave of resident blocks (grid-stride over the chunks), never more blocks than chunks.
   const std::size_t chunks = ceil_div<std::size_t>(
       n, std::size_t{static_cast<unsigned>(block_threads)} * e.keep);  // per block

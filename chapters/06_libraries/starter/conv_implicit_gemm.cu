@@ -37,6 +37,7 @@
 
 #include "ch06/conv.hpp"
 #include "cudalab/check.hpp"
+#include "cudalab/device.hpp"
 #include "cudalab/math.hpp"
 
 namespace cudalab::ch06 {
@@ -200,13 +201,6 @@ ConvArgs conv_args(const ConvShape& shape) {
   return a;
 }
 
-int sm_count() {
-  int device = 0, sms = 0;
-  CUDALAB_CHECK(cudaGetDevice(&device));
-  CUDALAB_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return sms;
-}
-
 std::size_t workspace_of(const ConvArgs& a, const ConvPlan& plan) {
   return plan.slices > 1 ? sizeof(float) * plan.slices * a.out_elems : 0;
 }
@@ -228,7 +222,7 @@ void launch_conv(const ConvArgs& a, const ConvPlan& plan, const float* x, const 
 std::size_t conv2d_implicit_gemm_workspace_bytes(const ConvShape& shape) {
   check_conv_shape(shape);
   const ConvArgs a = conv_args(shape);
-  return workspace_of(a, conv_plan(a, sm_count(), kMaxSlices));
+  return workspace_of(a, conv_plan(a, current_sm_count(), kMaxSlices));
 }
 
 void conv2d_implicit_gemm(const ConvShape& shape, const float* x, const float* w, float* y,
@@ -244,7 +238,7 @@ void conv2d_implicit_gemm(const ConvShape& shape, const float* x, const float* w
   const int fit = ws_ok ? static_cast<int>(std::min<std::size_t>(
                               kMaxSlices, workspace_bytes / (sizeof(float) * a.out_elems)))
                         : 1;
-  const ConvPlan plan = conv_plan(a, sm_count(), std::max(fit, 1));
+  const ConvPlan plan = conv_plan(a, current_sm_count(), std::max(fit, 1));
   if (plan.slices > 1) require_device_pointer(workspace, plan.slices * a.out_elems, "workspace");
   a.tiles_per_slice = plan.tiles_per_slice;
   a.vec_w = a.crs % 4 == 0 && reinterpret_cast<std::uintptr_t>(w) % 16 == 0;
@@ -257,7 +251,7 @@ void conv2d_implicit_gemm(const ConvShape& shape, const float* x, const float* w
     const bool vec = a.out_elems % 4 == 0 && reinterpret_cast<std::uintptr_t>(y) % 16 == 0;
     const std::size_t count = vec ? a.out_elems / 4 : a.out_elems;
     const int blocks = static_cast<int>(std::min<std::size_t>(
-        ceil_div<std::size_t>(count, 256), static_cast<std::size_t>(sm_count()) * 8));
+        ceil_div<std::size_t>(count, 256), static_cast<std::size_t>(current_sm_count()) * 8));
     if (vec)
       conv_sum_slices_kernel<float4><<<blocks, 256, 0, stream>>>(
           static_cast<const float4*>(workspace), plan.slices, count, reinterpret_cast<float4*>(y));

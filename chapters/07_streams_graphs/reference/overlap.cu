@@ -15,6 +15,8 @@
 
 #include "ch07/ch07.hpp"
 #include "cudalab/check.hpp"
+#include "cudalab/device.hpp"
+#include "cudalab/math.hpp"
 
 namespace cudalab::ch07 {
 namespace {
@@ -30,10 +32,8 @@ __global__ void __launch_bounds__(kBlock)
 }
 
 unsigned process_blocks(std::size_t n) {
-  int dev = 0, sms = 0;
-  CUDALAB_CHECK(cudaGetDevice(&dev));
-  CUDALAB_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  const std::size_t needed = (n + kBlock - 1) / kBlock;
+  const int sms = current_sm_count();
+  const std::size_t needed = ceil_div<std::size_t>(n, kBlock);
   const std::size_t cap = static_cast<std::size_t>(sms) * 8;  // a grid-stride loop covers the rest
   return static_cast<unsigned>(needed < cap ? needed : cap);
 }

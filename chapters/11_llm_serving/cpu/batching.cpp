@@ -11,6 +11,7 @@
 
 #include "ch11/host.hpp"
 #include "cudalab/check.hpp"
+#include "cudalab/math.hpp"
 
 namespace cudalab::ch11 {
 
@@ -131,7 +132,7 @@ IterationPlan StaticScheduler::plan() {
       if (reserved + need > capacity) break;  // (no prefill budget: static batches prefill at once)
       reserved += need;
       prompt += q.prompt_tokens;
-      const int blocks = static_cast<int>((need + config_.block_size - 1) / config_.block_size);
+      const int blocks = static_cast<int>(ceil_div<long>(need, config_.block_size));
       for (int b = 0; b < blocks; ++b) tables_[next_].push_back(block++);
       length_[next_] = static_cast<std::size_t>(q.prompt_tokens);
       batch_.push_back(next_++);

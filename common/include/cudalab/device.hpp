@@ -41,4 +41,8 @@ DeviceInfo device_info(int device = 0);
 // enough for a launcher's run-time dispatch ("is this an sm_90 device?").
 int current_cc();
 
+// Streaming multiprocessors of the CURRENT device: one attribute query, for launchers that size a
+// grid to fill the GPU (a wave of resident blocks, split-K slices).
+int current_sm_count();
+
 }  // namespace cudalab
