@@ -529,25 +529,6 @@ void BM_prefill(benchmark::State& state, int len) {
 
 // ---- serving end to end: the tiny decoder and the two schedulers
 
-// The skewed trace at the decoder's scale: 128 requests (seed 2024) with prompt and output
-// lengths divided by 4 (prompts median 64, outputs 80% short, mean 16, and 20% of 128-512), all
-// queued at t = 0 (an offline batch: throughput, with TTFT as the queueing delay). 32 slots, a
-// cache of 1024 blocks of 16 tokens. On the cost model's iteration counts (CPU): static 1864
-// iterations, continuous 608.
-std::vector<Request> serve_trace() {
-  auto t = shrink_trace(skewed_trace(128, 2024, 40.0), 4);
-  for (Request& r : t) r.arrival_ms = 0;
-  return t;
-}
-SchedulerConfig serve_config() {
-  SchedulerConfig c;
-  c.max_batch = 32;
-  c.kv_blocks = 1024;
-  c.block_size = 16;
-  c.max_prefill_tokens = 2048;
-  return c;
-}
-
 // The engine's tokens against the CPU oracle: the two shortest prompts' greedy paths, up to the
 // oracle's first near tie (margin 0.05, twice the logits' tolerance of tests/ch11/test_decoder.cpp;
 // past it either token is right), at most 24 tokens.
@@ -586,8 +567,8 @@ void BM_serve(benchmark::State& state, Batching b) {
   try {
     constexpr std::uint64_t kModelSeed = 11;  // tests/ch11/test_decoder.cpp's model
     TinyDecoder model(DecoderConfig{}, kModelSeed);
-    const auto trace = serve_trace();
-    const SchedulerConfig config = serve_config();
+    const auto trace = serve_bench_trace();  // ch11/decoder.hpp
+    const SchedulerConfig config = serve_bench_config();
     if (!bench::verify(state, std::string("serve/") + batching_name(b), [&] {
           const ServeResult r = serve(model, trace, config, b);
           return check_serve(r, trace, decoder_weights(DecoderConfig{}, kModelSeed));

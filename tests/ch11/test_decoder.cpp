@@ -192,15 +192,10 @@ TEST(ServePlan, TheServeTestsPreconditionsHold) {
   EXPECT_GT(simulate_continuous(trace, tiny_cache(), CostModel{}).preemptions, 0);
 }
 
-// The iteration counts the README and bench/ch11.toml quote for BM_serve/*/skewed (the trace and
-// configuration of bench/ch11_llm_serving.cpp: serve_trace, serve_config).
+// The iteration counts the README and bench/ch11.toml quote for BM_serve/*/skewed.
 TEST(ServePlan, TheBenchTracesIterationCounts) {
-  auto trace = shrink_trace(skewed_trace(128, 2024, 40.0), 4);
-  for (Request& r : trace) r.arrival_ms = 0;
-  SchedulerConfig c;
-  c.max_batch = 32;
-  c.kv_blocks = 1024;
-  c.max_prefill_tokens = 2048;
+  const auto trace = serve_bench_trace();
+  const SchedulerConfig c = serve_bench_config();
   EXPECT_EQ(simulate_static(trace, c, CostModel{}).iterations, 1864);
   EXPECT_EQ(simulate_continuous(trace, c, CostModel{}).iterations, 608);
 }

@@ -91,8 +91,8 @@ __device__ __forceinline__ void store(float acc, const float* __restrict__ bias,
 // rows (a few KiB) stay in cache; W's row is read once per kRows batch rows.
 // The previous version (one warp per column looping over the batch, 4 columns a block) left 128
 // blocks of 4 warps for the second GEMM (512 outputs): each warp walked its 2048-float row in 64
-// dependent steps, and at batch 64 eight times over: latency-bound (243 us for the fused forward
-// at batch 64 on the H200, against 37 us at batch 1). Before it, a 16 x 16 shared-tile kernel
+// dependent steps, and at batch 64 eight times over: latency-bound (the fused forward at batch 64
+// took several times its batch-1 time). Before it, a 16 x 16 shared-tile kernel
 // was latency-bound at batch 1 (32 to 128 dependent tile steps, two barriers each).
 constexpr int kRows = 8;   // batch rows per block (grid.y = ceil(batch / kRows))
 constexpr int kSplit = 4;  // warps per output column, each a quarter of the input row

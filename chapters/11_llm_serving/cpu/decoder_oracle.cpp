@@ -244,6 +244,21 @@ std::vector<Request> shrink_trace(std::vector<Request> trace, int divisor) {
   return trace;
 }
 
+std::vector<Request> serve_bench_trace() {
+  auto t = shrink_trace(skewed_trace(128, 2024, 40.0), 4);
+  for (Request& r : t) r.arrival_ms = 0;
+  return t;
+}
+
+SchedulerConfig serve_bench_config() {
+  SchedulerConfig c;
+  c.max_batch = 32;
+  c.kv_blocks = 1024;
+  c.block_size = 16;
+  c.max_prefill_tokens = 2048;
+  return c;
+}
+
 const char* batching_name(Batching b) {
   return b == Batching::kStatic ? "static" : "continuous";
 }

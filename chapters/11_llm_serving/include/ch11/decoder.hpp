@@ -213,4 +213,11 @@ ServeResult serve(TinyDecoder& model, const std::vector<Request>& trace,
 // requests runs in well under a second.
 std::vector<Request> shrink_trace(std::vector<Request> trace, int divisor);
 
+// What BM_serve/{static,continuous}/skewed serves: 128 requests of skewed_trace (seed 2024)
+// shrunk by 4 (prompts median 64; outputs 80% short, mean 16, and 20% of 128-512), all queued at
+// t = 0 (an offline batch: throughput, with TTFT as the queueing delay), on 32 slots and a cache
+// of 1024 blocks of 16 tokens. tests/ch11 pins the schedulers' iteration counts on it.
+std::vector<Request> serve_bench_trace();
+SchedulerConfig serve_bench_config();
+
 }  // namespace cudalab::ch11
