@@ -2,13 +2,16 @@
 """Chapter 8's multi-GPU measurements on however many GPUs this machine has (issue 14).
 
     python3 scripts/ch08_multi_gpu.py [--build build/gpu] [--out docs/results] [--quick]
+    python3 scripts/ch08_multi_gpu.py --render docs/results/ch08_multi_gpu_1gpu.json [--build DIR]
 
 Runs bench_ch08 (all-reduce by size, 8 B to 1 GiB: the hand ring of exercise 8.3 over P2P on every
 GPU beside NCCL on the same GPUs; NCCL's all-gather, reduce-scatter and broadcast; the ring with 4
 ranks simulated on GPU 0; the P2P copy matrix one way and both ways), `nvidia-smi topo -m` where present, and ch08_cost_model, then writes under --out:
     ch08_multi_gpu_<N>gpu.json   the benchmark's JSON, the topology text and the model's rows
     ch08_multi_gpu_<N>gpu.md     the tables: busbw by size (ring, NCCL, ring/NCCL), P2P matrix,
-                                 the model's predictions
+                                 the 4-rank ring simulated on GPU 0, the model's predictions
+--render rewrites the .md beside a saved .json from its benchmark JSON (no GPU: after a change to
+the tables; the model, a CPU program, runs again and must give the rows the .json holds).
 NCCL_NVLS_ENABLE=0 is set for the run unless the environment sets it. Standard library only.
 """
 from __future__ import annotations
@@ -56,6 +59,22 @@ def allreduce_table(benchmarks: list[dict]) -> tuple[int, list[dict]]:
     return gpus, rows
 
 
+SIMULATED = re.compile(r"^BM_ring_simulated/ranks:(?P<ranks>\d+)/bytes:(?P<bytes>\d+)")
+
+
+def simulated_table(benchmarks: list[dict]) -> list[dict]:
+    """The ring with N ranks simulated on one GPU: {ranks, bytes, us, algbw, busbw} by size."""
+    rows = []
+    for b in benchmarks:
+        if b.get("run_type") == "aggregate" or b.get("error_occurred"):
+            continue
+        m = SIMULATED.match(b.get("name", ""))
+        if m:
+            rows.append({"ranks": int(m["ranks"]), "bytes": int(m["bytes"]), "us": b.get("median_us"),
+                         "algbw": b.get("algbw_GB/s"), "busbw": b.get("busbw_GB/s")})
+    return sorted(rows, key=lambda r: (r["ranks"], r["bytes"]))
+
+
 COLLECTIVE = re.compile(r"^BM_nccl_(?P<kind>allgather|reducescatter|broadcast)/gpus:\d+/bytes:(?P<bytes>\d+)")
 
 
@@ -87,7 +106,7 @@ def fmt(v, spec=".1f") -> str:
 
 
 def markdown(gpus: int, rows: list[dict], p2p: dict, topo: str, model_md: str,
-             collectives: list[dict] | None = None) -> str:
+             collectives: list[dict] | None = None, simulated: list[dict] | None = None) -> str:
     lines = [f"# Chapter 8 multi-GPU measurements: {gpus} GPU(s)", "",
              "Written by scripts/ch08_multi_gpu.py (NCCL_NVLS_ENABLE=0). busbw = algbw x 2(n-1)/n, as nccl-tests; "
              "on one GPU busbw is 0 by definition (no link is crossed).", "",
@@ -103,6 +122,16 @@ def markdown(gpus: int, rows: list[dict], p2p: dict, topo: str, model_md: str,
         for r in collectives:
             lines.append(f"| {human_bytes(r['bytes'])} | {fmt(r['allgather'])} | {fmt(r['reducescatter'])} | "
                          f"{fmt(r['broadcast'])} |")
+    if simulated:
+        lines += ["", "## The ring with ranks simulated on GPU 0", "",
+                  "ch08::ring_allreduce with every rank's buffer and stream on GPU 0: the 2(n-1) steps, "
+                  "a kernel per rank each, and the event waits between neighbours are the P2P ring's; "
+                  "device memory stands in for the links, so this times the algorithm's steps, not an "
+                  "interconnect (busbw as nccl-tests, for comparison only).", "",
+                  "| ranks | bytes | time (us) | algbw (GB/s) | busbw (GB/s) |", "|---|---|---|---|---|"]
+        for r in simulated:
+            lines.append(f"| {r['ranks']} | {human_bytes(r['bytes'])} | {fmt(r['us'])} | {fmt(r['algbw'])} | "
+                         f"{fmt(r['busbw'])} |")
     for direction, title in (("one_way", "one way"), ("both_ways", "both ways at once (sum)")):
         m = p2p[direction]
         if not m:
@@ -119,15 +148,57 @@ def markdown(gpus: int, rows: list[dict], p2p: dict, topo: str, model_md: str,
     return "\n".join(lines) + "\n"
 
 
+def write_tables(out: Path, data: dict, topo: str, model_md: str, model_json: dict, nvls: str) -> Path:
+    """ch08_multi_gpu_<N>gpu.json and .md under `out` from one bench_ch08 run's JSON; the stem."""
+    benchmarks = data.get("benchmarks", [])
+    gpus, rows = allreduce_table(benchmarks)
+    gpus = gpus or 1
+    topo = re.sub(r"\x1b\[[0-9;]*m", "", topo)  # nvidia-smi underlines its header even into a pipe
+    stem = out / f"ch08_multi_gpu_{gpus}gpu"
+    p2p = p2p_matrix(benchmarks)
+    stem.with_suffix(".json").write_text(json.dumps(
+        {"gpus": gpus, "nccl_nvls_enable": nvls, "allreduce": rows,
+         "p2p": {d: [{"src": s, "dst": t, "GB/s": v} for (s, t), v in sorted(m.items())] for d, m in p2p.items()},
+         "collectives": collectives_table(benchmarks), "simulated": simulated_table(benchmarks),
+         "topology": topo, "model": model_json, "bench": data}, indent=1) + "\n")
+    stem.with_suffix(".md").write_text(markdown(gpus, rows, p2p, topo, model_md, collectives_table(benchmarks),
+                                                simulated_table(benchmarks)))
+    return stem
+
+
+def run_model(model: Path) -> tuple[str, dict]:
+    return (subprocess.run([str(model)], capture_output=True, text=True, check=True).stdout,
+            json.loads(subprocess.run([str(model), "--json"], capture_output=True, text=True, check=True).stdout))
+
+
+def render(saved: Path, model: Path) -> int:
+    if not model.exists():
+        print(f"ch08_multi_gpu: {model} is missing: cmake --build {model.parents[2]} --target ch08_cost_model",
+              file=sys.stderr)
+        return 2
+    old = json.loads(saved.read_text())
+    model_md, model_json = run_model(model)
+    if model_json != old["model"]:
+        print(f"ch08_multi_gpu: the cost model's rows differ from those {saved} holds; run the measurement "
+              "again instead", file=sys.stderr)
+        return 1
+    stem = write_tables(saved.parent, old["bench"], old["topology"], model_md, model_json, old["nccl_nvls_enable"])
+    print(f"ch08_multi_gpu: rewrote {stem}.json and .md from {saved}")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=str(ROOT / "build" / "gpu"))
     ap.add_argument("--out", default=str(ROOT / "docs" / "results"))
     ap.add_argument("--quick", action="store_true", help="0.05 s per row instead of the default")
+    ap.add_argument("--render", metavar="JSON", help="rewrite the tables of a saved ch08_multi_gpu_<N>gpu.json")
     args = ap.parse_args()
     build, out = Path(args.build), Path(args.out)
     bench = build / "bench" / "bench_ch08"
     model = build / "chapters" / "08_multi_gpu" / "ch08_cost_model"
+    if args.render:
+        return render(Path(args.render), model)
     for exe in (bench, model):
         if not exe.exists():
             print(f"ch08_multi_gpu: {exe} is missing: cmake --build {build} --target {exe.name}", file=sys.stderr)
@@ -145,23 +216,12 @@ def main() -> int:
         return 1
     data = json.loads(raw.read_text())
     raw.unlink()
-    benchmarks = data.get("benchmarks", [])
-    gpus, rows = allreduce_table(benchmarks)
-    gpus = gpus or 1
     topo = ""
     if shutil.which("nvidia-smi"):
         topo = subprocess.run(["nvidia-smi", "topo", "-m"], capture_output=True, text=True).stdout
-    model_md = subprocess.run([str(model)], capture_output=True, text=True, check=True).stdout
-    model_json = json.loads(subprocess.run([str(model), "--json"], capture_output=True, text=True, check=True).stdout)
-    stem = f"ch08_multi_gpu_{gpus}gpu"
-    (out / f"{stem}.json").write_text(json.dumps(
-        {"gpus": gpus, "nccl_nvls_enable": env["NCCL_NVLS_ENABLE"], "allreduce": rows,
-         "p2p": {d: [{"src": s, "dst": t, "GB/s": v} for (s, t), v in sorted(m.items())]
-                 for d, m in p2p_matrix(benchmarks).items()},
-         "collectives": collectives_table(benchmarks), "topology": topo, "model": model_json, "bench": data}, indent=1) + "\n")
-    (out / f"{stem}.md").write_text(markdown(gpus, rows, p2p_matrix(benchmarks), topo, model_md,
-                                             collectives_table(benchmarks)))
-    print(f"ch08_multi_gpu: wrote {out / stem}.json and .md")
+    model_md, model_json = run_model(model)
+    stem = write_tables(out, data, topo, model_md, model_json, env["NCCL_NVLS_ENABLE"])
+    print(f"ch08_multi_gpu: wrote {stem}.json and .md")
     return 0
 
 

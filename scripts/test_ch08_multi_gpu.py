@@ -43,6 +43,29 @@ class Tables(unittest.TestCase):
         self.assertEqual(rows, [{"bytes": 1024, "allgather": 1.5, "reducescatter": None, "broadcast": 2.5}])
         self.assertIn("| 1 KiB | 1.5 | — | 2.5 |", m.markdown(2, [], {"one_way": {}, "both_ways": {}}, "", "", rows))
 
+    def test_simulated_ring_table(self):
+        bench = [row("BM_ring_simulated/ranks:4/bytes:268435456/manual_time",
+                     **{"median_us": 1175.6, "algbw_GB/s": 228.3, "busbw_GB/s": 342.5}),
+                 row("BM_ring_simulated/ranks:4/bytes:1048576/manual_time",
+                     **{"median_us": 130.4, "algbw_GB/s": 8.0, "busbw_GB/s": 12.1}),
+                 {"name": "BM_ring_simulated/ranks:4/bytes:8/manual_time", "error_occurred": True}]
+        rows = m.simulated_table(bench)
+        self.assertEqual([r["bytes"] for r in rows], [1048576, 268435456])
+        md = m.markdown(1, [], {"one_way": {}, "both_ways": {}}, "", "", None, rows)
+        self.assertIn("| 4 | 256 MiB | 1175.6 | 228.3 | 342.5 |", md)
+
+    def test_render_rewrites_the_tables_of_a_saved_run(self):
+        import json
+        import tempfile
+        bench = {"benchmarks": [row("BM_ring_allreduce/gpus:1/bytes:1048576/manual_time",
+                                    **{"busbw_GB/s": 0.0, "median_us": 1.8})]}
+        with tempfile.TemporaryDirectory() as d:
+            stem = m.write_tables(Path(d), bench, "\x1b[4mGPU0\x1b[0m\n", "| model |\n", {"rows": []}, "0")
+            saved = json.loads(stem.with_suffix(".json").read_text())
+            self.assertEqual(saved["gpus"], 1)
+            self.assertEqual(saved["topology"], "GPU0\n")  # no terminal escapes
+            self.assertIn("| 1 MiB | 0.0 |", stem.with_suffix(".md").read_text())
+
     def test_human_bytes(self):
         self.assertEqual(m.human_bytes(8), "8 B")
         self.assertEqual(m.human_bytes(1 << 30), "1 GiB")
