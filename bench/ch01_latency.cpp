@@ -1,7 +1,7 @@
 // Chapter 1 benchmark: one transformer FFN block (d 512, hidden 2048, FP32) per forward, four ways,
 // batch 1 to 64. Each row's time is the host's wall clock of one forward plus a final stream sync
 // (what a client waits for); its counters split it:
-//   kernel_us   the GPU time of its kernels, each measured alone (events)
+//   kernel_us   the GPU time of its kernels without the host's waits (ch01::kernel_time_us)
 //   other_us    total - kernel: launch gaps, host syncs, allocations
 //   kernels, host_syncs per forward; forwards/s = 1e6 / median_us
 // Rows: BM_block/<mode>/batch:B with mode = eager_alloc, eager, fused, graph.
@@ -57,14 +57,7 @@ void BM_block(benchmark::State& state, ch01::Mode mode, int batch) {
       ms.push_back(static_cast<float>(t * 1e3));
     }
     const double total_us = summarize(std::move(ms)).median_ms * 1e3;
-    double kernel_us = 0;
-    for (int k = 0; k < block.steps(mode); ++k)
-      kernel_us +=
-          time_gpu(
-              [&](cudaStream_t st) { block.run_step(mode, k, dx.data(), y.data(), batch, st); }, s,
-              {.warmup = 2, .repetitions = 20})
-              .median_ms *
-          1e3;
+    const double kernel_us = ch01::kernel_time_us(block, mode, dx.data(), y.data(), batch, 20, s);
     state.counters["median_us"] = total_us;
     state.counters["kernel_us"] = kernel_us;
     state.counters["other_us"] = total_us - kernel_us;

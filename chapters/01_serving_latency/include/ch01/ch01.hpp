@@ -92,7 +92,7 @@ class Block {
 
 // The latency of one forward split into where it goes (reference/timing.cpp):
 //   total_us   host wall clock of forward() + a final stream sync (median of reps)
-//   kernel_us  sum over the steps of each kernel's GPU time measured alone (events, median)
+//   kernel_us  kernel_time_us: the GPU time of the mode's kernels without the host's waits
 //   other_us   total - kernel: launch gaps, host syncs, allocations, everything but kernels
 struct ForwardTiming {
   Mode mode{};
@@ -100,5 +100,14 @@ struct ForwardTiming {
   double total_us = 0, kernel_us = 0, other_us = 0;
 };
 ForwardTiming time_forward(Block& block, Mode mode, int batch, int reps, cudaStream_t stream);
+
+// The GPU time (events around the whole forward, median of reps, in µs) of the mode's kernels
+// issued as the mode issues them but with no host wait between them: kGraph's graph launch,
+// kFused's three launches, the eager modes' seven kernels back to back. Inside the wall clock of
+// the same forward by construction, so other_us >= 0 up to noise. (Summing each kernel timed
+// alone instead counts every kernel's start-up, which a chain overlaps: more than a graph's whole
+// wall clock at batch 1 on the H200, 2026-12-02.)
+double kernel_time_us(Block& block, Mode mode, const float* x, float* y, int batch, int reps,
+                      cudaStream_t stream);
 
 }  // namespace cudalab::ch01
