@@ -243,6 +243,49 @@ void BM_p2p_copy(benchmark::State& state, int src, int dst, bool both_ways) {
   state.counters["GB/s"] = gbs;
 }
 
+// One 4-byte copy, src -> dst: 1000 back to back per iteration; the row's time is one copy's.
+void BM_p2p_latency(benchmark::State& state, int src, int dst) {
+  double us = 0;
+  for (auto _ : state) {
+    us = ch08::p2p_latency_us(src, dst, 1000);
+    state.SetIterationTime(us * 1e-6);
+  }
+  state.counters["us"] = us;
+}
+
+// The NVLink link matrix (NVML) in the JSON's context, for scripts/ch08_multi_gpu.py: nvlink_links
+// "0 18;18 0" (row i: links from device i to each device), nvlink_other and nvlink_active (per
+// device); or nvlink_unavailable with the reason.
+void nvlink_context() {
+  std::string why;
+  try {
+    const ch08::NvlinkMatrix m = ch08::nvlink_matrix();
+    if (m.available) {
+      const auto row = [](const std::vector<int>& v) {
+        std::string s;
+        for (std::size_t i = 0; i < v.size(); ++i) {
+          if (i) s += ' ';
+          s += std::to_string(v[i]);
+        }
+        return s;
+      };
+      std::string links;
+      for (std::size_t i = 0; i < m.links.size(); ++i) {
+        if (i) links += ';';
+        links += row(m.links[i]);
+      }
+      benchmark::AddCustomContext("nvlink_links", links);
+      benchmark::AddCustomContext("nvlink_other", row(m.other));
+      benchmark::AddCustomContext("nvlink_active", row(m.active));
+      return;
+    }
+    why = m.why;
+  } catch (const std::exception& e) {
+    why = e.what();
+  }
+  benchmark::AddCustomContext("nvlink_unavailable", why);
+}
+
 // 8 B to 1 GiB: latency for small messages, bandwidth for large ones.
 const std::vector<std::size_t> kBytes = {8,        1 << 10,  64 << 10,  1 << 20,
                                          16 << 20, 64 << 20, 256 << 20, std::size_t{1} << 30};
@@ -260,6 +303,7 @@ const bool kRegistered = [] {
   // that means something there. (The whole sweep of 1-rank rows ran over 9 minutes on an H200
   // shared with another run: ~300,000 runs of ~2 us each per row under --benchmark_min_time.)
   const std::vector<int> configs = g > 0 ? std::vector<int>{g} : std::vector<int>{1, 2, 4, 8};
+  if (g > 0) nvlink_context();
   const std::vector<std::size_t> one_gpu_bytes = {std::size_t{1} << 20, std::size_t{256} << 20};
   for (int gpus : configs)
     for (std::size_t b : g == 1 ? one_gpu_bytes : kBytes) {
@@ -295,6 +339,15 @@ const bool kRegistered = [] {
             ->Iterations(3)
             ->Unit(benchmark::kMicrosecond);
       }
+  for (int i = 0; i < g; ++i)
+    for (int j = 0; j < g; ++j) {
+      const std::string name =
+          "BM_p2p_latency/src:" + std::to_string(i) + "/dst:" + std::to_string(j);
+      benchmark::RegisterBenchmark(name.c_str(), BM_p2p_latency, i, j)
+          ->UseManualTime()
+          ->Iterations(3)
+          ->Unit(benchmark::kMicrosecond);
+    }
   return true;
 }();
 

@@ -6,9 +6,11 @@
 
 Runs bench_ch08 (all-reduce by size, 8 B to 1 GiB: the hand ring of exercise 8.3 over P2P on every
 GPU beside NCCL on the same GPUs; NCCL's all-gather, reduce-scatter and broadcast; the ring with 4
-ranks simulated on GPU 0; the P2P copy matrix one way and both ways), `nvidia-smi topo -m` where present, and ch08_cost_model, then writes under --out:
+ranks simulated on GPU 0; the P2P copy matrix one way and both ways and its latency; the NVLink
+link matrix from NVML), `nvidia-smi topo -m` where present, and ch08_cost_model, then writes under
+--out:
     ch08_multi_gpu_<N>gpu.json   the benchmark's JSON, the topology text and the model's rows
-    ch08_multi_gpu_<N>gpu.md     the tables: busbw by size (ring, NCCL, ring/NCCL), P2P matrix,
+    ch08_multi_gpu_<N>gpu.md     the tables: busbw by size (ring, NCCL, ring/NCCL), P2P matrices, NVLink,
                                  the 4-rank ring simulated on GPU 0, the model's predictions
 --render rewrites the .md beside a saved .json from its benchmark JSON (no GPU: after a change to
 the tables; the model, a CPU program, runs again and must give the rows the .json holds).
@@ -28,6 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 ROW = re.compile(r"^BM_(?P<kind>ring_allreduce|nccl_allreduce)/gpus:(?P<gpus>\d+)/bytes:(?P<bytes>\d+)")
 P2P = re.compile(r"^BM_p2p_copy/src:(?P<src>\d+)/dst:(?P<dst>\d+)/(?P<dir>one_way|both_ways)")
+P2P_LATENCY = re.compile(r"^BM_p2p_latency/src:(?P<src>\d+)/dst:(?P<dst>\d+)")
 
 
 def human_bytes(b: int) -> str:
@@ -93,12 +96,26 @@ def collectives_table(benchmarks: list[dict]) -> list[dict]:
 
 
 def p2p_matrix(benchmarks: list[dict]) -> dict[str, dict[tuple[int, int], float]]:
-    out: dict[str, dict[tuple[int, int], float]] = {"one_way": {}, "both_ways": {}}
+    """(src, dst) -> GB/s one way and both ways, and -> µs of a 4-byte copy ("latency")."""
+    out: dict[str, dict[tuple[int, int], float]] = {"one_way": {}, "both_ways": {}, "latency": {}}
     for b in benchmarks:
-        m = P2P.match(b.get("name", ""))
-        if m and not b.get("error_occurred") and b.get("run_type") != "aggregate":
+        if b.get("error_occurred") or b.get("run_type") == "aggregate":
+            continue
+        name = b.get("name", "")
+        if m := P2P.match(name):
             out[m["dir"]][(int(m["src"]), int(m["dst"]))] = b.get("GB/s")
+        elif m := P2P_LATENCY.match(name):
+            out["latency"][(int(m["src"]), int(m["dst"]))] = b.get("us")
     return out
+
+
+def nvlink_table(context: dict) -> tuple[list[list[int]], list[int], list[int]] | str:
+    """bench_ch08's NVLink context: (links, other, active), or why it is unavailable."""
+    if "nvlink_links" not in context:
+        return context.get("nvlink_unavailable", "not reported (a bench_ch08 older than the NVLink matrix)")
+    links = [[int(v) for v in r.split()] for r in context["nvlink_links"].split(";")]
+    return (links, [int(v) for v in context.get("nvlink_other", "").split()],
+            [int(v) for v in context.get("nvlink_active", "").split()])
 
 
 def fmt(v, spec=".1f") -> str:
@@ -106,7 +123,8 @@ def fmt(v, spec=".1f") -> str:
 
 
 def markdown(gpus: int, rows: list[dict], p2p: dict, topo: str, model_md: str,
-             collectives: list[dict] | None = None, simulated: list[dict] | None = None) -> str:
+             collectives: list[dict] | None = None, simulated: list[dict] | None = None,
+             nvlink: tuple | str | None = None) -> str:
     lines = [f"# Chapter 8 multi-GPU measurements: {gpus} GPU(s)", "",
              "Written by scripts/ch08_multi_gpu.py (NCCL_NVLS_ENABLE=0). busbw = algbw x 2(n-1)/n, as nccl-tests; "
              "on one GPU busbw is 0 by definition (no link is crossed).", "",
@@ -132,15 +150,27 @@ def markdown(gpus: int, rows: list[dict], p2p: dict, topo: str, model_md: str,
         for r in simulated:
             lines.append(f"| {r['ranks']} | {human_bytes(r['bytes'])} | {fmt(r['us'])} | {fmt(r['algbw'])} | "
                          f"{fmt(r['busbw'])} |")
-    for direction, title in (("one_way", "one way"), ("both_ways", "both ways at once (sum)")):
-        m = p2p[direction]
+    for direction, title in (("one_way", "P2P copy bandwidth, one way (GB/s, 256 MiB, rows = source)"),
+                             ("both_ways", "P2P copy bandwidth, both ways at once (sum, GB/s, 256 MiB, rows = source)"),
+                             ("latency", "P2P copy latency (µs per 4-byte copy, 1000 back to back, rows = source)")):
+        m = p2p.get(direction, {})
         if not m:
             continue
         n = max(max(k) for k in m) + 1
-        lines += ["", f"## P2P copy bandwidth, {title} (GB/s, 256 MiB, rows = source)", "",
+        lines += ["", f"## {title}", "",
                   "| src \\ dst | " + " | ".join(str(j) for j in range(n)) + " |", "|---" * (n + 1) + "|"]
         for i in range(n):
             lines.append(f"| {i} | " + " | ".join(fmt(m.get((i, j))) for j in range(n)) + " |")
+    if isinstance(nvlink, str):
+        lines += ["", "## NVLink links (NVML)", "", f"Unavailable: {nvlink}."]
+    elif nvlink:
+        links, other, active = nvlink
+        n = len(links)
+        lines += ["", "## NVLink links (NVML; active links from the row's GPU to the column's)", "",
+                  "| from \\ to | " + " | ".join(str(j) for j in range(n)) + " | other (NVSwitch, hidden GPU) | active |",
+                  "|---" * (n + 3) + "|"]
+        for i in range(n):
+            lines.append(f"| {i} | " + " | ".join(str(v) for v in links[i]) + f" | {other[i]} | {active[i]} |")
     if topo:
         lines += ["", "## nvidia-smi topo -m", "", "```", topo.rstrip(), "```"]
     if model_md:
@@ -158,11 +188,13 @@ def write_tables(out: Path, data: dict, topo: str, model_md: str, model_json: di
     p2p = p2p_matrix(benchmarks)
     stem.with_suffix(".json").write_text(json.dumps(
         {"gpus": gpus, "nccl_nvls_enable": nvls, "allreduce": rows,
-         "p2p": {d: [{"src": s, "dst": t, "GB/s": v} for (s, t), v in sorted(m.items())] for d, m in p2p.items()},
+         "p2p": {d: [{"src": s, "dst": t, "us" if d == "latency" else "GB/s": v} for (s, t), v in sorted(m.items())]
+                 for d, m in p2p.items()},
          "collectives": collectives_table(benchmarks), "simulated": simulated_table(benchmarks),
+         "nvlink": nvlink_table(data.get("context", {})),
          "topology": topo, "model": model_json, "bench": data}, indent=1) + "\n")
     stem.with_suffix(".md").write_text(markdown(gpus, rows, p2p, topo, model_md, collectives_table(benchmarks),
-                                                simulated_table(benchmarks)))
+                                                simulated_table(benchmarks), nvlink_table(data.get("context", {}))))
     return stem
 
 

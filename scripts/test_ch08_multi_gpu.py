@@ -66,6 +66,25 @@ class Tables(unittest.TestCase):
             self.assertEqual(saved["topology"], "GPU0\n")  # no terminal escapes
             self.assertIn("| 1 MiB | 0.0 |", stem.with_suffix(".md").read_text())
 
+    def test_p2p_latency_matrix(self):
+        bench = [row("BM_p2p_latency/src:0/dst:1/iterations:3/manual_time", **{"us": 2.5}),
+                 row("BM_p2p_latency/src:0/dst:0/iterations:3/manual_time", **{"us": 1.5})]
+        p2p = m.p2p_matrix(bench)
+        self.assertEqual(p2p["latency"], {(0, 1): 2.5, (0, 0): 1.5})
+        md = m.markdown(2, [], p2p, "", "")
+        self.assertIn("P2P copy latency", md)
+        self.assertIn("| 0 | 1.5 | 2.5 |", md)
+
+    def test_nvlink_table_from_the_bench_context(self):
+        nv = m.nvlink_table({"nvlink_links": "0 18;18 0", "nvlink_other": "0 0", "nvlink_active": "18 18"})
+        self.assertEqual(nv, ([[0, 18], [18, 0]], [0, 0], [18, 18]))
+        md = m.markdown(2, [], {"one_way": {}, "both_ways": {}}, "", "", nvlink=nv)
+        self.assertIn("| 1 | 18 | 0 | 0 | 18 |", md)
+        why = m.nvlink_table({"nvlink_unavailable": "built without NVML"})
+        self.assertEqual(why, "built without NVML")
+        self.assertIn("Unavailable: built without NVML.", m.markdown(1, [], {}, "", "", nvlink=why))
+        self.assertIn("older than", m.nvlink_table({}))
+
     def test_human_bytes(self):
         self.assertEqual(m.human_bytes(8), "8 B")
         self.assertEqual(m.human_bytes(1 << 30), "1 GiB")

@@ -122,6 +122,33 @@ TEST(TopologyGpu, PeerMatrixIsSquareWithSelfAccess) {
   EXPECT_GT(p2p_bandwidth_gbs(0, 0, 1 << 20, 2, false), 0.0);  // a device-to-device copy on one GPU
   EXPECT_THROW(p2p_bandwidth_gbs(0, device_count(), 1 << 20, 2, false), std::invalid_argument);
   EXPECT_THROW(p2p_bandwidth_gbs(0, 0, 0, 2, false), std::invalid_argument);
+  const double us = p2p_latency_us(0, 0, 100);  // a 4-byte copy: microseconds, not milliseconds
+  EXPECT_GT(us, 0.0);
+  EXPECT_LT(us, 1000.0);
+  EXPECT_THROW(p2p_latency_us(0, device_count(), 100), std::invalid_argument);
+  EXPECT_THROW(p2p_latency_us(0, 0, 0), std::invalid_argument);
+}
+
+TEST(TopologyGpu, NvlinkMatrixCountsEveryActiveLinkOnce) {
+  CUDALAB_REQUIRE_GPU();
+  const NvlinkMatrix m = nvlink_matrix();
+  if (!m.available) GTEST_SKIP() << "needs NVML: " << m.why;
+  const int n = device_count();
+  ASSERT_EQ(static_cast<int>(m.links.size()), n);
+  ASSERT_EQ(static_cast<int>(m.other.size()), n);
+  ASSERT_EQ(static_cast<int>(m.active.size()), n);
+  for (int i = 0; i < n; ++i) {
+    ASSERT_EQ(static_cast<int>(m.links[i].size()), n);
+    EXPECT_EQ(m.links[i][i], 0) << "a link from device " << i << " to itself";
+    int sum = m.other[i];
+    for (int j = 0; j < n; ++j) {
+      EXPECT_EQ(m.links[i][j], m.links[j][i])
+          << "a link is seen from both ends: " << i << ", " << j;
+      sum += m.links[i][j];
+    }
+    EXPECT_EQ(sum, m.active[i]) << "device " << i;
+    EXPECT_LE(m.active[i], 36) << "NVML_NVLINK_MAX_LINKS";
+  }
 }
 
 TEST(TopologyMultiGpu, P2PBandwidthBothWays) {

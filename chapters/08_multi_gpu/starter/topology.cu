@@ -1,9 +1,15 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
 // fail until you do. (Generated from chapters/08_multi_gpu/reference/topology.cu by scripts/variants.py.)
 // The lesson's topology tools (no exercise): which device can read which (P2P), the driver's
-// performance rank of each pair, and the P2P copy bandwidth one way and both ways.
+// performance rank of each pair, the NVLink links between them (NVML), and the P2P copy bandwidth
+// one way and both ways, and its latency.
+#include <array>
 #include <stdexcept>
 #include <string>
+
+#if defined(CUDALAB_HAVE_NVML)
+#include <nvml.h>
+#endif
 
 #include "ch08/ch08.hpp"
 #include "cudalab/check.hpp"
@@ -75,6 +81,70 @@ double p2p_bandwidth_gbs(int src, int dst, std::size_t bytes, int reps, bool bot
   CUDALAB_CHECK(cudaEventElapsedTime(&ms, start, stop));
   const double moved = static_cast<double>(bytes) * reps * (both_ways ? 2 : 1);
   return moved / (ms * 1e-3) / 1e9;
+}
+
+double p2p_latency_us(int src, int dst, int reps) {
+  constexpr std::size_t kBytes = 4;
+  const double gbs = p2p_bandwidth_gbs(src, dst, kBytes, reps, false);
+  return static_cast<double>(kBytes) / (gbs * 1e3);  // (bytes / (GB/s * 1e9)) seconds, in µs
+}
+
+NvlinkMatrix nvlink_matrix() {
+  NvlinkMatrix m;
+#if !defined(CUDALAB_HAVE_NVML)
+  m.why = "built without NVML (nvml.h or libnvidia-ml not found at configure time)";
+  return m;
+#else
+  const int n = device_count();
+  // Each CUDA device's PCI location, the key NVML's remote ends are matched against.
+  std::vector<std::array<int, 3>> where(n);
+  for (int i = 0; i < n; ++i) {
+    CUDALAB_CHECK(cudaDeviceGetAttribute(&where[i][0], cudaDevAttrPciDomainId, i));
+    CUDALAB_CHECK(cudaDeviceGetAttribute(&where[i][1], cudaDevAttrPciBusId, i));
+    CUDALAB_CHECK(cudaDeviceGetAttribute(&where[i][2], cudaDevAttrPciDeviceId, i));
+  }
+  if (const nvmlReturn_t r = nvmlInit_v2(); r != NVML_SUCCESS) {
+    m.why = std::string("nvmlInit failed: ") + nvmlErrorString(r);
+    return m;
+  }
+  m.links.assign(n, std::vector<int>(n, 0));
+  m.other.assign(n, 0);
+  m.active.assign(n, 0);
+  m.available = true;
+  for (int i = 0; i < n && m.available; ++i) {
+    char bus[32] = {};
+    CUDALAB_CHECK(cudaDeviceGetPCIBusId(bus, sizeof bus, i));
+    nvmlDevice_t dev{};
+    if (const nvmlReturn_t r = nvmlDeviceGetHandleByPciBusId_v2(bus, &dev); r != NVML_SUCCESS) {
+      m = NvlinkMatrix{};
+      m.why = std::string("NVML does not know CUDA device ") + std::to_string(i) + " (" + bus +
+              "): " + nvmlErrorString(r);
+      break;
+    }
+    for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
+      nvmlEnableState_t state{};
+      // NOT_SUPPORTED or INVALID_ARGUMENT: no such link on this GPU (or no NVLink at all).
+      if (nvmlDeviceGetNvLinkState(dev, link, &state) != NVML_SUCCESS ||
+          state != NVML_FEATURE_ENABLED)
+        continue;
+      ++m.active[i];
+      nvmlPciInfo_t far{};
+      int j = -1;
+      if (nvmlDeviceGetNvLinkRemotePciInfo_v2(dev, link, &far) == NVML_SUCCESS)
+        for (int k = 0; k < n; ++k)
+          if (where[k][0] == static_cast<int>(far.domain) &&
+              where[k][1] == static_cast<int>(far.bus) &&
+              where[k][2] == static_cast<int>(far.device))
+            j = k;
+      if (j >= 0 && j != i)
+        ++m.links[i][j];
+      else
+        ++m.other[i];
+    }
+  }
+  nvmlShutdown();
+  return m;
+#endif
 }
 
 }  // namespace cudalab::ch08

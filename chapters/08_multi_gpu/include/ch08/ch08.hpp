@@ -130,6 +130,24 @@ std::vector<std::vector<PeerInfo>> peer_matrix();
 // when possible), timed with events over `reps` repetitions after one warm-up: GB/s. When
 // `both_ways`, dst -> src runs at the same time on a second stream and the sum is returned.
 double p2p_bandwidth_gbs(int src, int dst, std::size_t bytes, int reps, bool both_ways);
+// The latency of one 4-byte copy from device src to device dst, in µs: p2p_bandwidth_gbs's loop of
+// `reps` copies back to back on one stream, time / reps (as CUDA's p2pBandwidthLatencyTest). What
+// a small message pays: the copy engine's start-up and the link's round trip, no bandwidth.
+double p2p_latency_us(int src, int dst, int reps);
+
+// The NVLink links between the GPUs, from NVML where the build found it (CUDALAB_HAVE_NVML):
+// links[i][j] = active NVLink links of device i whose far end is device j (CUDA device order,
+// matched by PCI domain:bus:device), other[i] = active links of i whose far end is no device of
+// this process (an NVSwitch, or a GPU hidden by CUDA_VISIBLE_DEVICES), active[i] = all of i's
+// active links. Without NVML, or when NVML cannot answer, available is false and why says so
+// (the peer matrix above still holds: P2P may go over PCIe).
+struct NvlinkMatrix {
+  bool available = false;
+  std::string why;
+  std::vector<std::vector<int>> links;
+  std::vector<int> other, active;
+};
+NvlinkMatrix nvlink_matrix();
 
 // NCCL: include "ch08/nccl.hpp" (only where NCCL was found at configure time: CUDALAB_HAVE_NCCL).
 
