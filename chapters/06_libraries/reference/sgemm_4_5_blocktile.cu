@@ -84,15 +84,15 @@ struct Blocktile2dConfig {
 static_assert((Blocktile2dConfig::kBM * Blocktile2dConfig::kBK) % Blocktile2dConfig::kThreads == 0);
 static_assert((Blocktile2dConfig::kBK * Blocktile2dConfig::kBN) % Blocktile2dConfig::kThreads == 0);
 
-// Launch: grid (ceil(N / 128), ceil(M / 128)), 256 threads as 16 x 16; thread (t / 16, t % 16)
-// owns 8 x 8 elements of C: rows (t / 16) * 8 .. + 7, columns t % 16 + 16 j (j < 8) of the block
-// tile (strided columns: the 16 threads of a half-warp read 16 consecutive words of Bs).
+// Launch: grid (ceil(N / 128), ceil(M / 128)), 256 threads; each computes 8 x 8 elements of its
+// block's 128 x 128 tile of C.
 __global__ void __launch_bounds__(Blocktile2dConfig::kThreads, Blocktile2dConfig::kMinBlocksPerSm)
     sgemm_blocktile_2d_kernel(SgemmArgs a) {
   // BEGIN EXERCISE 6.2
   // TODO(6.2): sgemm_blocktile_2d_kernel, step 5 of the ladder.
   //   Contract: C = alpha A B + beta C (as in 6.1) for the 128 x 128 tile of C this block owns;
-  //     thread t owns the 8 x 8 sub-tile at rows (t / 16) * 8, columns (t % 16) * 8 of it. Any M,
+  //     each of the 256 threads computes 64 of its elements, 8 rows x 8 columns (which columns is
+  //     yours to choose: the choice decides the bank conflicts of the shared reads). Any M,
   //     N, K; zero-fill outside A and B; guarded stores through store1 with Axpby; beta == 0 never
   //     reads C. Launch (fixed): 256 threads, 128 x 128 x 8 block tile (Blocktile2dConfig), at most
   //     128 registers a thread (__launch_bounds__ with 2 blocks per SM): no spills.
@@ -106,7 +106,8 @@ __global__ void __launch_bounds__(Blocktile2dConfig::kThreads, Blocktile2dConfig
   using C = Blocktile2dConfig;
   const int bm = blockIdx.y * C::kBM, bn = blockIdx.x * C::kBN;
   const int t = threadIdx.x;
-  // Rows t_row .. t_row + 7, columns t_col + 16 j (j < 8) of the block tile.
+  // Thread (t / 16, t % 16) of a 16 x 16 grid: rows t_row .. t_row + 7, columns t_col + 16 j
+  // (j < 8) of the block tile (strided columns: why, below).
   const int t_row = (t / (C::kBN / C::kTN)) * C::kTM, t_col = t % (C::kBN / C::kTN);
   // Shared-memory reads bound this kernel (16 per 64 FMAs): keep every one free of bank
   // conflicts. As transposed: a thread's 8 A values for one k are 8 consecutive floats, 16-byte

@@ -57,14 +57,14 @@ struct Blocktile2dConfig {
 static_assert((Blocktile2dConfig::kBM * Blocktile2dConfig::kBK) % Blocktile2dConfig::kThreads == 0);
 static_assert((Blocktile2dConfig::kBK * Blocktile2dConfig::kBN) % Blocktile2dConfig::kThreads == 0);
 
-// Launch: grid (ceil(N / 128), ceil(M / 128)), 256 threads as 16 x 16; thread (t / 16, t % 16)
-// owns 8 x 8 elements of C: rows (t / 16) * 8 .. + 7, columns t % 16 + 16 j (j < 8) of the block
-// tile (strided columns: the 16 threads of a half-warp read 16 consecutive words of Bs).
+// Launch: grid (ceil(N / 128), ceil(M / 128)), 256 threads; each computes 8 x 8 elements of its
+// block's 128 x 128 tile of C.
 __global__ void __launch_bounds__(Blocktile2dConfig::kThreads, Blocktile2dConfig::kMinBlocksPerSm)
     sgemm_blocktile_2d_kernel(SgemmArgs a) {
   // TODO(6.2): sgemm_blocktile_2d_kernel, step 5 of the ladder.
   //   Contract: C = alpha A B + beta C (as in 6.1) for the 128 x 128 tile of C this block owns;
-  //     thread t owns the 8 x 8 sub-tile at rows (t / 16) * 8, columns (t % 16) * 8 of it. Any M,
+  //     each of the 256 threads computes 64 of its elements, 8 rows x 8 columns (which columns is
+  //     yours to choose: the choice decides the bank conflicts of the shared reads). Any M,
   //     N, K; zero-fill outside A and B; guarded stores through store1 with Axpby; beta == 0 never
   //     reads C. Launch (fixed): 256 threads, 128 x 128 x 8 block tile (Blocktile2dConfig), at most
   //     128 registers a thread (__launch_bounds__ with 2 blocks per SM): no spills.
