@@ -11,8 +11,13 @@
 //   BM_tc_gemm_cublas/<fp16|bf16>/<size> cublasGemmEx NN alone (labelled "NN")
 //   BM_tc_gemm_cublas_tn/bf16/<size>     cublasGemmEx TN alone (labelled "TN")
 //                                        (cublasGemmEx: CUBLAS_COMPUTE_32F, fp32 output)
-//   BM_conv/implicit_gemm/<layer>        exercise 6.4, beside cuDNN when built with it
-//   BM_conv_cudnn/<layer>                cuDNN alone (NCHW fp32, batch 32, FMA math: no TF32)
+//   BM_conv/implicit_gemm/<layer>        exercise 6.4, beside cuDNN's fastest GEMM-family
+//                                        algorithm (the same algorithm) when built with cuDNN
+//   BM_conv_cudnn/<layer>                cuDNN alone, its heuristic pick (Get_v7, no measurement)
+//   BM_conv_cudnn_fastest/<layer>        cuDNN alone, its fastest algorithm of any kind (cudnnFind;
+//                                        FFT and Winograd included)
+//   BM_conv_cudnn_gemm/<layer>           cuDNN alone, its fastest GEMM-family algorithm
+//                                        (all: NCHW fp32, batch 32, FMA math: no TF32)
 //   BM_gemm_bias_relu/fused/<MxNxK>      exercise 6.6, beside cublas_then_kernel
 //   BM_gemm_bias_relu/cublas_then_kernel/<MxNxK>
 // The library rows call cuBLAS directly (not the chapter's exercise 6.3), so they stay the
@@ -30,8 +35,10 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <map>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "ch06/ch06.hpp"
@@ -311,6 +318,16 @@ struct ConvData {
   }
 };
 
+// One cuDNN convolution per (layer, choice) for the whole process: cudnnFind runs once (its pick
+// can differ between runs of Find; within a process every repetition times the same algorithm).
+// Never destroyed: a static destructor would run after the CUDA runtime's teardown.
+ch06::CudnnConvForward& cudnn_conv(const ConvLayer& layer, ch06::CudnnConvChoice choice) {
+  static std::map<std::pair<std::string, int>, ch06::CudnnConvForward*> cache;
+  auto& slot = cache[{layer.slug, static_cast<int>(choice)}];
+  if (!slot) slot = new ch06::CudnnConvForward(layer.shape, std::size_t{1} << 30, choice);
+  return *slot;
+}
+
 void bm_conv_implicit_gemm(benchmark::State& state, const ConvLayer& layer) {
   ConvData d(layer.shape);
   auto work = [&](cudaStream_t s) {
@@ -328,7 +345,10 @@ void bm_conv_implicit_gemm(benchmark::State& state, const ConvLayer& layer) {
     bench::run(state, work, {.bytes = d.bytes(), .flops = d.s.flops()});
     return;
   }
-  ch06::CudnnConvForward conv(d.s);
+  // Like for like: cuDNN's fastest implicit-GEMM-family algorithm (BM_conv_cudnn_fastest has its
+  // fastest of any kind, FFT and Winograd included, for the ratios that compare algorithms).
+  ch06::CudnnConvForward& conv = cudnn_conv(layer, ch06::CudnnConvChoice::kFastestGemm);
+  state.SetLabel("beside cuDNN " + conv.algo_name() + ", FMA math");
   auto base = [&](cudaStream_t s) { conv.run(d.x.data(), d.w.data(), d.ref.data(), s); };
   if (!bench::verify(state, std::string("conv/") + layer.slug, [&] {
         work(nullptr);
@@ -341,16 +361,19 @@ void bm_conv_implicit_gemm(benchmark::State& state, const ConvLayer& layer) {
   bench::run_vs(state, work, base, {.bytes = d.bytes(), .flops = d.s.flops()});
 }
 
-void bm_conv_cudnn(benchmark::State& state, const ConvLayer& layer) {
+void bm_conv_cudnn(benchmark::State& state, const ConvLayer& layer, ch06::CudnnConvChoice choice) {
   if (!ch06::have_cudnn()) {
     state.SkipWithError("built without cuDNN (CUDALAB_HAVE_CUDNN=OFF)");
     return;
   }
   ConvData d(layer.shape);
-  ch06::CudnnConvForward conv(d.s);
-  state.SetLabel("cuDNN " + conv.algo_name() + ", FMA math");
+  ch06::CudnnConvForward& conv = cudnn_conv(layer, choice);
+  const char* how = choice == ch06::CudnnConvChoice::kFastestGemm ? "fastest GEMM-family"
+                    : choice == ch06::CudnnConvChoice::kFastest   ? "fastest"
+                                                                  : "heuristic pick";
+  state.SetLabel("cuDNN " + conv.algo_name() + ", FMA math, " + how);
   auto work = [&](cudaStream_t s) { conv.run(d.x.data(), d.w.data(), d.y.data(), s); };
-  if (!bench::verify(state, std::string("conv_cudnn/") + layer.slug, [&] {
+  if (!bench::verify(state, std::string("conv_cudnn/") + conv.algo_name() + "/" + layer.slug, [&] {
         work(nullptr);
         CUDALAB_CHECK(cudaDeviceSynchronize());
         return d.check_sampled(d.y);
@@ -445,8 +468,15 @@ using bench::add;  // cudalab/bench.hpp
     }
   }
   for (const auto& layer : kLayers) {
-    add(std::string("BM_conv_cudnn/") + layer.slug,
-        [&layer](benchmark::State& s) { bm_conv_cudnn(s, layer); });
+    add(std::string("BM_conv_cudnn/") + layer.slug, [&layer](benchmark::State& s) {
+      bm_conv_cudnn(s, layer, ch06::CudnnConvChoice::kHeuristic);
+    });
+    add(std::string("BM_conv_cudnn_fastest/") + layer.slug, [&layer](benchmark::State& s) {
+      bm_conv_cudnn(s, layer, ch06::CudnnConvChoice::kFastest);
+    });
+    add(std::string("BM_conv_cudnn_gemm/") + layer.slug, [&layer](benchmark::State& s) {
+      bm_conv_cudnn(s, layer, ch06::CudnnConvChoice::kFastestGemm);
+    });
     add(std::string("BM_conv/implicit_gemm/") + layer.slug,
         [&layer](benchmark::State& s) { bm_conv_implicit_gemm(s, layer); });
   }

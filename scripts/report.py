@@ -159,6 +159,10 @@ def ratio_result(decl: dict, data: dict) -> dict:
     vendor_err = next((error_of(b) for b in g.get(vendor_name, []) if error_of(b)), None)
     best = None
     for name, reps in g.items():
+        # No vendor row in the run: not the declared comparison, even where the row carries a
+        # vs_base (its base may be another baseline: a JSON older than the declaration).
+        if vendor_name is None:
+            break
         if not row_rx.search(name) or name == vendor_name:
             continue
         errs = [error_of(b) for b in reps if error_of(b)]

@@ -72,6 +72,13 @@ class Ratios(unittest.TestCase):
         self.assertAlmostEqual(report.ratio_result(decl(separate=True), data)["ratio"], 2.0)
         self.assertAlmostEqual(report.ratio_result(decl(), data)["ratio"], 0.5)
 
+    def test_no_vendor_row_no_ratio_even_with_a_vs_base(self):
+        # A JSON older than the declaration: the row's vs_base was against another baseline.
+        data = run([("A", "", [{"GB/s": 8.0, "vs_base": 0.5}])])
+        r = report.ratio_result(decl(), data)
+        self.assertIsNone(r["ratio"])
+        self.assertIn("rows missing", r["text"])
+
     def test_time_metric_compares_speeds(self):
         data = run([("A", "", [{"median_us": 100.0}]), ("V", "", [{"median_us": 250.0}])])
         self.assertAlmostEqual(report.ratio_result(decl(metric="time"), data)["ratio"], 2.5)

@@ -108,6 +108,42 @@ ConvAlgoResult to_result(const cudnnConvolutionFwdAlgoPerf_t& p, bool from_find,
           .rank = rank};
 }
 
+// cudnnFindConvolutionForwardAlgorithmEx on buffers of the shape (allocated here): every
+// algorithm's result, sorted by measured time. The workspace offered is what the hungriest
+// algorithm of the heuristics asks for, up to `max_ws`.
+std::vector<cudnnConvolutionFwdAlgoPerf_t> find_forward(CudnnHandle& h, const ConvDescriptors& d,
+                                                        const ConvShape& shape, ConvType type,
+                                                        std::size_t max_ws) {
+  int max_count = 0, returned = 0;
+  CUDALAB_CHECK_CUDNN(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max_count));
+  std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<std::size_t>(max_count));
+  CUDALAB_CHECK_CUDNN(cudnnGetConvolutionForwardAlgorithm_v7(h, d.x, d.w, d.conv, d.y, max_count,
+                                                             &returned, perf.data()));
+  std::size_t largest = 0;
+  for (int i = 0; i < returned; ++i)
+    if (perf[i].status == CUDNN_STATUS_SUCCESS) largest = std::max(largest, perf[i].memory);
+  // Values only matter for timing (no NaN, no denormals): bytes 0x3C give 0.0115f in fp32 and
+  // 1.06 in fp16 everywhere.
+  const std::size_t eb = element_bytes(type);
+  DeviceBuffer<unsigned char> x(eb * shape.n * shape.c * shape.h * shape.w),
+      w(eb * shape.k * shape.c * shape.r * shape.s),
+      y(eb * static_cast<std::size_t>(d.yn) * d.yc * d.yh * d.yw);
+  CUDALAB_CHECK(cudaMemset(x.data(), 0x3C, x.bytes()));
+  CUDALAB_CHECK(cudaMemset(w.data(), 0x3C, w.bytes()));
+  DeviceBuffer<unsigned char> ws(std::min(largest, max_ws));
+  CUDALAB_CHECK_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(
+      h, d.x, x.data(), d.w, w.data(), d.conv, d.y, y.data(), max_count, &returned, perf.data(),
+      ws.data(), ws.bytes()));
+  perf.resize(static_cast<std::size_t>(returned));
+  return perf;
+}
+
+bool gemm_family(cudnnConvolutionFwdAlgo_t a) {
+  return a == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM ||
+         a == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM ||
+         a == CUDNN_CONVOLUTION_FWD_ALGO_GEMM;
+}
+
 }  // namespace
 
 ConvAlgoReport enumerate_conv_algos(const ConvShape& shape, ConvLayout layout, ConvType type,
@@ -115,33 +151,15 @@ ConvAlgoReport enumerate_conv_algos(const ConvShape& shape, ConvLayout layout, C
   check_conv_shape(shape);
   CudnnHandle h;
   ConvDescriptors d(shape, layout, type, CUDNN_DEFAULT_MATH);
-  int max_count = 0;
+  int max_count = 0, returned = 0;
   CUDALAB_CHECK_CUDNN(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max_count));
-  std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<std::size_t>(max_count));
-  int returned = 0;
+  std::vector<cudnnConvolutionFwdAlgoPerf_t> heur(static_cast<std::size_t>(max_count));
   ConvAlgoReport report;
   CUDALAB_CHECK_CUDNN(cudnnGetConvolutionForwardAlgorithm_v7(h, d.x, d.w, d.conv, d.y, max_count,
-                                                             &returned, perf.data()));
-  std::size_t largest = 0;
-  for (int i = 0; i < returned; ++i) {
-    report.heuristics.push_back(to_result(perf[i], false, i));
-    if (perf[i].status == CUDNN_STATUS_SUCCESS) largest = std::max(largest, perf[i].memory);
-  }
-
-  // Real buffers for Find. Values only matter for timing (no NaN, no denormals): bytes 0x3C give
-  // 0.0115f in fp32 and 1.06 in fp16 everywhere.
-  const std::size_t eb = element_bytes(type);
-  DeviceBuffer<unsigned char> x(eb * shape.n * shape.c * shape.h * shape.w),
-      w(eb * shape.k * shape.c * shape.r * shape.s),
-      y(eb * static_cast<std::size_t>(d.yn) * d.yc * d.yh * d.yw);
-  CUDALAB_CHECK(cudaMemset(x.data(), 0x3C, x.bytes()));
-  CUDALAB_CHECK(cudaMemset(w.data(), 0x3C, w.bytes()));
-  // The workspace Find may use: what the hungriest algorithm asks for, up to the limit.
-  DeviceBuffer<unsigned char> ws(std::min(largest, max_workspace_bytes));
-  CUDALAB_CHECK_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(
-      h, d.x, x.data(), d.w, w.data(), d.conv, d.y, y.data(), max_count, &returned, perf.data(),
-      ws.data(), ws.bytes()));
-  for (int i = 0; i < returned; ++i) {
+                                                             &returned, heur.data()));
+  for (int i = 0; i < returned; ++i) report.heuristics.push_back(to_result(heur[i], false, i));
+  const auto perf = find_forward(h, d, shape, type, max_workspace_bytes);
+  for (int i = 0; i < static_cast<int>(perf.size()); ++i) {
     report.measured.push_back(to_result(perf[i], true, i));
     const auto& r = report.measured.back();
     if (r.status != "SUCCESS" || r.time_ms < 0) continue;
@@ -163,28 +181,35 @@ struct CudnnConvForward::Impl {
   cudnnConvolutionFwdAlgo_t algo{};
   DeviceBuffer<unsigned char> ws;
   // FMA_MATH: fp32 on the CUDA cores, the fair comparison for a hand-written fp32 kernel.
-  Impl(const ConvShape& s, std::size_t max_ws)
+  Impl(const ConvShape& s, std::size_t max_ws, CudnnConvChoice choice)
       : d(s, ConvLayout::kNCHW, ConvType::kF32, CUDNN_FMA_MATH) {
-    int max_count = 0, returned = 0;
-    CUDALAB_CHECK_CUDNN(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max_count));
-    std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<std::size_t>(max_count));
-    CUDALAB_CHECK_CUDNN(cudnnGetConvolutionForwardAlgorithm_v7(h, d.x, d.w, d.conv, d.y, max_count,
-                                                               &returned, perf.data()));
-    for (int i = 0; i < returned; ++i) {
-      if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= max_ws) {
-        algo = perf[i].algo;
-        ws = DeviceBuffer<unsigned char>(perf[i].memory);
-        return;
-      }
+    std::vector<cudnnConvolutionFwdAlgoPerf_t> perf;
+    if (choice == CudnnConvChoice::kHeuristic) {
+      int max_count = 0, returned = 0;
+      CUDALAB_CHECK_CUDNN(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max_count));
+      perf.resize(static_cast<std::size_t>(max_count));
+      CUDALAB_CHECK_CUDNN(cudnnGetConvolutionForwardAlgorithm_v7(
+          h, d.x, d.w, d.conv, d.y, max_count, &returned, perf.data()));
+      perf.resize(static_cast<std::size_t>(returned));
+    } else {
+      perf = find_forward(h, d, s, ConvType::kF32, max_ws);  // sorted by measured time
+    }
+    for (const auto& p : perf) {
+      if (p.status != CUDNN_STATUS_SUCCESS || p.memory > max_ws) continue;
+      if (choice == CudnnConvChoice::kFastestGemm && !gemm_family(p.algo)) continue;
+      algo = p.algo;
+      ws = DeviceBuffer<unsigned char>(p.memory);
+      return;
     }
     throw std::runtime_error(
-        "cuDNN offers no forward algorithm for this shape within the workspace limit");
+        "cuDNN offers no forward algorithm of that kind for this shape within the workspace limit");
   }
 };
 
-CudnnConvForward::CudnnConvForward(const ConvShape& shape, std::size_t max_workspace_bytes) {
+CudnnConvForward::CudnnConvForward(const ConvShape& shape, std::size_t max_workspace_bytes,
+                                   CudnnConvChoice choice) {
   check_conv_shape(shape);
-  impl_ = new Impl(shape, max_workspace_bytes);
+  impl_ = new Impl(shape, max_workspace_bytes, choice);
 }
 CudnnConvForward::~CudnnConvForward() {
   delete impl_;
@@ -224,7 +249,7 @@ ConvAlgoReport enumerate_conv_algos(const ConvShape&, ConvLayout, ConvType, std:
   no_cudnn();
 }
 struct CudnnConvForward::Impl {};
-CudnnConvForward::CudnnConvForward(const ConvShape&, std::size_t) {
+CudnnConvForward::CudnnConvForward(const ConvShape&, std::size_t, CudnnConvChoice) {
   no_cudnn();
 }
 CudnnConvForward::~CudnnConvForward() {

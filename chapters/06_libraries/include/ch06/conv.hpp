@@ -67,11 +67,24 @@ struct ConvAlgoReport {
 ConvAlgoReport enumerate_conv_algos(const ConvShape& shape, ConvLayout layout, ConvType type,
                                     std::size_t max_workspace_bytes);
 
-// cuDNN forward convolution for the benchmark and the tests: NCHW fp32, the algorithm cuDNN's
-// heuristics pick within `max_workspace_bytes` (the object owns the workspace).
+// How CudnnConvForward chooses its algorithm, always with FMA math (fp32 on the CUDA cores) and
+// within the workspace limit:
+//   kFastest      cudnnFind: the fastest measured algorithm of any kind (FFT and Winograd
+//                 included: what cudnn.benchmark = True gives a framework) — the strongest
+//                 baseline;
+//   kFastestGemm  cudnnFind restricted to the GEMM family (IMPLICIT_GEMM, IMPLICIT_PRECOMP_GEMM,
+//                 GEMM): the same algorithm as exercise 6.4, the like-for-like baseline;
+//   kHeuristic    cudnnGetConvolutionForwardAlgorithm_v7's first choice (no measurement: what a
+//                 framework does by default). On the H200 it was not the fastest on 3x3 layers.
+enum class CudnnConvChoice { kFastest, kFastestGemm, kHeuristic };
+
+// cuDNN forward convolution for the benchmark and the tests: NCHW fp32, the algorithm `choice`
+// gives within `max_workspace_bytes` (the object owns the workspace). kFastest and kFastestGemm
+// run cuDNN's Find once, in the constructor (tens of ms: keep the object out of a timed loop).
 class CudnnConvForward {
  public:
-  CudnnConvForward(const ConvShape& shape, std::size_t max_workspace_bytes = std::size_t{1} << 30);
+  CudnnConvForward(const ConvShape& shape, std::size_t max_workspace_bytes = std::size_t{1} << 30,
+                   CudnnConvChoice choice = CudnnConvChoice::kFastest);
   ~CudnnConvForward();
   CudnnConvForward(const CudnnConvForward&) = delete;
   CudnnConvForward& operator=(const CudnnConvForward&) = delete;
