@@ -20,7 +20,10 @@
 namespace cudalab::ch11 {
 
 namespace {
-enum class Kind { kBF16, kINT8, kFP8, kFP8Fast };
+enum class Kind { kBF16, kINT8, kFP8, kFP8Fast, kFP8E5M2, kFP8FastE5M2 };  // E5M2: of x
+bool is_fp8(Kind k) {
+  return k == Kind::kFP8 || k == Kind::kFP8Fast || k == Kind::kFP8E5M2 || k == Kind::kFP8FastE5M2;
+}
 
 struct Plan {
   cublasLtMatmulDesc_t op = nullptr;
@@ -63,15 +66,16 @@ struct LtGemm::Impl {
     if (auto it = plans.find(key); it != plans.end()) return it->second;
     Plan p;
     try {
-      cudaDataType_t ab = CUDA_R_16BF, cd = CUDA_R_16BF, scale = CUDA_R_32F;
+      cudaDataType_t ab = CUDA_R_16BF, xb = CUDA_R_16BF, cd = CUDA_R_16BF, scale = CUDA_R_32F;
       cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
       if (kind == Kind::kINT8) {
-        ab = CUDA_R_8I;
+        ab = xb = CUDA_R_8I;
         cd = CUDA_R_32I;
         scale = CUDA_R_32I;
         compute = CUBLAS_COMPUTE_32I;
-      } else if (kind == Kind::kFP8 || kind == Kind::kFP8Fast) {
+      } else if (is_fp8(kind)) {
         ab = CUDA_R_8F_E4M3;
+        xb = kind == Kind::kFP8E5M2 || kind == Kind::kFP8FastE5M2 ? CUDA_R_8F_E5M2 : CUDA_R_8F_E4M3;
       }
       CUDALAB_LT(cublasLtMatmulDescCreate(&p.op, compute, scale));
       const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
@@ -79,18 +83,18 @@ struct LtGemm::Impl {
           cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
       CUDALAB_LT(
           cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
-      if (kind == Kind::kFP8Fast) {
+      if (kind == Kind::kFP8Fast || kind == Kind::kFP8FastE5M2) {
         const std::int8_t fast = 1;
         CUDALAB_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast,
                                                   sizeof(fast)));
       }
       CUDALAB_LT(cublasLtMatrixLayoutCreate(&p.a, ab, static_cast<std::uint64_t>(k),
                                             static_cast<std::uint64_t>(m), k));
-      CUDALAB_LT(cublasLtMatrixLayoutCreate(&p.b, ab, static_cast<std::uint64_t>(k),
+      CUDALAB_LT(cublasLtMatrixLayoutCreate(&p.b, xb, static_cast<std::uint64_t>(k),
                                             static_cast<std::uint64_t>(n), k));
       CUDALAB_LT(cublasLtMatrixLayoutCreate(&p.c, cd, static_cast<std::uint64_t>(m),
                                             static_cast<std::uint64_t>(n), m));
-      if (kind == Kind::kFP8 || kind == Kind::kFP8Fast) {  // placeholders until the call sets them
+      if (is_fp8(kind)) {  // placeholders until the call sets them
         const float* none = nullptr;
         CUDALAB_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &none,
                                                   sizeof(none)));
@@ -166,7 +170,7 @@ bool fp8_supported(std::string* why_not) {
 
 void LtGemm::fp8(const std::uint8_t* w, const std::uint8_t* x, const float* w_scale,
                  const float* x_scale, void* y, int m, int n, int k, bool fast_accum,
-                 cudaStream_t stream) {
+                 cudaStream_t stream, Fp8Format x_format) {
   check_dims(m, n, k, 16);
   require_device_pointer(w, static_cast<std::size_t>(m) * k, "w");
   require_device_pointer(x, static_cast<std::size_t>(n) * k, "x");
@@ -174,7 +178,10 @@ void LtGemm::fp8(const std::uint8_t* w, const std::uint8_t* x, const float* w_sc
   require_device_pointer(x_scale, 1, "x_scale");
   require_device_pointer(y, static_cast<std::size_t>(m) * n, "y");
   if (std::string why; !fp8_supported(&why)) throw std::runtime_error(why);
-  Plan& p = impl_->plan(fast_accum ? Kind::kFP8Fast : Kind::kFP8, m, n, k);
+  const bool e5m2 = x_format == Fp8Format::kE5M2;
+  Plan& p = impl_->plan(fast_accum ? (e5m2 ? Kind::kFP8FastE5M2 : Kind::kFP8Fast)
+                                   : (e5m2 ? Kind::kFP8E5M2 : Kind::kFP8),
+                        m, n, k);
   CUDALAB_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &w_scale,
                                             sizeof(w_scale)));
   CUDALAB_LT(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &x_scale,

@@ -9,6 +9,8 @@
 #include <memory>
 #include <string>
 
+#include "ch11/host.hpp"  // Fp8Format
+
 namespace cudalab::ch11 {
 
 class LtGemm {
@@ -27,12 +29,15 @@ class LtGemm {
   // kernels want 16-byte aligned rows).
   void int8(const std::int8_t* w, const std::int8_t* x, std::int32_t* y, int m, int n, int k,
             cudaStream_t stream = nullptr);
-  // FP8 E4M3 in (codes as host.hpp's float_to_fp8 writes them), bf16 out:
+  // FP8 in (codes as host.hpp's float_to_fp8 writes them), bf16 out:
   // y = (*w_scale) * (*x_scale) * sum_k w x, the scales device floats (host.hpp's quantize_fp8).
+  // w in E4M3; x in E4M3 (inference: activations) or E5M2 (training's backward pass: gradients,
+  // whose range needs E5M2's exponent; cuBLASLt takes E4M3 x E5M2 but not E5M2 x E5M2).
   // fp32 accumulation unless fast_accum (Hopper's faster, less precise FP8 accumulation).
   // m, n, k multiples of 16. Throws std::runtime_error on a GPU below compute capability 8.9.
   void fp8(const std::uint8_t* w, const std::uint8_t* x, const float* w_scale, const float* x_scale,
-           void* y, int m, int n, int k, bool fast_accum = false, cudaStream_t stream = nullptr);
+           void* y, int m, int n, int k, bool fast_accum = false, cudaStream_t stream = nullptr,
+           Fp8Format x_format = Fp8Format::kE4M3);
 
  private:
   struct Impl;
