@@ -6,12 +6,15 @@
 // Counters: algbw_GB/s = bytes / time, busbw_GB/s = algbw x 2(n-1)/n (nccl-tests' definitions),
 // time = the slowest rank's (events on every rank's stream, joined into rank 0's).
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <exception>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "ch08/ch08.hpp"
+#include "ch08/ddp.hpp"
 #include "cudalab/bench.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/device_fill.hpp"
@@ -243,6 +246,74 @@ void BM_p2p_copy(benchmark::State& state, int src, int dst, bool both_ways) {
   state.counters["GB/s"] = gbs;
 }
 
+// The DDP-like training step (ch08::ddp_train) on `ranks` ranks: the time of one step, from
+// ddp_train with 10 steps minus ddp_train with none (its set-up: data, buffers, streams), each the
+// best of 3 calls; the one-rank step measured in the same row. Counters: step_ms, samples/s,
+// speedup (one rank's step / this one: strong scaling, the global batch split over the ranks),
+// and, when the ranks are distinct GPUs, the cost model's prediction for them (model_speedup:
+// compute = the one-rank step, the gradients all-reduced at the end or in 2 buckets, NVLink as
+// ch08::nvlink_h200 assumes). Ranks that share a GPU (one GPU: 2 simulated) have no model row.
+struct DdpSize {
+  const char* name;
+  ch08::DdpConfig config;
+};
+const DdpSize kDdpSizes[] = {
+    {"small", ch08::DdpConfig{}},  // the tests' MLP: 32 -> 64 -> 1, 256 rows: launch-bound
+    {"large", ch08::DdpConfig{.inputs = 1024, .hidden = 4096, .batch = 16384}},  // GEMM-bound
+};
+
+double ddp_step_seconds(const ch08::DdpConfig& base, const std::vector<int>& devices,
+                        ch08::GradSync sync) {
+  const auto best_of_3 = [&](int steps) {
+    ch08::DdpConfig c = base;
+    c.steps = steps;
+    double best = 1e30;
+    for (int i = 0; i < 3; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      (void)ch08::ddp_train(c, devices, sync);
+      best = std::min(best,
+                      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    return best;
+  };
+  constexpr int kSteps = 10;
+  return std::max(best_of_3(kSteps) - best_of_3(0), 1e-9) / kSteps;
+}
+
+void BM_ddp(benchmark::State& state, const DdpSize& size, int ranks, ch08::GradSync sync) {
+  try {
+    const int g = ch08::device_count();
+    std::vector<int> devices(ranks, 0);
+    const bool distinct = ranks <= g;
+    if (distinct)
+      for (int r = 0; r < ranks; ++r) devices[r] = r;
+    if (distinct && ranks > 1) ch08::enable_peer_access(devices);
+    double step = 0, one = 0;
+    for (auto _ : state) {
+      one = ddp_step_seconds(size.config, {devices[0]}, ch08::GradSync::kAtEnd);
+      step = ranks == 1 ? one : ddp_step_seconds(size.config, devices, sync);
+      state.SetIterationTime(step);
+    }
+    const ch08::DdpConfig& c = size.config;
+    const double params = double(c.inputs) * c.hidden + 2.0 * c.hidden + 1;
+    state.counters["step_ms"] = step * 1e3;
+    state.counters["samples/s"] = c.batch / step;
+    state.counters["speedup"] = one / step;
+    state.counters["ranks"] = ranks;
+    state.counters["simulated"] = distinct ? 0 : 1;
+    if (distinct && ranks > 1) {
+      const ch08::TrainingStep model{.compute_s = one,
+                                     .grad_bytes = 4.0 * params,
+                                     .buckets = sync == ch08::GradSync::kBucketed ? 2 : 0,
+                                     .strong_scaling = true};
+      state.counters["model_step_ms"] = ch08::step_seconds(model, ranks, ch08::nvlink_h200()) * 1e3;
+      state.counters["model_speedup"] = ch08::speedup(model, ranks, ch08::nvlink_h200());
+    }
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+}
+
 // One 4-byte copy, src -> dst: 1000 back to back per iteration; the row's time is one copy's.
 void BM_p2p_latency(benchmark::State& state, int src, int dst) {
   double us = 0;
@@ -338,6 +409,19 @@ const bool kRegistered = [] {
             ->UseManualTime()
             ->Iterations(3)
             ->Unit(benchmark::kMicrosecond);
+      }
+  // DDP: one rank, and every GPU (2 ranks simulated on a machine of one GPU).
+  for (const DdpSize& size : kDdpSizes)
+    for (int ranks : {1, std::max(g, 2)})
+      for (auto sync : {ch08::GradSync::kAtEnd, ch08::GradSync::kBucketed}) {
+        if (ranks == 1 && sync == ch08::GradSync::kBucketed) continue;  // nothing to overlap
+        const std::string name = std::string("BM_ddp/") + size.name +
+                                 "/ranks:" + std::to_string(ranks) +
+                                 (sync == ch08::GradSync::kAtEnd ? "/sync:end" : "/sync:bucketed");
+        benchmark::RegisterBenchmark(name.c_str(), BM_ddp, std::cref(size), ranks, sync)
+            ->UseManualTime()
+            ->Iterations(1)
+            ->Unit(benchmark::kMillisecond);
       }
   for (int i = 0; i < g; ++i)
     for (int j = 0; j < g; ++j) {

@@ -7,7 +7,8 @@
 Runs bench_ch08 (all-reduce by size, 8 B to 1 GiB: the hand ring of exercise 8.3 over P2P on every
 GPU beside NCCL on the same GPUs; NCCL's all-gather, reduce-scatter and broadcast; the ring with 4
 ranks simulated on GPU 0; the P2P copy matrix one way and both ways and its latency; the NVLink
-link matrix from NVML), `nvidia-smi topo -m` where present, and ch08_cost_model, then writes under
+link matrix from NVML; the DDP-like step on one rank and on every GPU, with the cost model's
+speedup beside the measured one), `nvidia-smi topo -m` where present, and ch08_cost_model, then writes under
 --out:
     ch08_multi_gpu_<N>gpu.json   the benchmark's JSON, the topology text and the model's rows
     ch08_multi_gpu_<N>gpu.md     the tables: busbw by size (ring, NCCL, ring/NCCL), P2P matrices, NVLink,
@@ -78,6 +79,24 @@ def simulated_table(benchmarks: list[dict]) -> list[dict]:
     return sorted(rows, key=lambda r: (r["ranks"], r["bytes"]))
 
 
+DDP = re.compile(r"^BM_ddp/(?P<size>\w+)/ranks:(?P<ranks>\d+)/sync:(?P<sync>\w+)")
+
+
+def ddp_table(benchmarks: list[dict]) -> list[dict]:
+    """The DDP step by model size, ranks and gradient sync: step time, measured speedup over one
+    rank, and the cost model's (None where the ranks share a GPU: no link to model)."""
+    rows = []
+    for b in benchmarks:
+        if b.get("run_type") == "aggregate" or b.get("error_occurred"):
+            continue
+        m = DDP.match(b.get("name", ""))
+        if m:
+            rows.append({"size": m["size"], "ranks": int(m["ranks"]), "sync": m["sync"],
+                         "step_ms": b.get("step_ms"), "speedup": b.get("speedup"),
+                         "model_speedup": b.get("model_speedup"), "simulated": bool(b.get("simulated"))})
+    return rows
+
+
 COLLECTIVE = re.compile(r"^BM_nccl_(?P<kind>allgather|reducescatter|broadcast)/gpus:\d+/bytes:(?P<bytes>\d+)")
 
 
@@ -124,7 +143,7 @@ def fmt(v, spec=".1f") -> str:
 
 def markdown(gpus: int, rows: list[dict], p2p: dict, topo: str, model_md: str,
              collectives: list[dict] | None = None, simulated: list[dict] | None = None,
-             nvlink: tuple | str | None = None) -> str:
+             nvlink: tuple | str | None = None, ddp: list[dict] | None = None) -> str:
     lines = [f"# Chapter 8 multi-GPU measurements: {gpus} GPU(s)", "",
              "Written by scripts/ch08_multi_gpu.py (NCCL_NVLS_ENABLE=0). busbw = algbw x 2(n-1)/n, as nccl-tests; "
              "on one GPU busbw is 0 by definition (no link is crossed).", "",
@@ -150,6 +169,17 @@ def markdown(gpus: int, rows: list[dict], p2p: dict, topo: str, model_md: str,
         for r in simulated:
             lines.append(f"| {r['ranks']} | {human_bytes(r['bytes'])} | {fmt(r['us'])} | {fmt(r['algbw'])} | "
                          f"{fmt(r['busbw'])} |")
+    if ddp:
+        lines += ["", "## The DDP-like training step (strong scaling: the global batch split over the ranks)", "",
+                  "small: 32 -> 64 -> 1, 256 rows (launch-bound); large: 1024 -> 4096 -> 1, 16384 rows "
+                  "(GEMM-bound). Speedup: one rank's step over this step, measured in the same row; the "
+                  "model's: ch08::speedup with the one-rank step as compute and NVLink as assumed below "
+                  "(none where the ranks share a GPU).", "",
+                  "| model | ranks | gradient sync | step (ms) | speedup | model speedup |", "|---|---|---|---|---|---|"]
+        for r in ddp:
+            ranks = f"{r['ranks']} (simulated on one GPU)" if r["simulated"] else str(r["ranks"])
+            lines.append(f"| {r['size']} | {ranks} | {r['sync']} | {fmt(r['step_ms'], '.3f')} | "
+                         f"{fmt(r['speedup'], '.2f')} | {fmt(r['model_speedup'], '.2f')} |")
     for direction, title in (("one_way", "P2P copy bandwidth, one way (GB/s, 256 MiB, rows = source)"),
                              ("both_ways", "P2P copy bandwidth, both ways at once (sum, GB/s, 256 MiB, rows = source)"),
                              ("latency", "P2P copy latency (µs per 4-byte copy, 1000 back to back, rows = source)")):
@@ -191,10 +221,11 @@ def write_tables(out: Path, data: dict, topo: str, model_md: str, model_json: di
          "p2p": {d: [{"src": s, "dst": t, "us" if d == "latency" else "GB/s": v} for (s, t), v in sorted(m.items())]
                  for d, m in p2p.items()},
          "collectives": collectives_table(benchmarks), "simulated": simulated_table(benchmarks),
-         "nvlink": nvlink_table(data.get("context", {})),
+         "nvlink": nvlink_table(data.get("context", {})), "ddp": ddp_table(benchmarks),
          "topology": topo, "model": model_json, "bench": data}, indent=1) + "\n")
     stem.with_suffix(".md").write_text(markdown(gpus, rows, p2p, topo, model_md, collectives_table(benchmarks),
-                                                simulated_table(benchmarks), nvlink_table(data.get("context", {}))))
+                                                simulated_table(benchmarks), nvlink_table(data.get("context", {})),
+                                                ddp_table(benchmarks)))
     return stem
 
 

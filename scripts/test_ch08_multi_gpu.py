@@ -85,6 +85,20 @@ class Tables(unittest.TestCase):
         self.assertIn("Unavailable: built without NVML.", m.markdown(1, [], {}, "", "", nvlink=why))
         self.assertIn("older than", m.nvlink_table({}))
 
+    def test_ddp_table(self):
+        bench = [row("BM_ddp/large/ranks:1/sync:end/iterations:1/manual_time",
+                     **{"step_ms": 6.0, "speedup": 1.0, "simulated": 0.0}),
+                 row("BM_ddp/large/ranks:2/sync:bucketed/iterations:1/manual_time",
+                     **{"step_ms": 3.1, "speedup": 1.94, "simulated": 0.0, "model_speedup": 1.97}),
+                 row("BM_ddp/small/ranks:2/sync:end/iterations:1/manual_time",
+                     **{"step_ms": 0.2, "speedup": 0.6, "simulated": 1.0})]
+        rows = m.ddp_table(bench)
+        self.assertEqual([(r["size"], r["ranks"], r["sync"]) for r in rows],
+                         [("large", 1, "end"), ("large", 2, "bucketed"), ("small", 2, "end")])
+        md = m.markdown(2, [], {"one_way": {}, "both_ways": {}}, "", "", ddp=rows)
+        self.assertIn("| large | 2 | bucketed | 3.100 | 1.94 | 1.97 |", md)
+        self.assertIn("| small | 2 (simulated on one GPU) | end | 0.200 | 0.60 | — |", md)
+
     def test_human_bytes(self):
         self.assertEqual(m.human_bytes(8), "8 B")
         self.assertEqual(m.human_bytes(1 << 30), "1 GiB")

@@ -27,6 +27,45 @@ void expect_follows(const std::vector<float>& got, const std::vector<float>& one
 
 }  // namespace
 
+// The oracle itself (CPU): it learns, and its first loss is the loss of the initial parameters,
+// computed here once more the plain way.
+TEST(DdpCpu, OracleLearnsAndStartsFromTheInitialLoss) {
+  DdpConfig cfg;
+  cfg.steps = 5;
+  const std::vector<double> losses = ddp_train_cpu(cfg);
+  ASSERT_EQ(losses.size(), 5u);
+  EXPECT_LT(losses.back(), losses.front());
+  const DdpData d = ddp_data(cfg);
+  const std::size_t w2 = std::size_t(cfg.inputs) * cfg.hidden + cfg.hidden;
+  double loss = 0;
+  for (int b = 0; b < cfg.batch; ++b) {
+    double y = d.p[w2 + cfg.hidden];
+    for (int j = 0; j < cfg.hidden; ++j) {
+      double a = d.p[std::size_t(cfg.inputs) * cfg.hidden + j];
+      for (int i = 0; i < cfg.inputs; ++i)
+        a += double{d.x[std::size_t(b) * cfg.inputs + i]} * d.p[std::size_t(i) * cfg.hidden + j];
+      y += std::max(a, 0.0) * d.p[w2 + j];
+    }
+    loss += 0.5 * (y - d.t[b]) * (y - d.t[b]) / cfg.batch;
+  }
+  EXPECT_NEAR(losses.front(), loss, 1e-12 * std::max(1.0, loss));
+  cfg.batch = 0;
+  EXPECT_THROW(ddp_train_cpu(cfg), std::invalid_argument);
+}
+
+// One rank on the GPU (cuBLAS GEMMs in float) follows the double oracle: the same forward pass,
+// gradients and steps, up to float rounding compounded over 20 steps of SGD. A transposed GEMM
+// operand or a gradient in the wrong bucket changes the curve at the first or second step.
+TEST(DdpGpu, OneRankFollowsTheCpuOracle) {
+  CUDALAB_REQUIRE_GPU();
+  const DdpConfig cfg;
+  const std::vector<double> want = ddp_train_cpu(cfg);
+  const std::vector<float> got = ddp_train(cfg, std::vector<int>{0}, GradSync::kAtEnd);
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t s = 0; s < want.size(); ++s)
+    EXPECT_NEAR(got[s], want[s], 1e-3 * std::max(1.0, std::fabs(want[s]))) << "step " << s;
+}
+
 TEST(DdpGpu, SimulatedRanksFollowTheSingleGpuLoss) {
   CUDALAB_REQUIRE_GPU();
   const DdpConfig cfg;

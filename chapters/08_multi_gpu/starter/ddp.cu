@@ -5,7 +5,9 @@
 // contiguous range: layer 2's gradients are ready first in the backward pass (bucket 0), layer 1's
 // last (bucket 1). The loss is a mean over the GLOBAL batch, so each rank's gradient is its share
 // of the global gradient and the all-reduce's sum is the gradient itself (no division after).
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -13,6 +15,7 @@
 #include "ch08/ch08.hpp"
 #include "ch08/ddp.hpp"
 #include "cudalab/check.hpp"
+#include "cudalab/cublas.hpp"
 #include "cudalab/math.hpp"
 #include "cudalab/memory.hpp"
 
@@ -22,91 +25,66 @@ namespace {
 constexpr unsigned kBlock = 128;
 
 unsigned blocks_for(std::size_t n) {
-  return static_cast<unsigned>(ceil_div<std::size_t>(n, kBlock));
+  return static_cast<unsigned>(std::min<std::size_t>(ceil_div<std::size_t>(n, kBlock), 65535));
 }
 
-// h[b][j] = relu(sum_i x[b][i] W1[i][j] + b1[j]); y[b] = sum_j h[b][j] W2[j] + b2 (one thread per
-// b).
-__global__ void forward_kernel(const float* __restrict__ x, const float* __restrict__ p,
-                               float* __restrict__ h, float* __restrict__ y, int rows, int in,
-                               int hid) {
-  const int b = blockIdx.x * blockDim.x + threadIdx.x;
-  if (b >= rows) return;
-  const float* w1 = p;
-  const float* b1 = w1 + in * hid;
-  const float* w2 = b1 + hid;
-  float out = w2[hid];
-  for (int j = 0; j < hid; ++j) {
-    float a = b1[j];
-    for (int i = 0; i < in; ++i) a = fmaf(x[b * in + i], w1[i * hid + j], a);
-    const float r = fmaxf(a, 0.0f);
-    h[b * hid + j] = r;
-    out = fmaf(r, w2[j], out);
-  }
-  y[b] = out;
+// The two GEMMs and three GEMVs of a step are cuBLAS's (row-major buffers read as their
+// column-major transposes); the kernels below are the element-wise glue between them.
+
+// h[b][j] = relu(h[b][j] + b1[j]), in place over X W1 (n = rows * hid).
+__global__ void bias_relu_kernel(float* __restrict__ h, const float* __restrict__ b1, std::size_t n,
+                                 int hid) {
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::size_t{gridDim.x} * blockDim.x)
+    h[i] = fmaxf(h[i] + b1[i % hid], 0.0f);
 }
 
-// dy[b] = (y[b] - t[b]) / global; loss[0] = sum over this rank's rows of (y - t)^2 / 2 / global
-// (one thread: a few hundred rows, and a fixed order of additions).
+// With y[b] = H[b] . W2 from cuBLAS: dy[b] = (y[b] + b2 - t[b]) / global; loss[0] = sum over this
+// rank's rows of (y + b2 - t)^2 / 2 / global, and gb2[0] = sum of dy (layer 2's bias gradient).
+// One thread: a fixed order of additions, and a few thousand rows at most.
 __global__ void loss_kernel(const float* __restrict__ y, const float* __restrict__ t,
-                            float* __restrict__ dy, float* __restrict__ loss, int rows,
+                            const float* __restrict__ b2, float* __restrict__ dy,
+                            float* __restrict__ loss, float* __restrict__ gb2, int rows,
                             float inv_global) {
   if (blockIdx.x != 0 || threadIdx.x != 0) return;
-  float sum = 0.0f;
+  float sum = 0.0f, grad = 0.0f;
   for (int b = 0; b < rows; ++b) {
-    const float d = y[b] - t[b];
+    const float d = y[b] + b2[0] - t[b];
     dy[b] = d * inv_global;
+    grad += dy[b];
     sum = fmaf(0.5f * d, d, sum);
   }
   *loss = sum * inv_global;
+  *gb2 = grad;
 }
 
-// Layer 2: gW2[j] = sum_b h[b][j] dy[b] (threads j < hid), gb2 = sum_b dy[b] (thread hid).
-__global__ void grad2_kernel(const float* __restrict__ h, const float* __restrict__ dy,
-                             float* __restrict__ g2, int rows, int hid) {
-  const int j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j > hid) return;
-  float s = 0.0f;
-  for (int b = 0; b < rows; ++b) s = fmaf(j < hid ? h[b * hid + j] : 1.0f, dy[b], s);
-  g2[j] = s;
+// dh[b][j] = dy[b] W2[j] where h[b][j] > 0, else 0: in place over h (layer 2's gradient, which
+// reads h, is enqueued before).
+__global__ void relu_backward_kernel(float* __restrict__ h, const float* __restrict__ dy,
+                                     const float* __restrict__ w2, std::size_t n, int hid) {
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::size_t{gridDim.x} * blockDim.x)
+    h[i] = h[i] > 0.0f ? dy[i / hid] * w2[i % hid] : 0.0f;
 }
 
-// Layer 1: dh[b][j] = dy[b] W2[j] [h > 0]; gW1[i][j] = sum_b x[b][i] dh[b][j] (threads i*hid + j),
-// gb1[j] = sum_b dh[b][j] (threads in*hid + j).
-__global__ void grad1_kernel(const float* __restrict__ x, const float* __restrict__ h,
-                             const float* __restrict__ dy, const float* __restrict__ w2,
-                             float* __restrict__ g1, int rows, int in, int hid) {
-  const int t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= (in + 1) * hid) return;
-  const int i = t / hid, j = t % hid;
-  float s = 0.0f;
-  for (int b = 0; b < rows; ++b) {
-    const float dh = h[b * hid + j] > 0.0f ? dy[b] * w2[j] : 0.0f;
-    s = fmaf(i < in ? x[b * in + i] : 1.0f, dh, s);
-  }
-  g1[t] = s;
+__global__ void fill_kernel(float* __restrict__ p, std::size_t n, float v) {
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::size_t{gridDim.x} * blockDim.x)
+    p[i] = v;
 }
 
-__global__ void sgd_kernel(float* __restrict__ p, const float* __restrict__ g, int n, float lr) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) p[i] = fmaf(-lr, g[i], p[i]);
-}
-
-// Deterministic synthetic data and initial parameters (a fixed hash, the same for every run).
-float hash_unit(unsigned a, unsigned b, unsigned seed) {
-  unsigned v = a * 2654435761u ^ (b + 0x9e3779b9u + (seed << 6) + (seed >> 2));
-  v ^= v >> 16;
-  v *= 0x85ebca6bu;
-  v ^= v >> 13;
-  v *= 0xc2b2ae35u;
-  v ^= v >> 16;
-  return static_cast<float>(v) / 4294967296.0f * 2.0f - 1.0f;  // [-1, 1)
+__global__ void sgd_kernel(float* __restrict__ p, const float* __restrict__ g, std::size_t n,
+                           float lr) {
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::size_t{gridDim.x} * blockDim.x)
+    p[i] = fmaf(-lr, g[i], p[i]);
 }
 
 struct Rank {
   int device = 0;
   std::size_t rows = 0;
-  DeviceBuffer<float> x, t, h, y, dy, p, g, loss;
+  DeviceBuffer<float> x, t, h, y, dy, p, g, loss, ones;
+  std::optional<CublasHandle> blas;  // created on the rank's device, bound to its compute stream
   cudaStream_t compute = nullptr, comm = nullptr;
   cudaEvent_t grad2_ready = nullptr, grad1_ready = nullptr, synced = nullptr;
 };
@@ -114,10 +92,7 @@ struct Rank {
 }  // namespace
 
 std::vector<float> ddp_train(const DdpConfig& c, std::span<const int> devices, GradSync sync) {
-  require(c.inputs >= 1 && c.hidden >= 1, "config", "inputs and hidden must be >= 1");
-  require(c.batch >= 1, "config", "batch must be >= 1");
-  require(c.steps >= 0, "config", "steps must be >= 0");
-  require(std::isfinite(c.lr), "config", "lr must be finite");
+  check_ddp_config(c);
   require(!devices.empty(), "devices", "needs at least one rank");
   const int n = static_cast<int>(devices.size());
   require(n <= c.batch, "devices", "more ranks than rows in the global batch");
@@ -128,20 +103,9 @@ std::vector<float> ddp_train(const DdpConfig& c, std::span<const int> devices, G
   const int in = c.inputs, hid = c.hidden;
   const std::size_t params = std::size_t(in) * hid + hid + hid + 1;
   const std::size_t layer2 = std::size_t(hid) + 1, layer2_at = params - layer2;
-  // The global data set and the initial parameters, on the host.
-  std::vector<float> X(std::size_t(c.batch) * in), T(c.batch), P(params);
-  for (int b = 0; b < c.batch; ++b) {
-    float target = 0.0f;
-    for (int i = 0; i < in; ++i) {
-      X[std::size_t(b) * in + i] = hash_unit(b, i, c.seed);
-      target += (i % 2 ? 0.5f : -0.25f) * X[std::size_t(b) * in + i];
-    }
-    T[b] = std::tanh(target);
-  }
-  const float scale1 = 1.0f / std::sqrt(static_cast<float>(in)),
-              scale2 = 1.0f / std::sqrt(static_cast<float>(hid));
-  for (std::size_t k = 0; k < params; ++k)
-    P[k] = hash_unit(static_cast<unsigned>(k), 7777u, c.seed) * (k < layer2_at ? scale1 : scale2);
+  // The global data set and the initial parameters, on the host (the CPU oracle's too).
+  const DdpData data = ddp_data(c);
+  const std::vector<float>&X = data.x, &T = data.t, &P = data.p;
 
   int previous = 0;
   CUDALAB_CHECK(cudaGetDevice(&previous));
@@ -150,6 +114,7 @@ std::vector<float> ddp_train(const DdpConfig& c, std::span<const int> devices, G
   const auto cleanup = [&] {
     for (Rank& r : ranks) {
       (void)cudaSetDevice(r.device);
+      r.blas.reset();
       if (r.compute) (void)cudaStreamSynchronize(r.compute), (void)cudaStreamDestroy(r.compute);
       if (r.comm) (void)cudaStreamSynchronize(r.comm), (void)cudaStreamDestroy(r.comm);
       for (cudaEvent_t e : {r.grad2_ready, r.grad1_ready, r.synced})
@@ -173,7 +138,13 @@ std::vector<float> ddp_train(const DdpConfig& c, std::span<const int> devices, G
       k.p = DeviceBuffer<float>(std::span<const float>(P));
       k.g = DeviceBuffer<float>(params);
       k.loss = DeviceBuffer<float>(1);
+      k.ones = DeviceBuffer<float>(rows.count);
       CUDALAB_CHECK(cudaStreamCreateWithFlags(&k.compute, cudaStreamNonBlocking));
+      fill_kernel<<<blocks_for(rows.count), kBlock, 0, k.compute>>>(k.ones.data(), rows.count,
+                                                                    1.0f);
+      CUDALAB_CHECK_LAUNCH();
+      k.blas.emplace();
+      CUDALAB_CHECK_CUBLAS(cublasSetStream(*k.blas, k.compute));
       CUDALAB_CHECK(cudaStreamCreateWithFlags(&k.comm, cudaStreamNonBlocking));
       CUDALAB_CHECK(cudaEventCreateWithFlags(&k.grad2_ready, cudaEventDisableTiming));
       CUDALAB_CHECK(cudaEventCreateWithFlags(&k.grad1_ready, cudaEventDisableTiming));
@@ -189,19 +160,31 @@ std::vector<float> ddp_train(const DdpConfig& c, std::span<const int> devices, G
       comm[r] = ranks[r].comm;
     }
     for (int step = 0; step < c.steps; ++step) {
-      // Forward and the backward pass of layer 2 on every rank.
+      // Forward and the backward pass of layer 2 on every rank. Row-major X [rows][in],
+      // W1 [in][hid], H [rows][hid] are, to cuBLAS (column-major), X^T, W1^T and H^T.
       for (Rank& k : ranks) {
         CUDALAB_CHECK(cudaSetDevice(k.device));
-        const float* p = k.p.data();
-        forward_kernel<<<blocks_for(k.rows), kBlock, 0, k.compute>>>(
-            k.x.data(), p, k.h.data(), k.y.data(), static_cast<int>(k.rows), in, hid);
+        const int rows = static_cast<int>(k.rows);
+        const std::size_t cells = k.rows * std::size_t(hid);
+        const float* w1 = k.p.data();
+        const float* b1 = w1 + std::size_t(in) * hid;
+        const float* w2 = b1 + hid;
+        float* g2 = k.g.data() + layer2_at;  // [gW2 (hid) | gb2]
+        const float one = 1.0f, zero = 0.0f;
+        // H^T (hid x rows) = W1^T (hid x in) X^T (in x rows), then bias and ReLU.
+        CUDALAB_CHECK_CUBLAS(cublasSgemm(*k.blas, CUBLAS_OP_N, CUBLAS_OP_N, hid, rows, in, &one, w1,
+                                         hid, k.x.data(), in, &zero, k.h.data(), hid));
+        bias_relu_kernel<<<blocks_for(cells), kBlock, 0, k.compute>>>(k.h.data(), b1, cells, hid);
         CUDALAB_CHECK_LAUNCH();
-        loss_kernel<<<1, 1, 0, k.compute>>>(k.y.data(), k.t.data(), k.dy.data(), k.loss.data(),
-                                            static_cast<int>(k.rows), inv_global);
+        // y (rows) = (H^T)^T W2.
+        CUDALAB_CHECK_CUBLAS(cublasSgemv(*k.blas, CUBLAS_OP_T, hid, rows, &one, k.h.data(), hid, w2,
+                                         1, &zero, k.y.data(), 1));
+        loss_kernel<<<1, 1, 0, k.compute>>>(k.y.data(), k.t.data(), w2 + hid, k.dy.data(),
+                                            k.loss.data(), g2 + hid, rows, inv_global);
         CUDALAB_CHECK_LAUNCH();
-        grad2_kernel<<<blocks_for(layer2), kBlock, 0, k.compute>>>(
-            k.h.data(), k.dy.data(), k.g.data() + layer2_at, static_cast<int>(k.rows), hid);
-        CUDALAB_CHECK_LAUNCH();
+        // gW2 (hid) = H^T dy.
+        CUDALAB_CHECK_CUBLAS(cublasSgemv(*k.blas, CUBLAS_OP_N, hid, rows, &one, k.h.data(), hid,
+                                         k.dy.data(), 1, &zero, g2, 1));
         CUDALAB_CHECK(cudaEventRecord(k.grad2_ready, k.compute));
       }
       // Bucketed: layer 2's gradients go round the ring on the comm streams now...
@@ -212,10 +195,19 @@ std::vector<float> ddp_train(const DdpConfig& c, std::span<const int> devices, G
       // ...while layer 1's backward pass runs on the compute streams.
       for (Rank& k : ranks) {
         CUDALAB_CHECK(cudaSetDevice(k.device));
-        grad1_kernel<<<blocks_for(std::size_t(in + 1) * hid), kBlock, 0, k.compute>>>(
-            k.x.data(), k.h.data(), k.dy.data(), k.p.data() + std::size_t(in) * hid + hid,
-            k.g.data(), static_cast<int>(k.rows), in, hid);
+        const int rows = static_cast<int>(k.rows);
+        const std::size_t cells = k.rows * std::size_t(hid);
+        const float* w2 = k.p.data() + std::size_t(in) * hid + hid;
+        const float one = 1.0f, zero = 0.0f;
+        relu_backward_kernel<<<blocks_for(cells), kBlock, 0, k.compute>>>(k.h.data(), k.dy.data(),
+                                                                          w2, cells, hid);
         CUDALAB_CHECK_LAUNCH();
+        // gW1 [in][hid], i.e. gW1^T (hid x in) = dH^T (hid x rows) X (rows x in); gb1 = dH^T 1.
+        CUDALAB_CHECK_CUBLAS(cublasSgemm(*k.blas, CUBLAS_OP_N, CUBLAS_OP_T, hid, in, rows, &one,
+                                         k.h.data(), hid, k.x.data(), in, &zero, k.g.data(), hid));
+        CUDALAB_CHECK_CUBLAS(cublasSgemv(*k.blas, CUBLAS_OP_N, hid, rows, &one, k.h.data(), hid,
+                                         k.ones.data(), 1, &zero,
+                                         k.g.data() + std::size_t(in) * hid, 1));
         CUDALAB_CHECK(cudaEventRecord(k.grad1_ready, k.compute));
       }
       if (n > 1) {
@@ -240,8 +232,8 @@ std::vector<float> ddp_train(const DdpConfig& c, std::span<const int> devices, G
                                       k.compute));
         CUDALAB_CHECK(cudaStreamSynchronize(k.compute));
         loss += part;
-        sgd_kernel<<<blocks_for(params), kBlock, 0, k.compute>>>(k.p.data(), k.g.data(),
-                                                                 static_cast<int>(params), c.lr);
+        sgd_kernel<<<blocks_for(params), kBlock, 0, k.compute>>>(k.p.data(), k.g.data(), params,
+                                                                 c.lr);
         CUDALAB_CHECK_LAUNCH();
       }
       losses.push_back(loss);

@@ -31,4 +31,16 @@ struct DdpConfig {
 // order of floating-point additions. Throws std::invalid_argument for bad sizes or devices.
 std::vector<float> ddp_train(const DdpConfig& config, std::span<const int> devices, GradSync sync);
 
+// CPU side (cpu/ddp_oracle.cpp). Throws std::invalid_argument naming 'config' for bad sizes.
+void check_ddp_config(const DdpConfig& config);
+// The data set and the initial parameters of a config, the same on every run: x [batch][inputs],
+// targets t [batch], parameters p laid out as [W1 (inputs x hidden) | b1 | W2 (hidden) | b2].
+struct DdpData {
+  std::vector<float> x, t, p;
+};
+DdpData ddp_data(const DdpConfig& config);
+// The oracle: the same training in double on the whole batch, one sample at a time; the loss
+// before each step. ddp_train on one rank follows it up to float rounding.
+std::vector<double> ddp_train_cpu(const DdpConfig& config);
+
 }  // namespace cudalab::ch08
