@@ -141,45 +141,48 @@ def fmt(v, spec=".1f") -> str:
     return "—" if v is None else format(v, spec)
 
 
+def table(title: str, header: list[str], rows: list[list[str]], intro: str = "") -> list[str]:
+    """A Markdown section: ## title, an optional paragraph, then the table."""
+    return (["", f"## {title}", ""] + ([intro, ""] if intro else [])
+            + ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
+            + ["| " + " | ".join(r) + " |" for r in rows])
+
+
 def markdown(gpus: int, rows: list[dict], p2p: dict, topo: str, model_md: str,
              collectives: list[dict] | None = None, simulated: list[dict] | None = None,
              nvlink: tuple | str | None = None, ddp: list[dict] | None = None) -> str:
     lines = [f"# Chapter 8 multi-GPU measurements: {gpus} GPU(s)", "",
              "Written by scripts/ch08_multi_gpu.py (NCCL_NVLS_ENABLE=0). busbw = algbw x 2(n-1)/n, as nccl-tests; "
-             "on one GPU busbw is 0 by definition (no link is crossed).", "",
-             "## All-reduce by size", "",
-             "| bytes | hand ring busbw (GB/s) | NCCL busbw (GB/s) | hand ring (us) | NCCL (us) | ring / NCCL speed |",
-             "|---|---|---|---|---|---|"]
-    for r in rows:
-        lines.append(f"| {human_bytes(r['bytes'])} | {fmt(r['ring_busbw'])} | {fmt(r['nccl_busbw'])} | "
-                     f"{fmt(r['ring_us'])} | {fmt(r['nccl_us'])} | {fmt(r['ratio'], '.2f')} |")
+             "on one GPU busbw is 0 by definition (no link is crossed)."]
+    lines += table("All-reduce by size",
+                   ["bytes", "hand ring busbw (GB/s)", "NCCL busbw (GB/s)", "hand ring (us)", "NCCL (us)",
+                    "ring / NCCL speed"],
+                   [[human_bytes(r["bytes"]), fmt(r["ring_busbw"]), fmt(r["nccl_busbw"]), fmt(r["ring_us"]),
+                     fmt(r["nccl_us"]), fmt(r["ratio"], ".2f")] for r in rows])
     if collectives:
-        lines += ["", "## NCCL's other collectives (busbw, GB/s; bytes = the whole buffer)", "",
-                  "| bytes | all-gather | reduce-scatter | broadcast |", "|---|---|---|---|"]
-        for r in collectives:
-            lines.append(f"| {human_bytes(r['bytes'])} | {fmt(r['allgather'])} | {fmt(r['reducescatter'])} | "
-                         f"{fmt(r['broadcast'])} |")
+        lines += table("NCCL's other collectives (busbw, GB/s; bytes = the whole buffer)",
+                       ["bytes", "all-gather", "reduce-scatter", "broadcast"],
+                       [[human_bytes(r["bytes"]), fmt(r["allgather"]), fmt(r["reducescatter"]),
+                         fmt(r["broadcast"])] for r in collectives])
     if simulated:
-        lines += ["", "## The ring with ranks simulated on GPU 0", "",
-                  "ch08::ring_allreduce with every rank's buffer and stream on GPU 0: the 2(n-1) steps, "
-                  "a kernel per rank each, and the event waits between neighbours are the P2P ring's; "
-                  "device memory stands in for the links, so this times the algorithm's steps, not an "
-                  "interconnect (busbw as nccl-tests, for comparison only).", "",
-                  "| ranks | bytes | time (us) | algbw (GB/s) | busbw (GB/s) |", "|---|---|---|---|---|"]
-        for r in simulated:
-            lines.append(f"| {r['ranks']} | {human_bytes(r['bytes'])} | {fmt(r['us'])} | {fmt(r['algbw'])} | "
-                         f"{fmt(r['busbw'])} |")
+        lines += table("The ring with ranks simulated on GPU 0",
+                       ["ranks", "bytes", "time (us)", "algbw (GB/s)", "busbw (GB/s)"],
+                       [[str(r["ranks"]), human_bytes(r["bytes"]), fmt(r["us"]), fmt(r["algbw"]), fmt(r["busbw"])]
+                        for r in simulated],
+                       "ch08::ring_allreduce with every rank's buffer and stream on GPU 0: the 2(n-1) steps, "
+                       "a kernel per rank each, and the event waits between neighbours are the P2P ring's; "
+                       "device memory stands in for the links, so this times the algorithm's steps, not an "
+                       "interconnect (busbw as nccl-tests, for comparison only).")
     if ddp:
-        lines += ["", "## The DDP-like training step (strong scaling: the global batch split over the ranks)", "",
-                  "small: 32 -> 64 -> 1, 256 rows (launch-bound); large: 1024 -> 4096 -> 1, 16384 rows "
-                  "(GEMM-bound). Speedup: one rank's step over this step, measured in the same row; the "
-                  "model's: ch08::speedup with the one-rank step as compute and NVLink as assumed below "
-                  "(none where the ranks share a GPU).", "",
-                  "| model | ranks | gradient sync | step (ms) | speedup | model speedup |", "|---|---|---|---|---|---|"]
-        for r in ddp:
-            ranks = f"{r['ranks']} (simulated on one GPU)" if r["simulated"] else str(r["ranks"])
-            lines.append(f"| {r['size']} | {ranks} | {r['sync']} | {fmt(r['step_ms'], '.3f')} | "
-                         f"{fmt(r['speedup'], '.2f')} | {fmt(r['model_speedup'], '.2f')} |")
+        lines += table("The DDP-like training step (strong scaling: the global batch split over the ranks)",
+                       ["model", "ranks", "gradient sync", "step (ms)", "speedup", "model speedup"],
+                       [[r["size"], f"{r['ranks']} (simulated on one GPU)" if r["simulated"] else str(r["ranks"]),
+                         r["sync"], fmt(r["step_ms"], ".3f"), fmt(r["speedup"], ".2f"), fmt(r["model_speedup"], ".2f")]
+                        for r in ddp],
+                       "small: 32 -> 64 -> 1, 256 rows (launch-bound); large: 1024 -> 4096 -> 1, 16384 rows "
+                       "(GEMM-bound). Speedup: one rank's step over this step, measured in the same row; the "
+                       "model's: ch08::speedup with the one-rank step as compute and NVLink as assumed below "
+                       "(none where the ranks share a GPU).")
     for direction, title in (("one_way", "P2P copy bandwidth, one way (GB/s, 256 MiB, rows = source)"),
                              ("both_ways", "P2P copy bandwidth, both ways at once (sum, GB/s, 256 MiB, rows = source)"),
                              ("latency", "P2P copy latency (µs per 4-byte copy, 1000 back to back, rows = source)")):
@@ -187,20 +190,16 @@ def markdown(gpus: int, rows: list[dict], p2p: dict, topo: str, model_md: str,
         if not m:
             continue
         n = max(max(k) for k in m) + 1
-        lines += ["", f"## {title}", "",
-                  "| src \\ dst | " + " | ".join(str(j) for j in range(n)) + " |", "|---" * (n + 1) + "|"]
-        for i in range(n):
-            lines.append(f"| {i} | " + " | ".join(fmt(m.get((i, j))) for j in range(n)) + " |")
+        lines += table(title, ["src \\ dst"] + [str(j) for j in range(n)],
+                       [[str(i)] + [fmt(m.get((i, j))) for j in range(n)] for i in range(n)])
     if isinstance(nvlink, str):
         lines += ["", "## NVLink links (NVML)", "", f"Unavailable: {nvlink}."]
     elif nvlink:
         links, other, active = nvlink
         n = len(links)
-        lines += ["", "## NVLink links (NVML; active links from the row's GPU to the column's)", "",
-                  "| from \\ to | " + " | ".join(str(j) for j in range(n)) + " | other (NVSwitch, hidden GPU) | active |",
-                  "|---" * (n + 3) + "|"]
-        for i in range(n):
-            lines.append(f"| {i} | " + " | ".join(str(v) for v in links[i]) + f" | {other[i]} | {active[i]} |")
+        lines += table("NVLink links (NVML; active links from the row's GPU to the column's)",
+                       ["from \\ to"] + [str(j) for j in range(n)] + ["other (NVSwitch, hidden GPU)", "active"],
+                       [[str(i)] + [str(v) for v in links[i]] + [str(other[i]), str(active[i])] for i in range(n)])
     if topo:
         lines += ["", "## nvidia-smi topo -m", "", "```", topo.rstrip(), "```"]
     if model_md:
