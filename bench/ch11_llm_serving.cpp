@@ -11,9 +11,10 @@
 //   BM_gemv/fp16/<rows>x<cols>                  base: a copy of the weight bytes
 //   BM_gemv/int8/<rows>x<cols>                  base: the fp16 GEMV (vs_base = INT8 speedup)
 //   BM_lt_gemm/bf16/<size>                      cuBLASLt bf16 GEMM, size^3, TN (the linear layer)
-//   BM_lt_gemm/{int8,fp8,fp8_fast}/<size>       cuBLASLt INT8 (int32 out), FP8 E4M3 (bf16 out;
-//                                               fast: Hopper's fast accumulation); base: the bf16
-//                                               GEMM (vs_base = speedup). FP8 rows are errors
+//   BM_lt_gemm/{int8,fp8,fp8_fast,fp8_e5m2x}/<size>  cuBLASLt INT8 (int32 out), FP8 E4M3 (bf16
+//                                               out; fast: Hopper's fast accumulation; e5m2x:
+//                                               activations in E5M2, a backward pass's); base: the
+//                                               bf16 GEMM (vs_base = speedup). FP8 rows are errors
 //                                               below compute capability 8.9, with the reason.
 //   BM_prefill/b1_len<len>                      causal flash prefill (prefill_attention), one
 //                                               sequence of one Llama-3-8B layer; TFLOP/s, alone
@@ -341,7 +342,7 @@ void BM_gemv_int8(benchmark::State& state, Gemv g) {
 struct LtHost {
   std::vector<std::int8_t> wi, xi;
   std::vector<__nv_bfloat16> wb, xb;
-  Fp8Tensor wf, xf;
+  Fp8Tensor wf, xf, xf5;  // xf5: the activations in E5M2
 };
 const LtHost& lt_host(int s) {
   static std::map<int, LtHost> cache;
@@ -366,6 +367,7 @@ const LtHost& lt_host(int s) {
   }
   h.wf = quantize_fp8(fw, Fp8Format::kE4M3);
   h.xf = quantize_fp8(fx, Fp8Format::kE4M3);
+  h.xf5 = quantize_fp8(fx, Fp8Format::kE5M2);
   return cache.emplace(s, std::move(h)).first->second;
 }
 
@@ -380,8 +382,8 @@ struct LtData {
   const Fp8Tensor& xf;
   DeviceBuffer<std::int8_t> dwi, dxi;
   DeviceBuffer<__nv_bfloat16> dwb, dxb, yb;
-  DeviceBuffer<std::uint8_t> dwf, dxf;
-  DeviceBuffer<float> ws, xs;
+  DeviceBuffer<std::uint8_t> dwf, dxf, dxf5;
+  DeviceBuffer<float> ws, xs, xs5;
   DeviceBuffer<std::int32_t> yi;
   LtGemm lt;
   explicit LtData(int s)
@@ -400,15 +402,18 @@ struct LtData {
         yb(static_cast<std::size_t>(s) * static_cast<std::size_t>(s)),
         dwf(to_device(h.wf.codes)),
         dxf(to_device(h.xf.codes)),
+        dxf5(to_device(h.xf5.codes)),
         ws(to_device(std::vector<float>{h.wf.scale})),
         xs(to_device(std::vector<float>{h.xf.scale})),
+        xs5(to_device(std::vector<float>{h.xf5.scale})),
         yi(static_cast<std::size_t>(s) * static_cast<std::size_t>(s)) {}
   void bf16(cudaStream_t st) { lt.bf16(dwb.data(), dxb.data(), yb.data(), size, size, size, st); }
   void int8(cudaStream_t st) { lt.int8(dwi.data(), dxi.data(), yi.data(), size, size, size, st); }
-  void fp8(cudaStream_t st, bool fast) {
-    lt.fp8(dwf.data(), dxf.data(), ws.data(), xs.data(), yb.data(), size, size, size, fast, st);
+  void fp8(cudaStream_t st, bool fast, bool e5m2) {
+    lt.fp8(dwf.data(), e5m2 ? dxf5.data() : dxf.data(), ws.data(), e5m2 ? xs5.data() : xs.data(),
+           yb.data(), size, size, size, fast, st, e5m2 ? Fp8Format::kE5M2 : Fp8Format::kE4M3);
   }
-  // kind: 0 bf16, 1 int8, 2 fp8, 3 fp8 fast.
+  // kind: 0 bf16, 1 int8, 2 fp8, 3 fp8 fast, 4 fp8 with E5M2 activations.
   std::string check(int kind) const {
     const std::size_t s = static_cast<std::size_t>(size);
     const auto gotb =
@@ -425,6 +430,9 @@ struct LtData {
           p = static_cast<double>(wi[o * s + i]) * xi[t * s + i];
         else if (kind == 0)
           p = double{__bfloat162float(wb[o * s + i])} * __bfloat162float(xb[t * s + i]);
+        else if (kind == 4)
+          p = double{fp8_to_float(wf.codes[o * s + i], Fp8Format::kE4M3)} * wf.scale *
+              fp8_to_float(h.xf5.codes[t * s + i], Fp8Format::kE5M2) * h.xf5.scale;
         else
           p = double{fp8_to_float(wf.codes[o * s + i], Fp8Format::kE4M3)} * wf.scale *
               fp8_to_float(xf.codes[t * s + i], Fp8Format::kE4M3) * xf.scale;
@@ -443,7 +451,7 @@ struct LtData {
 };
 
 void BM_lt_gemm(benchmark::State& state, int size, int kind) {
-  static const char* names[] = {"bf16", "int8", "fp8", "fp8_fast"};
+  static const char* names[] = {"bf16", "int8", "fp8", "fp8_fast", "fp8_e5m2x"};
   if (kind >= 2) {
     if (std::string why; !fp8_supported(&why)) {
       state.SkipWithError(why.c_str());
@@ -457,7 +465,7 @@ void BM_lt_gemm(benchmark::State& state, int size, int kind) {
     else if (kind == 1)
       d.int8(st);
     else
-      d.fp8(st, kind == 3);
+      d.fp8(st, kind == 3, kind == 4);
   };
   if (!bench::verify(state, std::string("lt_gemm/") + names[kind] + "/" + std::to_string(size),
                      [&] {
@@ -620,8 +628,8 @@ using bench::add;  // cudalab/bench.hpp
     add("BM_decode_split_k/s" + std::to_string(splits) + "/" + mid.name(),
         [mid, splits](benchmark::State& st) { BM_decode_split_k(st, mid, splits); });
   for (int size : {4096, 8192})
-    for (int kind = 0; kind < 4; ++kind) {
-      static const char* names[] = {"bf16", "int8", "fp8", "fp8_fast"};
+    for (int kind = 0; kind < 5; ++kind) {
+      static const char* names[] = {"bf16", "int8", "fp8", "fp8_fast", "fp8_e5m2x"};
       add("BM_lt_gemm/" + std::string(names[kind]) + "/" + std::to_string(size),
           [size, kind](benchmark::State& st) { BM_lt_gemm(st, size, kind); });
     }
