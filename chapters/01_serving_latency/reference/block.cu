@@ -5,6 +5,7 @@
 // GELU and residual ride in the GEMMs' epilogues: 3 kernels, and the elementwise ops stop reading
 // and writing the activations from DRAM. The graph path (graph_cache.cu) replays the fused forward.
 #include "ch01/ch01.hpp"
+#include "cudalab/block_reduce.cuh"
 #include "cudalab/check.hpp"
 #include "cudalab/nvtx.hpp"
 
@@ -28,17 +29,6 @@ void require_pointer(const void* p, std::size_t n, const char* name, cudaStream_
   } else {
     require(n == 0 || p != nullptr, name, "null pointer with elements to process");
   }
-}
-
-__device__ float block_sum(float v, float* shared) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  __syncthreads();  // the previous call's readers are done with `shared`
-  if (lane == 0) shared[warp] = v;
-  __syncthreads();
-  float total = 0.0f;
-  for (int w = 0; w < static_cast<int>(blockDim.x >> 5); ++w) total += shared[w];
-  return total;
 }
 
 __global__ void __launch_bounds__(kRowThreads)

@@ -35,6 +35,7 @@
 
 #include "ch11/ch11.hpp"
 #include "ch11/decoder.hpp"
+#include "cudalab/block_reduce.cuh"
 #include "cudalab/check.hpp"
 #include "cudalab/cublas.hpp"
 #include "cudalab/math.hpp"
@@ -46,16 +47,6 @@ namespace {
 
 constexpr int kThreads = 256;  // every row kernel: one block of 256 threads per row
 static_assert(kThreads % 32 == 0 && kThreads <= 1024);
-
-__device__ __forceinline__ float block_sum(float v, float* smem) {  // smem: kThreads / 32 floats
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (lane == 0) smem[warp] = v;
-  __syncthreads();  // every warp's partial sum is in smem
-  float s = 0;
-  for (int w = 0; w < kThreads / 32; ++w) s += smem[w];
-  return s;
-}
 
 // h[t][:] = embed[tokens[tok_idx[t]]][:] (fp32). A token outside [0, vocab) gives NaN (device
 // data is not checked on the host: the NaN makes a bad token visible in the logits).
