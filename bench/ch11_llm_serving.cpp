@@ -420,6 +420,9 @@ struct LtData {
         kind == 1 ? std::vector<__nv_bfloat16>() : bench::download(yb.data(), yb.size());
     const auto goti =
         kind == 1 ? bench::download(yi.data(), yi.size()) : std::vector<std::int32_t>();
+    const bool e5m2 = kind == 4;
+    const Fp8Tensor& x8 = e5m2 ? h.xf5 : xf;
+    const Fp8Format x_format = e5m2 ? Fp8Format::kE5M2 : Fp8Format::kE4M3;
     std::mt19937_64 g(5);
     for (int sample = 0; sample < 256; ++sample) {
       const std::size_t o = g() % s, t = g() % s;  // output feature o of token t: Y[t][o]
@@ -430,12 +433,9 @@ struct LtData {
           p = static_cast<double>(wi[o * s + i]) * xi[t * s + i];
         else if (kind == 0)
           p = double{__bfloat162float(wb[o * s + i])} * __bfloat162float(xb[t * s + i]);
-        else if (kind == 4)
-          p = double{fp8_to_float(wf.codes[o * s + i], Fp8Format::kE4M3)} * wf.scale *
-              fp8_to_float(h.xf5.codes[t * s + i], Fp8Format::kE5M2) * h.xf5.scale;
         else
           p = double{fp8_to_float(wf.codes[o * s + i], Fp8Format::kE4M3)} * wf.scale *
-              fp8_to_float(xf.codes[t * s + i], Fp8Format::kE4M3) * xf.scale;
+              fp8_to_float(x8.codes[t * s + i], x_format) * x8.scale;
         want += p;
         a += std::fabs(p);
       }

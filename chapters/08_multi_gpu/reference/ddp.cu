@@ -65,12 +65,6 @@ __global__ void relu_backward_kernel(float* __restrict__ h, const float* __restr
     h[i] = h[i] > 0.0f ? dy[i / hid] * w2[i % hid] : 0.0f;
 }
 
-__global__ void fill_kernel(float* __restrict__ p, std::size_t n, float v) {
-  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
-       i += std::size_t{gridDim.x} * blockDim.x)
-    p[i] = v;
-}
-
 __global__ void sgd_kernel(float* __restrict__ p, const float* __restrict__ g, std::size_t n,
                            float lr) {
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
@@ -136,11 +130,8 @@ std::vector<float> ddp_train(const DdpConfig& c, std::span<const int> devices, G
       k.p = DeviceBuffer<float>(std::span<const float>(P));
       k.g = DeviceBuffer<float>(params);
       k.loss = DeviceBuffer<float>(1);
-      k.ones = DeviceBuffer<float>(rows.count);
+      k.ones = to_device(std::vector<float>(rows.count, 1.0f));  // gb1 = dH^T ones
       CUDALAB_CHECK(cudaStreamCreateWithFlags(&k.compute, cudaStreamNonBlocking));
-      fill_kernel<<<blocks_for(rows.count), kBlock, 0, k.compute>>>(k.ones.data(), rows.count,
-                                                                    1.0f);
-      CUDALAB_CHECK_LAUNCH();
       k.blas.emplace();
       CUDALAB_CHECK_CUBLAS(cublasSetStream(*k.blas, k.compute));
       CUDALAB_CHECK(cudaStreamCreateWithFlags(&k.comm, cudaStreamNonBlocking));
