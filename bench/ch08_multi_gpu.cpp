@@ -6,7 +6,6 @@
 // Counters: algbw_GB/s = bytes / time, busbw_GB/s = algbw x 2(n-1)/n (nccl-tests' definitions),
 // time = the slowest rank's (events on every rank's stream, joined into rank 0's).
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <exception>
 #include <functional>
@@ -247,9 +246,12 @@ void BM_p2p_copy(benchmark::State& state, int src, int dst, bool both_ways) {
   state.counters["GB/s"] = gbs;
 }
 
-// The DDP-like training step (ch08::ddp_train) on `ranks` ranks: the time of one step, from
-// ddp_train with 10 steps minus ddp_train with none (its set-up: data, buffers, streams), each the
-// best of 3 calls. Counters: step_ms, samples/s, speedup (the one-rank step, measured once per
+// The DDP-like training step (ch08::ddp_train) on `ranks` ranks: the time of one step as
+// ddp_train measures it (its steps after the first, all ranks synchronized at both ends, the
+// set-up outside), the best of 3 calls. It was the difference of two whole calls (10 steps minus
+// none) until the 2026-12-02 run showed the small model's one-rank row at 0.74x of itself: at
+// 0.1 ms a step, the set-up's jitter (cuBLAS handles, buffers, the data) swamped the steps.
+// Counters: step_ms, samples/s, speedup (the one-rank step, measured once per
 // process and size, over this one: strong scaling, the global batch split over the ranks),
 // and, when the ranks are distinct GPUs, the cost model's prediction for them (model_speedup:
 // compute = the one-rank step, the gradients all-reduced at the end or in 2 buckets, NVLink as
@@ -265,20 +267,15 @@ const DdpSize kDdpSizes[] = {
 
 double ddp_step_seconds(const ch08::DdpConfig& base, const std::vector<int>& devices,
                         ch08::GradSync sync) {
-  const auto best_of_3 = [&](int steps) {
-    ch08::DdpConfig c = base;
-    c.steps = steps;
-    double best = 1e30;
-    for (int i = 0; i < 3; ++i) {
-      const auto t0 = std::chrono::steady_clock::now();
-      (void)ch08::ddp_train(c, devices, sync);
-      best = std::min(best,
-                      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    }
-    return best;
-  };
-  constexpr int kSteps = 10;
-  return std::max(best_of_3(kSteps) - best_of_3(0), 1e-9) / kSteps;
+  ch08::DdpConfig c = base;
+  c.steps = 21;  // 20 timed steps after the warm-up step
+  double best = 1e30;
+  for (int i = 0; i < 3; ++i) {
+    double step = 0;
+    (void)ch08::ddp_train(c, devices, sync, &step);
+    best = std::min(best, step);
+  }
+  return best;
 }
 
 double one_rank_step_seconds(const DdpSize& size) {
