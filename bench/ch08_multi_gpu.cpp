@@ -6,6 +6,8 @@
 // Counters: algbw_GB/s = bytes / time, busbw_GB/s = algbw x 2(n-1)/n (nccl-tests' definitions),
 // time = the slowest rank's (events on every rank's stream, joined into rank 0's).
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <exception>
 #include <functional>
@@ -15,8 +17,10 @@
 
 #include "ch08/ch08.hpp"
 #include "ch08/ddp.hpp"
+#include "ch08/tensor_parallel.hpp"
 #include "cudalab/bench.hpp"
 #include "cudalab/check.hpp"
+#include "cudalab/cublas.hpp"
 #include "cudalab/device_fill.hpp"
 #include "cudalab/memory.hpp"
 #if CUDALAB_HAVE_NCCL
@@ -320,6 +324,149 @@ void BM_ddp(benchmark::State& state, const DdpSize& size, int ranks, ch08::GradS
   }
 }
 
+// Tensor-parallel GEMM (ch08/tensor_parallel.hpp): C = A B, n x n x n in FP32 on cuBLAS, split
+// by columns (each rank a slice of C's columns, then an all-gather by peer copies) or by rows of
+// the inner dimension (each rank a partial C, then the hand ring all-reduce), over `ranks` ranks:
+// GPUs 0..ranks-1, or ranks simulated on GPU 0 when there are fewer GPUs. Every rank holds A and B
+// whole (the split is of the work). Checked once before timing: every rank's C against one cuBLAS
+// SGEMM of the same data on GPU 0. Time: the host's, from every rank idle to every rank done.
+// Counters: TFLOP/s of the whole product, speedup = the one-rank product's time (measured once per
+// process and size) over this one, efficiency = speedup / ranks, simulated (ranks share a GPU).
+enum class TpSplit { kColumns, kRows };
+
+struct TpSetup {
+  TpSetup(std::vector<int> devs, int n_) : devices(std::move(devs)), n(n_) {
+    const std::size_t cells = std::size_t(n) * n;
+    for (int d : devices) {
+      CUDALAB_CHECK(cudaSetDevice(d));
+      a.push_back(uniform_device_buffer(cells, 81, -1.0f, 1.0f));  // the same A and B on every rank
+      b.push_back(uniform_device_buffer(cells, 82, -1.0f, 1.0f));
+      c.emplace_back(cells);
+      handles.emplace_back();
+      cudaStream_t s = nullptr;
+      CUDALAB_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+      streams.push_back(s);
+      raw.push_back(handles.back().get());
+      pa.push_back(a.back().data());
+      pb.push_back(b.back().data());
+      pc.push_back(c.back().data());
+    }
+    idle();
+  }
+  TpSetup(const TpSetup&) = delete;
+  TpSetup& operator=(const TpSetup&) = delete;
+  ~TpSetup() {
+    for (std::size_t r = 0; r < devices.size(); ++r) {
+      (void)cudaSetDevice(devices[r]);
+      (void)cudaStreamSynchronize(streams[r]);
+      (void)cudaStreamDestroy(streams[r]);
+    }
+    (void)cudaSetDevice(devices[0]);
+  }
+  void idle() {
+    for (int d : devices) {
+      CUDALAB_CHECK(cudaSetDevice(d));
+      CUDALAB_CHECK(cudaDeviceSynchronize());
+    }
+    CUDALAB_CHECK(cudaSetDevice(devices[0]));
+  }
+  double seconds(TpSplit split) {
+    idle();
+    const auto t0 = std::chrono::steady_clock::now();
+    const ch08::TpRanks ranks{devices, streams, raw};
+    if (split == TpSplit::kColumns) {
+      ch08::tp_gemm_columns(pa, pb, pc, n, n, n, ranks);
+    } else {
+      ch08::tp_gemm_rows(pa, pb, pc, n, n, n, ranks);
+    }
+    for (std::size_t r = 0; r < devices.size(); ++r) {
+      CUDALAB_CHECK(cudaSetDevice(devices[r]));
+      CUDALAB_CHECK(cudaStreamSynchronize(streams[r]));
+    }
+    CUDALAB_CHECK(cudaSetDevice(devices[0]));
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  // Empty when every rank's C is one SGEMM's within 1e-4 of its largest element (the row split
+  // adds in another order), else what differs.
+  std::string check() {
+    CUDALAB_CHECK(cudaSetDevice(devices[0]));
+    DeviceBuffer<float> want_d(std::size_t(n) * n);
+    {
+      const CublasHandle h;
+      const float one = 1.0f, zero = 0.0f;
+      CUDALAB_CHECK_CUBLAS(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, pa[0], n, pb[0],
+                                       n, &zero, want_d.data(), n));
+      CUDALAB_CHECK(cudaDeviceSynchronize());
+    }
+    const std::vector<float> want = want_d.to_host();
+    float scale = 0.0f;
+    for (float v : want) scale = std::max(scale, std::fabs(v));
+    for (std::size_t r = 0; r < devices.size(); ++r) {
+      CUDALAB_CHECK(cudaSetDevice(devices[r]));
+      const std::vector<float> got = c[r].to_host();
+      for (std::size_t i = 0; i < got.size(); ++i)
+        if (!(std::fabs(got[i] - want[i]) <= 1e-4f * scale))
+          return "rank " + std::to_string(r) + ", element " + std::to_string(i) + ": " +
+                 std::to_string(got[i]) + " where one SGEMM gives " + std::to_string(want[i]);
+    }
+    CUDALAB_CHECK(cudaSetDevice(devices[0]));
+    return {};
+  }
+  std::vector<int> devices;
+  int n;
+  std::vector<DeviceBuffer<float>> a, b, c;
+  std::vector<CublasHandle> handles;
+  std::vector<cudaStream_t> streams;
+  std::vector<cublasHandle_t> raw;
+  std::vector<const float*> pa, pb;
+  std::vector<float*> pc;
+};
+
+double tp_one_rank_seconds(int n) {
+  static std::map<int, double> cache;  // n -> seconds of the one-rank product (median of 5)
+  auto it = cache.find(n);
+  if (it == cache.end()) {
+    TpSetup one({0}, n);
+    (void)one.seconds(TpSplit::kColumns);  // warm-up
+    std::vector<double> s;
+    for (int i = 0; i < 5; ++i) s.push_back(one.seconds(TpSplit::kColumns));
+    std::sort(s.begin(), s.end());
+    it = cache.emplace(n, s[s.size() / 2]).first;
+  }
+  return it->second;
+}
+
+void BM_tp_gemm(benchmark::State& state, TpSplit split, int ranks, int n) {
+  try {
+    const int g = ch08::device_count();
+    const bool distinct = ranks <= g;
+    std::vector<int> devices(ranks, 0);
+    if (distinct)
+      for (int r = 0; r < ranks; ++r) devices[r] = r;
+    if (distinct && ranks > 1) ch08::enable_peer_access(devices);
+    TpSetup tp(devices, n);
+    (void)tp.seconds(split);  // warm-up, and the output checked below
+    if (const std::string wrong = tp.check(); !wrong.empty()) {
+      state.SkipWithError(("wrong result: " + wrong).c_str());
+      return;
+    }
+    std::vector<double> s;
+    for (auto _ : state) {
+      s.push_back(tp.seconds(split));
+      state.SetIterationTime(s.back());
+    }
+    std::sort(s.begin(), s.end());
+    const double med = s[s.size() / 2], one = tp_one_rank_seconds(n);
+    state.counters["TFLOP/s"] = 2.0 * n * double(n) * n / med * 1e-12;
+    state.counters["speedup"] = one / med;
+    state.counters["efficiency"] = one / med / ranks;
+    state.counters["ranks"] = ranks;
+    state.counters["simulated"] = distinct ? 0 : 1;
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+}
+
 // One 4-byte copy, src -> dst: 1000 back to back per iteration; the row's time is one copy's.
 void BM_p2p_latency(benchmark::State& state, int src, int dst) {
   double us = 0;
@@ -427,6 +574,23 @@ const bool kRegistered = [] {
         benchmark::RegisterBenchmark(name.c_str(), BM_ddp, std::cref(size), ranks, sync)
             ->UseManualTime()
             ->Iterations(1)
+            ->Unit(benchmark::kMillisecond);
+      }
+  // Tensor-parallel GEMM: 1, 2, 4, 8 ranks up to the GPUs present (and their count), or 1 and 2
+  // simulated on a machine of one GPU; a size where the GEMM dominates and one where the
+  // communication shows.
+  std::vector<int> tp_ranks{1};
+  for (int r = 2; r <= std::max(g, 2); r *= 2) tp_ranks.push_back(r);
+  if (g > 2 && tp_ranks.back() != g) tp_ranks.push_back(g);
+  for (int n : {2048, 8192})
+    for (TpSplit split : {TpSplit::kColumns, TpSplit::kRows})
+      for (int ranks : tp_ranks) {
+        if (ranks == 1 && split == TpSplit::kRows) continue;  // one rank: the same single GEMM
+        const std::string name = std::string("BM_tp_gemm/") +
+                                 (split == TpSplit::kColumns ? "columns" : "rows") +
+                                 "/ranks:" + std::to_string(ranks) + "/n:" + std::to_string(n);
+        benchmark::RegisterBenchmark(name.c_str(), BM_tp_gemm, split, ranks, n)
+            ->UseManualTime()
             ->Unit(benchmark::kMillisecond);
       }
   for (int i = 0; i < g; ++i)

@@ -8,8 +8,9 @@ Runs bench_ch08 (all-reduce by size, 8 B to 1 GiB: the hand ring of exercise 8.3
 GPU beside NCCL on the same GPUs; NCCL's all-gather, reduce-scatter and broadcast; the ring with 4
 ranks simulated on GPU 0; the P2P copy matrix one way and both ways and its latency; the NVLink
 link matrix from NVML; the DDP-like step on one rank and on every GPU, with the cost model's
-speedup beside the measured one), `nvidia-smi topo -m` where present, and ch08_cost_model, then writes under
---out:
+speedup beside the measured one; the tensor-parallel GEMM split by columns and by rows on 1, 2, 4,
+8 GPUs up to those present), `nvidia-smi topo -m` where present, and ch08_cost_model, then writes
+under --out:
     ch08_multi_gpu_<N>gpu.json   the benchmark's JSON, the topology text and the model's rows
     ch08_multi_gpu_<N>gpu.md     the tables: busbw by size (ring, NCCL, ring/NCCL), P2P matrices, NVLink,
                                  the 4-rank ring simulated on GPU 0, the model's predictions
@@ -97,6 +98,24 @@ def ddp_table(benchmarks: list[dict]) -> list[dict]:
     return rows
 
 
+TP = re.compile(r"^BM_tp_gemm/(?P<split>columns|rows)/ranks:(?P<ranks>\d+)/n:(?P<n>\d+)")
+
+
+def tp_table(benchmarks: list[dict]) -> list[dict]:
+    """The tensor-parallel GEMM by size, split and ranks: time (ms), TFLOP/s, speedup over one rank
+    and efficiency (speedup / ranks)."""
+    rows = []
+    for b in benchmarks:
+        if b.get("run_type") == "aggregate" or b.get("error_occurred"):
+            continue
+        m = TP.match(b.get("name", ""))
+        if m:
+            rows.append({"n": int(m["n"]), "split": m["split"], "ranks": int(m["ranks"]),
+                         "ms": b.get("real_time"), "tflops": b.get("TFLOP/s"), "speedup": b.get("speedup"),
+                         "efficiency": b.get("efficiency"), "simulated": bool(b.get("simulated"))})
+    return rows
+
+
 COLLECTIVE = re.compile(r"^BM_nccl_(?P<kind>allgather|reducescatter|broadcast)/gpus:\d+/bytes:(?P<bytes>\d+)")
 
 
@@ -150,7 +169,8 @@ def table(title: str, header: list[str], rows: list[list[str]], intro: str = "")
 
 def markdown(gpus: int, rows: list[dict], p2p: dict, topo: str, model_md: str,
              collectives: list[dict] | None = None, simulated: list[dict] | None = None,
-             nvlink: tuple | str | None = None, ddp: list[dict] | None = None) -> str:
+             nvlink: tuple | str | None = None, ddp: list[dict] | None = None,
+             tp: list[dict] | None = None) -> str:
     lines = [f"# Chapter 8 multi-GPU measurements: {gpus} GPU(s)", "",
              "Written by scripts/ch08_multi_gpu.py (NCCL_NVLS_ENABLE=0). busbw = algbw x 2(n-1)/n, as nccl-tests; "
              "on one GPU busbw is 0 by definition (no link is crossed)."]
@@ -183,6 +203,16 @@ def markdown(gpus: int, rows: list[dict], p2p: dict, topo: str, model_md: str,
                        "(GEMM-bound). Speedup: one rank's step over this step, measured in the same row; the "
                        "model's: ch08::speedup with the one-rank step as compute and NVLink as assumed below "
                        "(none where the ranks share a GPU).")
+    if tp:
+        lines += table("The tensor-parallel GEMM (C = A B, n x n x n, FP32 on cuBLAS)",
+                       ["n", "split", "ranks", "time (ms)", "TFLOP/s", "speedup", "efficiency"],
+                       [[str(r["n"]), r["split"], f"{r['ranks']} (simulated on one GPU)" if r["simulated"]
+                         else str(r["ranks"]), fmt(r["ms"], ".3f"), fmt(r["tflops"]), fmt(r["speedup"], ".2f"),
+                         fmt(r["efficiency"], ".2f")] for r in tp],
+                       "columns: each rank a slice of C's columns, then an all-gather (peer copies); rows: each "
+                       "rank a partial C over its slice of the inner dimension, then the hand ring all-reduce. "
+                       "Speedup: the one-rank product's time over this one; efficiency: speedup / ranks. Each "
+                       "row is checked against one SGEMM before it is timed.")
     for direction, title in (("one_way", "P2P copy bandwidth, one way (GB/s, 256 MiB, rows = source)"),
                              ("both_ways", "P2P copy bandwidth, both ways at once (sum, GB/s, 256 MiB, rows = source)"),
                              ("latency", "P2P copy latency (µs per 4-byte copy, 1000 back to back, rows = source)")):
@@ -221,10 +251,11 @@ def write_tables(out: Path, data: dict, topo: str, model_md: str, model_json: di
                  for d, m in p2p.items()},
          "collectives": collectives_table(benchmarks), "simulated": simulated_table(benchmarks),
          "nvlink": nvlink_table(data.get("context", {})), "ddp": ddp_table(benchmarks),
+         "tp": tp_table(benchmarks),
          "topology": topo, "model": model_json, "bench": data}, indent=1) + "\n")
     stem.with_suffix(".md").write_text(markdown(gpus, rows, p2p, topo, model_md, collectives_table(benchmarks),
                                                 simulated_table(benchmarks), nvlink_table(data.get("context", {})),
-                                                ddp_table(benchmarks)))
+                                                ddp_table(benchmarks), tp_table(benchmarks)))
     return stem
 
 

@@ -99,6 +99,23 @@ class Tables(unittest.TestCase):
         self.assertIn("| large | 2 | bucketed | 3.100 | 1.94 | 1.97 |", md)
         self.assertIn("| small | 2 (simulated on one GPU) | end | 0.200 | 0.60 | — |", md)
 
+    def test_tp_table(self):
+        bench = [row("BM_tp_gemm/columns/ranks:1/n:8192/manual_time",
+                     **{"real_time": 22.0, "TFLOP/s": 50.0, "speedup": 1.0, "efficiency": 1.0, "simulated": 0.0}),
+                 row("BM_tp_gemm/rows/ranks:2/n:8192/manual_time",
+                     **{"real_time": 11.6, "TFLOP/s": 94.8, "speedup": 1.9, "efficiency": 0.95,
+                        "simulated": 0.0}),
+                 row("BM_tp_gemm/columns/ranks:2/n:2048/manual_time",
+                     **{"real_time": 0.7, "TFLOP/s": 24.5, "speedup": 0.5, "efficiency": 0.25,
+                        "simulated": 1.0}),
+                 row("BM_tp_gemm/columns/ranks:2/n:2048/manual_time_median", run_type="aggregate")]
+        rows = m.tp_table(bench)
+        self.assertEqual([(r["n"], r["split"], r["ranks"]) for r in rows],
+                         [(8192, "columns", 1), (8192, "rows", 2), (2048, "columns", 2)])
+        md = m.markdown(2, [], {"one_way": {}, "both_ways": {}}, "", "", tp=rows)
+        self.assertIn("| 8192 | rows | 2 | 11.600 | 94.8 | 1.90 | 0.95 |", md)
+        self.assertIn("| 2048 | columns | 2 (simulated on one GPU) | 0.700 | 24.5 | 0.50 | 0.25 |", md)
+
     def test_human_bytes(self):
         self.assertEqual(m.human_bytes(8), "8 B")
         self.assertEqual(m.human_bytes(1 << 30), "1 GiB")
