@@ -514,6 +514,14 @@ void nvlink_context() {
 const std::vector<std::size_t> kBytes = {8,        1 << 10,  64 << 10,  1 << 20,
                                          16 << 20, 64 << 20, 256 << 20, std::size_t{1} << 30};
 
+// `from`, 2 `from`, 4 `from`, ... up to `to`, and `to` itself: the GPU counts of a scaling sweep.
+std::vector<int> gpu_counts(int from, int to) {
+  std::vector<int> counts;
+  for (int c = from; c <= to; c *= 2) counts.push_back(c);
+  if (counts.empty() || counts.back() != to) counts.push_back(to);
+  return counts;
+}
+
 // Registered before main() runs: the rows depend on the number of GPUs found.
 const bool kRegistered = [] {
 #if CUDALAB_HAVE_NCCL
@@ -526,7 +534,11 @@ const bool kRegistered = [] {
   // nothing): two all-reduce sizes show that, and the 4-rank simulated ring below is the table
   // that means something there. (The whole sweep of 1-rank rows ran over 9 minutes on an H200
   // shared with another run: ~300,000 runs of ~2 us each per row under --benchmark_min_time.)
-  const std::vector<int> configs = g > 0 ? std::vector<int>{g} : std::vector<int>{1, 2, 4, 8};
+  // With several GPUs, the all-reduce sweep runs on 2, 4, 8 ... GPUs up to all of them (busbw by
+  // GPU count: issue 16), NCCL's other collectives on all of them.
+  const std::vector<int> configs = g == 0   ? std::vector<int>{1, 2, 4, 8}
+                                   : g == 1 ? std::vector<int>{1}
+                                            : gpu_counts(2, g);
   if (g > 0) nvlink_context();
   const std::vector<std::size_t> one_gpu_bytes = {std::size_t{1} << 20, std::size_t{256} << 20};
   for (int gpus : configs)
@@ -537,7 +549,7 @@ const bool kRegistered = [] {
 #if CUDALAB_HAVE_NCCL
       bench::add("BM_nccl_allreduce" + suffix,
                  [gpus, b](benchmark::State& st) { BM_nccl_allreduce(st, gpus, b); });
-      if (g == 1) continue;  // one rank: the all-reduce rows say it all
+      if (g == 1 || (g > 1 && gpus != g)) continue;  // one rank: the all-reduce says it all
       bench::add("BM_nccl_allgather" + suffix, [gpus, b](benchmark::State& st) {
         BM_nccl_collective(st, Collective::kAllGather, gpus, b);
       });
@@ -563,9 +575,9 @@ const bool kRegistered = [] {
             ->Iterations(3)
             ->Unit(benchmark::kMicrosecond);
       }
-  // DDP: one rank, and every GPU (2 ranks simulated on a machine of one GPU).
+  // DDP: one rank, and 2, 4, 8 ... GPUs up to all of them (2 ranks simulated on one GPU).
   for (const DdpSize& size : kDdpSizes)
-    for (int ranks : {1, std::max(g, 2)})
+    for (int ranks : gpu_counts(1, std::max(g, 2)))
       for (auto sync : {ch08::GradSync::kAtEnd, ch08::GradSync::kBucketed}) {
         if (ranks == 1 && sync == ch08::GradSync::kBucketed) continue;  // nothing to overlap
         const std::string name = std::string("BM_ddp/") + size.name +
@@ -579,12 +591,9 @@ const bool kRegistered = [] {
   // Tensor-parallel GEMM: 1, 2, 4, 8 ranks up to the GPUs present (and their count), or 1 and 2
   // simulated on a machine of one GPU; a size where the GEMM dominates and one where the
   // communication shows.
-  std::vector<int> tp_ranks{1};
-  for (int r = 2; r <= std::max(g, 2); r *= 2) tp_ranks.push_back(r);
-  if (g > 2 && tp_ranks.back() != g) tp_ranks.push_back(g);
   for (int n : {2048, 8192})
     for (TpSplit split : {TpSplit::kColumns, TpSplit::kRows})
-      for (int ranks : tp_ranks) {
+      for (int ranks : gpu_counts(1, std::max(g, 2))) {
         if (ranks == 1 && split == TpSplit::kRows) continue;  // one rank: the same single GEMM
         const std::string name = std::string("BM_tp_gemm/") +
                                  (split == TpSplit::kColumns ? "columns" : "rows") +

@@ -12,7 +12,7 @@ speedup beside the measured one; the tensor-parallel GEMM split by columns and b
 8 GPUs up to those present), `nvidia-smi topo -m` where present, and ch08_cost_model, then writes
 under --out:
     ch08_multi_gpu_<N>gpu.json   the benchmark's JSON, the topology text and the model's rows
-    ch08_multi_gpu_<N>gpu.md     the tables: busbw by size (ring, NCCL, ring/NCCL), P2P matrices, NVLink,
+    ch08_multi_gpu_<N>gpu.md     the tables: busbw by GPU count and size (ring, NCCL, ring/NCCL), P2P matrices, NVLink,
                                  the 4-rank ring simulated on GPU 0, the model's predictions
 --render rewrites the .md beside a saved .json from its benchmark JSON (no GPU: after a change to
 the tables; the model, a CPU program, runs again and must give the rows the .json holds).
@@ -43,25 +43,25 @@ def human_bytes(b: int) -> str:
 
 
 def allreduce_table(benchmarks: list[dict]) -> tuple[int, list[dict]]:
-    """Rows by size: {bytes, ring_busbw, nccl_busbw, ring_us, nccl_us, ratio} (None where absent)."""
-    by_size: dict[int, dict] = {}
-    gpus = 0
+    """The most GPUs measured, and rows by GPU count and size: {gpus, bytes, ring_busbw, nccl_busbw,
+    ring_us, nccl_us, ratio} (None where absent)."""
+    by_key: dict[tuple[int, int], dict] = {}
     for b in benchmarks:
         if b.get("run_type") == "aggregate" or b.get("error_occurred"):
             continue
         m = ROW.match(b.get("name", ""))
         if not m:
             continue
-        gpus = int(m["gpus"])
-        row = by_size.setdefault(int(m["bytes"]), {"bytes": int(m["bytes"]), "ring_busbw": None, "nccl_busbw": None,
-                                                    "ring_us": None, "nccl_us": None})
-        key = "ring" if m["kind"] == "ring_allreduce" else "nccl"
-        row[f"{key}_busbw"] = b.get("busbw_GB/s")
-        row[f"{key}_us"] = b.get("median_us")
-    rows = [by_size[k] for k in sorted(by_size)]
+        key = (int(m["gpus"]), int(m["bytes"]))
+        row = by_key.setdefault(key, {"gpus": key[0], "bytes": key[1], "ring_busbw": None, "nccl_busbw": None,
+                                      "ring_us": None, "nccl_us": None})
+        kind = "ring" if m["kind"] == "ring_allreduce" else "nccl"
+        row[f"{kind}_busbw"] = b.get("busbw_GB/s")
+        row[f"{kind}_us"] = b.get("median_us")
+    rows = [by_key[k] for k in sorted(by_key)]
     for r in rows:
         r["ratio"] = (r["ring_us"] and r["nccl_us"]) and r["nccl_us"] / r["ring_us"] or None
-    return gpus, rows
+    return max((k[0] for k in by_key), default=0), rows
 
 
 SIMULATED = re.compile(r"^BM_ring_simulated/ranks:(?P<ranks>\d+)/bytes:(?P<bytes>\d+)")
@@ -174,11 +174,11 @@ def markdown(gpus: int, rows: list[dict], p2p: dict, topo: str, model_md: str,
     lines = [f"# Chapter 8 multi-GPU measurements: {gpus} GPU(s)", "",
              "Written by scripts/ch08_multi_gpu.py (NCCL_NVLS_ENABLE=0). busbw = algbw x 2(n-1)/n, as nccl-tests; "
              "on one GPU busbw is 0 by definition (no link is crossed)."]
-    lines += table("All-reduce by size",
-                   ["bytes", "hand ring busbw (GB/s)", "NCCL busbw (GB/s)", "hand ring (us)", "NCCL (us)",
+    lines += table("All-reduce by GPU count and size",
+                   ["GPUs", "bytes", "hand ring busbw (GB/s)", "NCCL busbw (GB/s)", "hand ring (us)", "NCCL (us)",
                     "ring / NCCL speed"],
-                   [[human_bytes(r["bytes"]), fmt(r["ring_busbw"]), fmt(r["nccl_busbw"]), fmt(r["ring_us"]),
-                     fmt(r["nccl_us"]), fmt(r["ratio"], ".2f")] for r in rows])
+                   [[str(r.get("gpus", gpus)), human_bytes(r["bytes"]), fmt(r["ring_busbw"]), fmt(r["nccl_busbw"]),
+                     fmt(r["ring_us"]), fmt(r["nccl_us"]), fmt(r["ratio"], ".2f")] for r in rows])
     if collectives:
         lines += table("NCCL's other collectives (busbw, GB/s; bytes = the whole buffer)",
                        ["bytes", "all-gather", "reduce-scatter", "broadcast"],

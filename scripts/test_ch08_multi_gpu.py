@@ -17,12 +17,16 @@ class Tables(unittest.TestCase):
                  row("BM_nccl_allreduce/gpus:2/bytes:268435456/manual_time", **{"busbw_GB/s": 292.0, "median_us": 900.0}),
                  row("BM_ring_allreduce/gpus:2/bytes:8/manual_time", **{"busbw_GB/s": 0.001, "median_us": 20.0}),
                  {"name": "BM_nccl_allreduce/gpus:2/bytes:8/manual_time", "error_occurred": True}]
+        bench.append(row("BM_ring_allreduce/gpus:4/bytes:8/manual_time", **{"busbw_GB/s": 0.002, "median_us": 30.0}))
         gpus, rows = m.allreduce_table(bench)
-        self.assertEqual(gpus, 2)
-        self.assertEqual([r["bytes"] for r in rows], [8, 268435456])
+        self.assertEqual(gpus, 4)
+        self.assertEqual([(r["gpus"], r["bytes"]) for r in rows], [(2, 8), (2, 268435456), (4, 8)])
         self.assertIsNone(rows[0]["nccl_busbw"])
         self.assertIsNone(rows[0]["ratio"])
         self.assertAlmostEqual(rows[1]["ratio"], 0.9)
+        md = m.markdown(gpus, rows, {"one_way": {}, "both_ways": {}}, "", "")
+        self.assertIn("| 2 | 256 MiB | 260.0 | 292.0 | 1000.0 | 900.0 | 0.90 |", md)
+        self.assertIn("| 4 | 8 B | 0.0 | — | 30.0 | — | — |", md)
 
     def test_p2p_matrix_and_markdown(self):
         bench = [row("BM_p2p_copy/src:0/dst:1/one_way/iterations:3/manual_time", **{"GB/s": 390.0}),
