@@ -169,12 +169,22 @@ std::vector<int> first_devices(int g) {
   return d;
 }
 
+// The cost model's busbw for a ring all-reduce of `bytes` over `gpus` GPUs on NVLink as
+// ch08::nvlink_h200 assumes (alpha-beta: 2(n-1) steps), beside the measured one.
+void add_ring_model(benchmark::State& state, int gpus, std::size_t bytes) {
+  if (gpus < 2) return;
+  const double s = ch08::ring_allreduce_seconds(double(bytes), gpus, ch08::nvlink_h200());
+  state.counters["model_busbw_GB/s"] =
+      ch08::allreduce_busbw_gbs(ch08::algbw_gbs(double(bytes), s), gpus);
+}
+
 void BM_ring_allreduce(benchmark::State& state, int gpus, std::size_t bytes) {
   const auto devices = first_devices(gpus);
   if (gpus > 1) ch08::enable_peer_access(devices);
   Ranks ranks(devices, bytes / sizeof(float));
   time_rows(state, ranks, gpus, static_cast<double>(bytes),
             [&] { ch08::ring_allreduce(ranks.ptrs, ranks.devices, ranks.n, ranks.streams); });
+  add_ring_model(state, gpus, bytes);
 }
 
 void BM_ring_simulated(benchmark::State& state, int simulated, std::size_t bytes) {
@@ -199,6 +209,7 @@ void BM_nccl_allreduce(benchmark::State& state, int gpus, std::size_t bytes) {
   Ranks ranks(devices, bytes / sizeof(float));
   time_rows(state, ranks, gpus, static_cast<double>(bytes),
             [&] { ch08::all_reduce_sum(comms, ranks.cptrs, ranks.ptrs, ranks.n, ranks.streams); });
+  add_ring_model(state, gpus, bytes);
 }
 
 // The other collectives on the same GPUs, in place (nccl-tests' sizes: bytes = the whole buffer).
@@ -331,7 +342,10 @@ void BM_ddp(benchmark::State& state, const DdpSize& size, int ranks, ch08::GradS
 // whole (the split is of the work). Checked once before timing: every rank's C against one cuBLAS
 // SGEMM of the same data on GPU 0. Time: the host's, from every rank idle to every rank done.
 // Counters: TFLOP/s of the whole product, speedup = the one-rank product's time (measured once per
-// process and size) over this one, efficiency = speedup / ranks, simulated (ranks share a GPU).
+// process and size) over this one, efficiency = speedup / ranks, simulated (ranks share a GPU),
+// and on distinct GPUs the cost model's model_speedup: the one-rank time / ranks, plus the
+// communication on NVLink as ch08::nvlink_h200 assumes — the all-reduce of C (rows), or half of it
+// for the all-gather (columns: the all-gather is an all-reduce's second half), not overlapped.
 enum class TpSplit { kColumns, kRows };
 
 struct TpSetup {
@@ -462,6 +476,11 @@ void BM_tp_gemm(benchmark::State& state, TpSplit split, int ranks, int n) {
     state.counters["efficiency"] = one / med / ranks;
     state.counters["ranks"] = ranks;
     state.counters["simulated"] = distinct ? 0 : 1;
+    if (distinct && ranks > 1) {
+      const double ar = ch08::ring_allreduce_seconds(4.0 * n * n, ranks, ch08::nvlink_h200());
+      state.counters["model_speedup"] =
+          one / (one / ranks + (split == TpSplit::kColumns ? ar / 2 : ar));
+    }
   } catch (const std::exception& e) {
     state.SkipWithError(e.what());
   }

@@ -44,7 +44,7 @@ def human_bytes(b: int) -> str:
 
 def allreduce_table(benchmarks: list[dict]) -> tuple[int, list[dict]]:
     """The most GPUs measured, and rows by GPU count and size: {gpus, bytes, ring_busbw, nccl_busbw,
-    ring_us, nccl_us, ratio} (None where absent)."""
+    ring_us, nccl_us, ratio, model_busbw} (None where absent; the model's only on 2+ GPUs)."""
     by_key: dict[tuple[int, int], dict] = {}
     for b in benchmarks:
         if b.get("run_type") == "aggregate" or b.get("error_occurred"):
@@ -54,10 +54,11 @@ def allreduce_table(benchmarks: list[dict]) -> tuple[int, list[dict]]:
             continue
         key = (int(m["gpus"]), int(m["bytes"]))
         row = by_key.setdefault(key, {"gpus": key[0], "bytes": key[1], "ring_busbw": None, "nccl_busbw": None,
-                                      "ring_us": None, "nccl_us": None})
+                                      "ring_us": None, "nccl_us": None, "model_busbw": None})
         kind = "ring" if m["kind"] == "ring_allreduce" else "nccl"
         row[f"{kind}_busbw"] = b.get("busbw_GB/s")
         row[f"{kind}_us"] = b.get("median_us")
+        row["model_busbw"] = b.get("model_busbw_GB/s", row["model_busbw"])
     rows = [by_key[k] for k in sorted(by_key)]
     for r in rows:
         r["ratio"] = (r["ring_us"] and r["nccl_us"]) and r["nccl_us"] / r["ring_us"] or None
@@ -112,7 +113,8 @@ def tp_table(benchmarks: list[dict]) -> list[dict]:
         if m:
             rows.append({"n": int(m["n"]), "split": m["split"], "ranks": int(m["ranks"]),
                          "ms": b.get("real_time"), "tflops": b.get("TFLOP/s"), "speedup": b.get("speedup"),
-                         "efficiency": b.get("efficiency"), "simulated": bool(b.get("simulated"))})
+                         "efficiency": b.get("efficiency"), "model_speedup": b.get("model_speedup"),
+                         "simulated": bool(b.get("simulated"))})
     return rows
 
 
@@ -175,10 +177,12 @@ def markdown(gpus: int, rows: list[dict], p2p: dict, topo: str, model_md: str,
              "Written by scripts/ch08_multi_gpu.py (NCCL_NVLS_ENABLE=0). busbw = algbw x 2(n-1)/n, as nccl-tests; "
              "on one GPU busbw is 0 by definition (no link is crossed)."]
     lines += table("All-reduce by GPU count and size",
-                   ["GPUs", "bytes", "hand ring busbw (GB/s)", "NCCL busbw (GB/s)", "hand ring (us)", "NCCL (us)",
-                    "ring / NCCL speed"],
+                   ["GPUs", "bytes", "hand ring busbw (GB/s)", "NCCL busbw (GB/s)", "model busbw (GB/s)",
+                    "hand ring (us)", "NCCL (us)", "ring / NCCL speed"],
                    [[str(r.get("gpus", gpus)), human_bytes(r["bytes"]), fmt(r["ring_busbw"]), fmt(r["nccl_busbw"]),
-                     fmt(r["ring_us"]), fmt(r["nccl_us"]), fmt(r["ratio"], ".2f")] for r in rows])
+                     fmt(r.get("model_busbw")), fmt(r["ring_us"]), fmt(r["nccl_us"]), fmt(r["ratio"], ".2f")]
+                    for r in rows],
+                   "model: the cost model's ring all-reduce on NVLink as assumed below (alpha-beta), on 2+ GPUs.")
     if collectives:
         lines += table("NCCL's other collectives (busbw, GB/s; bytes = the whole buffer)",
                        ["bytes", "all-gather", "reduce-scatter", "broadcast"],
@@ -205,14 +209,16 @@ def markdown(gpus: int, rows: list[dict], p2p: dict, topo: str, model_md: str,
                        "(none where the ranks share a GPU).")
     if tp:
         lines += table("The tensor-parallel GEMM (C = A B, n x n x n, FP32 on cuBLAS)",
-                       ["n", "split", "ranks", "time (ms)", "TFLOP/s", "speedup", "efficiency"],
+                       ["n", "split", "ranks", "time (ms)", "TFLOP/s", "speedup", "efficiency", "model speedup"],
                        [[str(r["n"]), r["split"], f"{r['ranks']} (simulated on one GPU)" if r["simulated"]
                          else str(r["ranks"]), fmt(r["ms"], ".3f"), fmt(r["tflops"]), fmt(r["speedup"], ".2f"),
-                         fmt(r["efficiency"], ".2f")] for r in tp],
+                         fmt(r["efficiency"], ".2f"), fmt(r.get("model_speedup"), ".2f")] for r in tp],
                        "columns: each rank a slice of C's columns, then an all-gather (peer copies); rows: each "
                        "rank a partial C over its slice of the inner dimension, then the hand ring all-reduce. "
-                       "Speedup: the one-rank product's time over this one; efficiency: speedup / ranks. Each "
-                       "row is checked against one SGEMM before it is timed.")
+                       "Speedup: the one-rank product's time over this one; efficiency: speedup / ranks; model: "
+                       "the one-rank time / ranks plus the all-reduce (rows) or all-gather (columns) on NVLink "
+                       "as assumed below, not overlapped. Each row is checked against one SGEMM before it is "
+                       "timed.")
     for direction, title in (("one_way", "P2P copy bandwidth, one way (GB/s, 256 MiB, rows = source)"),
                              ("both_ways", "P2P copy bandwidth, both ways at once (sum, GB/s, 256 MiB, rows = source)"),
                              ("latency", "P2P copy latency (µs per 4-byte copy, 1000 back to back, rows = source)")):

@@ -13,7 +13,8 @@ def row(name, **counters):
 
 class Tables(unittest.TestCase):
     def test_allreduce_pairs_ring_and_nccl_by_size(self):
-        bench = [row("BM_ring_allreduce/gpus:2/bytes:268435456/manual_time", **{"busbw_GB/s": 260.0, "median_us": 1000.0}),
+        bench = [row("BM_ring_allreduce/gpus:2/bytes:268435456/manual_time",
+                     **{"busbw_GB/s": 260.0, "median_us": 1000.0, "model_busbw_GB/s": 318.4}),
                  row("BM_nccl_allreduce/gpus:2/bytes:268435456/manual_time", **{"busbw_GB/s": 292.0, "median_us": 900.0}),
                  row("BM_ring_allreduce/gpus:2/bytes:8/manual_time", **{"busbw_GB/s": 0.001, "median_us": 20.0}),
                  {"name": "BM_nccl_allreduce/gpus:2/bytes:8/manual_time", "error_occurred": True}]
@@ -25,8 +26,8 @@ class Tables(unittest.TestCase):
         self.assertIsNone(rows[0]["ratio"])
         self.assertAlmostEqual(rows[1]["ratio"], 0.9)
         md = m.markdown(gpus, rows, {"one_way": {}, "both_ways": {}}, "", "")
-        self.assertIn("| 2 | 256 MiB | 260.0 | 292.0 | 1000.0 | 900.0 | 0.90 |", md)
-        self.assertIn("| 4 | 8 B | 0.0 | — | 30.0 | — | — |", md)
+        self.assertIn("| 2 | 256 MiB | 260.0 | 292.0 | 318.4 | 1000.0 | 900.0 | 0.90 |", md)
+        self.assertIn("| 4 | 8 B | 0.0 | — | — | 30.0 | — | — |", md)
 
     def test_p2p_matrix_and_markdown(self):
         bench = [row("BM_p2p_copy/src:0/dst:1/one_way/iterations:3/manual_time", **{"GB/s": 390.0}),
@@ -108,7 +109,7 @@ class Tables(unittest.TestCase):
                      **{"real_time": 22.0, "TFLOP/s": 50.0, "speedup": 1.0, "efficiency": 1.0, "simulated": 0.0}),
                  row("BM_tp_gemm/rows/ranks:2/n:8192/manual_time",
                      **{"real_time": 11.6, "TFLOP/s": 94.8, "speedup": 1.9, "efficiency": 0.95,
-                        "simulated": 0.0}),
+                        "model_speedup": 1.96, "simulated": 0.0}),
                  row("BM_tp_gemm/columns/ranks:2/n:2048/manual_time",
                      **{"real_time": 0.7, "TFLOP/s": 24.5, "speedup": 0.5, "efficiency": 0.25,
                         "simulated": 1.0}),
@@ -117,8 +118,8 @@ class Tables(unittest.TestCase):
         self.assertEqual([(r["n"], r["split"], r["ranks"]) for r in rows],
                          [(8192, "columns", 1), (8192, "rows", 2), (2048, "columns", 2)])
         md = m.markdown(2, [], {"one_way": {}, "both_ways": {}}, "", "", tp=rows)
-        self.assertIn("| 8192 | rows | 2 | 11.600 | 94.8 | 1.90 | 0.95 |", md)
-        self.assertIn("| 2048 | columns | 2 (simulated on one GPU) | 0.700 | 24.5 | 0.50 | 0.25 |", md)
+        self.assertIn("| 8192 | rows | 2 | 11.600 | 94.8 | 1.90 | 0.95 | 1.96 |", md)
+        self.assertIn("| 2048 | columns | 2 (simulated on one GPU) | 0.700 | 24.5 | 0.50 | 0.25 | — |", md)
 
     def test_human_bytes(self):
         self.assertEqual(m.human_bytes(8), "8 B")
