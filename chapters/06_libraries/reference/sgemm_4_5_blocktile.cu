@@ -147,7 +147,7 @@ __global__ void __launch_bounds__(Blocktile2dConfig::kThreads, Blocktile2dConfig
 #pragma unroll
       for (int i = 0; i < C::kTM; ++i)
 #pragma unroll
-        for (int j = 0; j < C::kTN; ++j) acc[i][j] += a_reg[i] * b_reg[j];  // 64 FMAs, 16 loads
+        for (int j = 0; j < C::kTN; ++j) acc[i][j] += a_reg[i] * b_reg[j];  // 64 FMAs, 4 reads
     }
     __syncthreads();  // all reads done before the next tile is written
   }
