@@ -70,8 +70,7 @@ __global__ void __launch_bounds__(VectorizedConfig::kThreads)
       *reinterpret_cast<float4*>(&a_reg[0]) = *reinterpret_cast<const float4*>(&As[k][t_row]);
       *reinterpret_cast<float4*>(&a_reg[4]) = *reinterpret_cast<const float4*>(&As[k][t_row + 4]);
       *reinterpret_cast<float4*>(&b_reg[0]) = *reinterpret_cast<const float4*>(&Bs[k][t_col]);
-      *reinterpret_cast<float4*>(&b_reg[4]) =
-          *reinterpret_cast<const float4*>(&Bs[k][64 + t_col]);
+      *reinterpret_cast<float4*>(&b_reg[4]) = *reinterpret_cast<const float4*>(&Bs[k][64 + t_col]);
 #pragma unroll
       for (int i = 0; i < C::kTM; ++i)
 #pragma unroll
