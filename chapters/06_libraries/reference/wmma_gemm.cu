@@ -138,7 +138,7 @@ __global__ void __launch_bounds__(WM::kThreads, 2)
       //   Constraints: nvcuda::wmma only (fragments, load_matrix_sync, mma_sync), 16 x 16 x 16, T =
       //     half or bfloat16 inputs with fp32 accumulation; the shared tiles are padded (ldm kLdA,
       //     kLdB).
-      //   Goal: BM_tc_gemm/wmma_fp16/8192 >= 0.3x BM_tc_gemm_cublas/fp16/8192;
+      //   Goal: BM_tc_gemm/wmma_fp16/8192 >= 0.26x BM_tc_gemm_cublas/fp16/8192;
       //     `scripts/lab check 6.5`.
 #pragma unroll
     for (int kk = 0; kk < WM::kBK; kk += WM::kFrag) {
