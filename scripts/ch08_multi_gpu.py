@@ -9,11 +9,14 @@ GPU beside NCCL on the same GPUs; NCCL's all-gather, reduce-scatter and broadcas
 ranks simulated on GPU 0; the P2P copy matrix one way and both ways and its latency; the NVLink
 link matrix from NVML; the DDP-like step on one rank and on every GPU, with the cost model's
 speedup beside the measured one; the tensor-parallel GEMM split by columns and by rows on 1, 2, 4,
-8 GPUs up to those present), `nvidia-smi topo -m` where present, and ch08_cost_model, then writes
+8 GPUs up to those present), NCCL's all-reduce with one process per GPU through mpiexec (where MPI
+was found), `nvidia-smi topo -m` where present, and ch08_cost_model, then writes
 under --out:
     ch08_multi_gpu_<N>gpu.json   the benchmark's JSON, the topology text and the model's rows
-    ch08_multi_gpu_<N>gpu.md     the tables: busbw by GPU count and size (ring, NCCL, ring/NCCL), P2P matrices, NVLink,
-                                 the 4-rank ring simulated on GPU 0, the model's predictions
+    ch08_multi_gpu_<N>gpu.md     the tables: busbw by GPU count and size (ring, NCCL, ring/NCCL, model),
+                                 NCCL's other collectives, the 4-rank ring simulated on GPU 0, the DDP
+                                 step, the tensor-parallel GEMM, NCCL through mpiexec, P2P matrices,
+                                 NVLink, the model's predictions
 --render rewrites the .md beside a saved .json from its benchmark JSON (no GPU: after a change to
 the tables; the model, a CPU program, runs again and must give the rows the .json holds).
 NCCL_NVLS_ENABLE=0 is set for the run unless the environment sets it. Standard library only.
@@ -118,6 +121,42 @@ def tp_table(benchmarks: list[dict]) -> list[dict]:
     return rows
 
 
+MPI_LINE = re.compile(r"all-reduce (?P<count>\d+) floats on (?P<ranks>\d+) ranks: (?P<ms>[\d.]+) ms, "
+                      r"algbw (?P<algbw>[\d.]+) GB/s, busbw (?P<busbw>[\d.]+) GB/s: (?P<check>sum ok|WRONG SUM)")
+MPI_COUNTS = (1 << 18, 1 << 26)  # floats: 1 MiB and 256 MiB
+
+
+def parse_mpi(text: str) -> dict | None:
+    """ch08_allreduce_mpi's result line as {ranks, bytes, ms, algbw, busbw, ok}, or None."""
+    m = MPI_LINE.search(text)
+    if not m:
+        return None
+    return {"ranks": int(m["ranks"]), "bytes": int(m["count"]) * 4, "ms": float(m["ms"]),
+            "algbw": float(m["algbw"]), "busbw": float(m["busbw"]), "ok": m["check"] == "sum ok"}
+
+
+def run_mpi(build: Path, ranks: int, env: dict) -> list[dict] | str:
+    """NCCL all-reduce with one process per GPU through mpiexec (the launcher of chapter 8's mpi/),
+    at 1 MiB and 256 MiB; the reason as a string when it cannot run."""
+    exe = build / "chapters" / "08_multi_gpu" / "ch08_allreduce_mpi"
+    launcher = shutil.which("mpiexec") or shutil.which("mpirun")
+    if not exe.exists():
+        return f"{exe.name} was not built (it needs MPI and NCCL at configure time)"
+    if not launcher:
+        return "no mpiexec or mpirun on PATH"
+    env = dict(env, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    rows: list[dict] = []
+    for count in MPI_COUNTS:
+        p = subprocess.run([launcher, "-n", str(ranks), str(exe), str(count)], capture_output=True, text=True,
+                           env=env, timeout=600)
+        row = parse_mpi(p.stdout)
+        if p.returncode != 0 or row is None:
+            tail = (p.stdout + p.stderr).strip().splitlines()
+            return f"mpiexec -n {ranks} {exe.name} {count} exited {p.returncode}: " + (tail[-1] if tail else "no output")
+        rows.append(row)
+    return rows
+
+
 COLLECTIVE = re.compile(r"^BM_nccl_(?P<kind>allgather|reducescatter|broadcast)/gpus:\d+/bytes:(?P<bytes>\d+)")
 
 
@@ -172,7 +211,7 @@ def table(title: str, header: list[str], rows: list[list[str]], intro: str = "")
 def markdown(gpus: int, rows: list[dict], p2p: dict, topo: str, model_md: str,
              collectives: list[dict] | None = None, simulated: list[dict] | None = None,
              nvlink: tuple | str | None = None, ddp: list[dict] | None = None,
-             tp: list[dict] | None = None) -> str:
+             tp: list[dict] | None = None, mpi: list[dict] | str | None = None) -> str:
     lines = [f"# Chapter 8 multi-GPU measurements: {gpus} GPU(s)", "",
              "Written by scripts/ch08_multi_gpu.py (NCCL_NVLS_ENABLE=0). busbw = algbw x 2(n-1)/n, as nccl-tests; "
              "on one GPU busbw is 0 by definition (no link is crossed)."]
@@ -219,6 +258,16 @@ def markdown(gpus: int, rows: list[dict], p2p: dict, topo: str, model_md: str,
                        "the one-rank time / ranks plus the all-reduce (rows) or all-gather (columns) on NVLink "
                        "as assumed below, not overlapped. Each row is checked against one SGEMM before it is "
                        "timed.")
+    if isinstance(mpi, str):
+        lines += ["", "## NCCL all-reduce, one process per GPU (mpiexec)", "", f"Not run: {mpi}."]
+    elif mpi:
+        lines += table("NCCL all-reduce, one process per GPU (mpiexec)",
+                       ["processes", "bytes", "time (ms)", "algbw (GB/s)", "busbw (GB/s)", "sum"],
+                       [[str(r["ranks"]), human_bytes(r["bytes"]), fmt(r["ms"], ".3f"), fmt(r["algbw"]),
+                         fmt(r["busbw"]), "ok" if r["ok"] else "WRONG"] for r in mpi],
+                       "chapters/08_multi_gpu/mpi: rank 0 makes the NCCL unique id, MPI broadcasts it, each "
+                       "process joins with ncclCommInitRank on its GPU; the last of 5 timed runs, checked "
+                       "against the sum n(n+1)/2. The same binary runs across nodes.")
     for direction, title in (("one_way", "P2P copy bandwidth, one way (GB/s, 256 MiB, rows = source)"),
                              ("both_ways", "P2P copy bandwidth, both ways at once (sum, GB/s, 256 MiB, rows = source)"),
                              ("latency", "P2P copy latency (µs per 4-byte copy, 1000 back to back, rows = source)")):
@@ -243,7 +292,8 @@ def markdown(gpus: int, rows: list[dict], p2p: dict, topo: str, model_md: str,
     return "\n".join(lines) + "\n"
 
 
-def write_tables(out: Path, data: dict, topo: str, model_md: str, model_json: dict, nvls: str) -> Path:
+def write_tables(out: Path, data: dict, topo: str, model_md: str, model_json: dict, nvls: str,
+                 mpi: list[dict] | str | None = None) -> Path:
     """ch08_multi_gpu_<N>gpu.json and .md under `out` from one bench_ch08 run's JSON; the stem."""
     benchmarks = data.get("benchmarks", [])
     gpus, rows = allreduce_table(benchmarks)
@@ -257,11 +307,11 @@ def write_tables(out: Path, data: dict, topo: str, model_md: str, model_json: di
                  for d, m in p2p.items()},
          "collectives": collectives_table(benchmarks), "simulated": simulated_table(benchmarks),
          "nvlink": nvlink_table(data.get("context", {})), "ddp": ddp_table(benchmarks),
-         "tp": tp_table(benchmarks),
+         "tp": tp_table(benchmarks), "mpi": mpi,
          "topology": topo, "model": model_json, "bench": data}, indent=1) + "\n")
     stem.with_suffix(".md").write_text(markdown(gpus, rows, p2p, topo, model_md, collectives_table(benchmarks),
                                                 simulated_table(benchmarks), nvlink_table(data.get("context", {})),
-                                                ddp_table(benchmarks), tp_table(benchmarks)))
+                                                ddp_table(benchmarks), tp_table(benchmarks), mpi))
     return stem
 
 
@@ -281,7 +331,8 @@ def render(saved: Path, model: Path) -> int:
         print(f"ch08_multi_gpu: the cost model's rows differ from those {saved} holds; run the measurement "
               "again instead", file=sys.stderr)
         return 1
-    stem = write_tables(saved.parent, old["bench"], old["topology"], model_md, model_json, old["nccl_nvls_enable"])
+    stem = write_tables(saved.parent, old["bench"], old["topology"], model_md, model_json, old["nccl_nvls_enable"],
+                        old.get("mpi"))
     print(f"ch08_multi_gpu: rewrote {stem}.json and .md from {saved}")
     return 0
 
@@ -319,7 +370,8 @@ def main() -> int:
     if shutil.which("nvidia-smi"):
         topo = subprocess.run(["nvidia-smi", "topo", "-m"], capture_output=True, text=True).stdout
     model_md, model_json = run_model(model)
-    stem = write_tables(out, data, topo, model_md, model_json, env["NCCL_NVLS_ENABLE"])
+    mpi = run_mpi(build, allreduce_table(data.get("benchmarks", []))[0] or 1, env)
+    stem = write_tables(out, data, topo, model_md, model_json, env["NCCL_NVLS_ENABLE"], mpi)
     print(f"ch08_multi_gpu: wrote {stem}.json and .md")
     return 0
 

@@ -121,6 +121,18 @@ class Tables(unittest.TestCase):
         self.assertIn("| 8192 | rows | 2 | 11.600 | 94.8 | 1.90 | 0.95 | 1.96 |", md)
         self.assertIn("| 2048 | columns | 2 (simulated on one GPU) | 0.700 | 24.5 | 0.50 | 0.25 | — |", md)
 
+    def test_mpi_line_and_table(self):
+        line = "all-reduce 67108864 floats on 2 ranks: 1.650 ms, algbw 162.7 GB/s, busbw 162.7 GB/s: sum ok\n"
+        row = m.parse_mpi("some NCCL banner\n" + line)
+        self.assertEqual(row, {"ranks": 2, "bytes": 268435456, "ms": 1.65, "algbw": 162.7, "busbw": 162.7,
+                               "ok": True})
+        self.assertFalse(m.parse_mpi(line.replace("sum ok", "WRONG SUM"))["ok"])
+        self.assertIsNone(m.parse_mpi("skipped: no GPU on some rank"))
+        md = m.markdown(2, [], {"one_way": {}, "both_ways": {}}, "", "", mpi=[row])
+        self.assertIn("| 2 | 256 MiB | 1.650 | 162.7 | 162.7 | ok |", md)
+        self.assertIn("Not run: no mpiexec or mpirun on PATH.",
+                      m.markdown(1, [], {}, "", "", mpi="no mpiexec or mpirun on PATH"))
+
     def test_human_bytes(self):
         self.assertEqual(m.human_bytes(8), "8 B")
         self.assertEqual(m.human_bytes(1 << 30), "1 GiB")
