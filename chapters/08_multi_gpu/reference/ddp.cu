@@ -4,7 +4,6 @@
 // last (bucket 1). The loss is a mean over the GLOBAL batch, so each rank's gradient is its share
 // of the global gradient and the all-reduce's sum is the gradient itself (no division after).
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <optional>
 #include <stdexcept>
@@ -84,8 +83,7 @@ struct Rank {
 
 }  // namespace
 
-std::vector<float> ddp_train(const DdpConfig& c, std::span<const int> devices, GradSync sync,
-                             double* step_seconds) {
+std::vector<float> ddp_train(const DdpConfig& c, std::span<const int> devices, GradSync sync) {
   check_ddp_config(c);
   require(!devices.empty(), "devices", "needs at least one rank");
   const int n = static_cast<int>(devices.size());
@@ -150,19 +148,7 @@ std::vector<float> ddp_train(const DdpConfig& c, std::span<const int> devices, G
       compute[r] = ranks[r].compute;
       comm[r] = ranks[r].comm;
     }
-    // Step timing (step_seconds): from the end of step 0 to the end of the last, every rank idle.
-    const auto all_ranks_idle = [&] {
-      for (Rank& k : ranks) {
-        CUDALAB_CHECK(cudaSetDevice(k.device));
-        CUDALAB_CHECK(cudaStreamSynchronize(k.compute));
-        CUDALAB_CHECK(cudaStreamSynchronize(k.comm));
-      }
-      return std::chrono::steady_clock::now();
-    };
-    std::chrono::steady_clock::time_point timed_from{};
-    if (step_seconds) *step_seconds = 0.0;
     for (int step = 0; step < c.steps; ++step) {
-      if (step_seconds && step == 1) timed_from = all_ranks_idle();
       // Forward and the backward pass of layer 2 on every rank. Row-major X [rows][in],
       // W1 [in][hid], H [rows][hid] are, to cuBLAS (column-major), X^T, W1^T and H^T.
       for (Rank& k : ranks) {
@@ -241,9 +227,6 @@ std::vector<float> ddp_train(const DdpConfig& c, std::span<const int> devices, G
       }
       losses.push_back(loss);
     }
-    if (step_seconds && c.steps >= 2)
-      *step_seconds =
-          std::chrono::duration<double>(all_ranks_idle() - timed_from).count() / (c.steps - 1);
     // Every replica must hold the same parameters.
     if (n > 1) {
       CUDALAB_CHECK(cudaSetDevice(ranks[0].device));
