@@ -41,16 +41,23 @@ def human_bytes(b: int) -> str:
     return f"{b} B"
 
 
+def matching(benchmarks: list[dict], *patterns: re.Pattern):
+    """(row, match, index of the pattern) for every measured row (no aggregate, no error row) whose
+    name one of `patterns` matches, in the JSON's order."""
+    for b in benchmarks:
+        if b.get("run_type") == "aggregate" or b.get("error_occurred"):
+            continue
+        for i, pattern in enumerate(patterns):
+            if m := pattern.match(b.get("name", "")):
+                yield b, m, i
+                break
+
+
 def allreduce_table(benchmarks: list[dict]) -> tuple[int, list[dict]]:
     """Rows by size: {bytes, ring_busbw, nccl_busbw, ring_us, nccl_us, ratio} (None where absent)."""
     by_size: dict[int, dict] = {}
     gpus = 0
-    for b in benchmarks:
-        if b.get("run_type") == "aggregate" or b.get("error_occurred"):
-            continue
-        m = ROW.match(b.get("name", ""))
-        if not m:
-            continue
+    for b, m, _ in matching(benchmarks, ROW):
         gpus = int(m["gpus"])
         row = by_size.setdefault(int(m["bytes"]), {"bytes": int(m["bytes"]), "ring_busbw": None, "nccl_busbw": None,
                                                     "ring_us": None, "nccl_us": None})
@@ -68,14 +75,8 @@ SIMULATED = re.compile(r"^BM_ring_simulated/ranks:(?P<ranks>\d+)/bytes:(?P<bytes
 
 def simulated_table(benchmarks: list[dict]) -> list[dict]:
     """The ring with N ranks simulated on one GPU: {ranks, bytes, us, algbw, busbw} by size."""
-    rows = []
-    for b in benchmarks:
-        if b.get("run_type") == "aggregate" or b.get("error_occurred"):
-            continue
-        m = SIMULATED.match(b.get("name", ""))
-        if m:
-            rows.append({"ranks": int(m["ranks"]), "bytes": int(m["bytes"]), "us": b.get("median_us"),
-                         "algbw": b.get("algbw_GB/s"), "busbw": b.get("busbw_GB/s")})
+    rows = [{"ranks": int(m["ranks"]), "bytes": int(m["bytes"]), "us": b.get("median_us"),
+             "algbw": b.get("algbw_GB/s"), "busbw": b.get("busbw_GB/s")} for b, m, _ in matching(benchmarks, SIMULATED)]
     return sorted(rows, key=lambda r: (r["ranks"], r["bytes"]))
 
 
@@ -85,16 +86,9 @@ DDP = re.compile(r"^BM_ddp/(?P<size>\w+)/ranks:(?P<ranks>\d+)/sync:(?P<sync>\w+)
 def ddp_table(benchmarks: list[dict]) -> list[dict]:
     """The DDP step by model size, ranks and gradient sync: step time, measured speedup over one
     rank, and the cost model's (None where the ranks share a GPU: no link to model)."""
-    rows = []
-    for b in benchmarks:
-        if b.get("run_type") == "aggregate" or b.get("error_occurred"):
-            continue
-        m = DDP.match(b.get("name", ""))
-        if m:
-            rows.append({"size": m["size"], "ranks": int(m["ranks"]), "sync": m["sync"],
-                         "step_ms": b.get("step_ms"), "speedup": b.get("speedup"),
-                         "model_speedup": b.get("model_speedup"), "simulated": bool(b.get("simulated"))})
-    return rows
+    return [{"size": m["size"], "ranks": int(m["ranks"]), "sync": m["sync"], "step_ms": b.get("step_ms"),
+             "speedup": b.get("speedup"), "model_speedup": b.get("model_speedup"),
+             "simulated": bool(b.get("simulated"))} for b, m, _ in matching(benchmarks, DDP)]
 
 
 COLLECTIVE = re.compile(r"^BM_nccl_(?P<kind>allgather|reducescatter|broadcast)/gpus:\d+/bytes:(?P<bytes>\d+)")
@@ -103,27 +97,20 @@ COLLECTIVE = re.compile(r"^BM_nccl_(?P<kind>allgather|reducescatter|broadcast)/g
 def collectives_table(benchmarks: list[dict]) -> list[dict]:
     """NCCL's other collectives by size: {bytes, allgather, reducescatter, broadcast} busbw (GB/s)."""
     by_size: dict[int, dict] = {}
-    for b in benchmarks:
-        if b.get("run_type") == "aggregate" or b.get("error_occurred"):
-            continue
-        m = COLLECTIVE.match(b.get("name", ""))
-        if m:
-            row = by_size.setdefault(int(m["bytes"]), {"bytes": int(m["bytes"]), "allgather": None,
-                                                        "reducescatter": None, "broadcast": None})
-            row[m["kind"]] = b.get("busbw_GB/s")
+    for b, m, _ in matching(benchmarks, COLLECTIVE):
+        row = by_size.setdefault(int(m["bytes"]), {"bytes": int(m["bytes"]), "allgather": None,
+                                                    "reducescatter": None, "broadcast": None})
+        row[m["kind"]] = b.get("busbw_GB/s")
     return [by_size[k] for k in sorted(by_size)]
 
 
 def p2p_matrix(benchmarks: list[dict]) -> dict[str, dict[tuple[int, int], float]]:
     """(src, dst) -> GB/s one way and both ways, and -> µs of a 4-byte copy ("latency")."""
     out: dict[str, dict[tuple[int, int], float]] = {"one_way": {}, "both_ways": {}, "latency": {}}
-    for b in benchmarks:
-        if b.get("error_occurred") or b.get("run_type") == "aggregate":
-            continue
-        name = b.get("name", "")
-        if m := P2P.match(name):
+    for b, m, which in matching(benchmarks, P2P, P2P_LATENCY):
+        if which == 0:
             out[m["dir"]][(int(m["src"]), int(m["dst"]))] = b.get("GB/s")
-        elif m := P2P_LATENCY.match(name):
+        else:
             out["latency"][(int(m["src"]), int(m["dst"]))] = b.get("us")
     return out
 
