@@ -6,9 +6,9 @@
 // tile: 16 shared loads per 64 FMAs. The
 // block tile grows to 128 x 128 so global traffic falls too: per K step of 8 a block loads
 // (128 + 128) x 8 floats for 2 x 128 x 128 x 8 FLOPs = 32 FLOP/byte. Boehm: 36.5% (1D) and
-// 68.7% (2D) of cuBLAS on an A6000. Step 5 keeps every shared read free of bank conflicts: As
-// stored transposed and padded, each thread's 8 columns 16 apart (see the kernel). Edges:
-// guarded loads with zero-fill, guarded stores.
+// 68.7% (2D) of cuBLAS on an A6000. Step 5's design question is the shared layout and which
+// columns a thread owns: they decide how many shared reads a k step costs and whether they are
+// bank-conflicted. Edges: guarded loads with zero-fill, guarded stores.
 #include "ch06/sgemm.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"
@@ -106,20 +106,22 @@ __global__ void __launch_bounds__(Blocktile2dConfig::kThreads, Blocktile2dConfig
   using C = Blocktile2dConfig;
   const int bm = blockIdx.y * C::kBM, bn = blockIdx.x * C::kBN;
   const int t = threadIdx.x;
-  // Thread (t / 16, t % 16) of a 16 x 16 grid: rows t_row .. t_row + 7, columns t_col + 16 j
-  // (j < 8) of the block tile (strided columns: why, below).
-  const int t_row = (t / (C::kBN / C::kTN)) * C::kTM, t_col = t % (C::kBN / C::kTN);
-  // Shared-memory reads bound this kernel (16 per 64 FMAs): keep every one free of bank
+  // Thread (t / 16, t % 16) of a 16 x 16 grid: rows t_row .. t_row + 7 and columns
+  // t_col .. t_col + 3, 64 + t_col .. 64 + t_col + 3 of the block tile (two runs of 4: why, below).
+  const int t_row = (t / (C::kBN / C::kTN)) * C::kTM, t_col = (t % (C::kBN / C::kTN)) * 4;
+  // Shared-memory reads bound this kernel (16 values per 64 FMAs): keep them few and free of bank
   // conflicts. As transposed: a thread's 8 A values for one k are 8 consecutive floats, 16-byte
-  // aligned (the compiler reads them with two LDS.128), and a warp needs 2 rows 32 bytes apart.
-  // Bs read at columns t % 16 + 16 j: a half-warp reads 16 consecutive words, the other half-warp
-  // the same ones (a broadcast). With columns (t % 16) * 8 + j instead, the 16 threads of a
-  // half-warp sit 32 bytes apart and every B read is bank-conflicted.
+  // aligned, which the compiler reads with two LDS.128; a warp needs 2 rows 32 bytes apart.
+  // Bs read as two runs of 4 consecutive floats, 64 apart: two LDS.128 again; in each
+  // quarter-warp phase of a 16-byte read, 8 threads cover 128 contiguous bytes, every bank once
+  // (the other half-warp reads the same addresses). Columns t % 16 + 16 j are conflict-free too
+  // but cost 8 scalar reads (10 shared loads per k instead of 4); columns (t % 16) * 8 + j put a
+  // quarter-warp's threads 32 bytes apart: two-way conflicts.
   // As padded by 4 floats a row: the transposing stores (a warp writes 8 k-rows of 4 consecutive
   // m) land in 32 different banks, and rows stay 16-byte aligned.
   constexpr int kPad = 4;
-  __shared__ float As[C::kBK][C::kBM + kPad];  // (BK, BM + pad): A tile transposed
-  __shared__ float Bs[C::kBK][C::kBN];         // (BK, BN)
+  __shared__ __align__(16) float As[C::kBK][C::kBM + kPad];  // (BK, BM + pad): A transposed
+  __shared__ __align__(16) float Bs[C::kBK][C::kBN];         // (BK, BN)
   float acc[C::kTM][C::kTN] = {};
   for (int k0 = 0; k0 < a.K; k0 += C::kBK) {
 #pragma unroll
@@ -141,11 +143,11 @@ __global__ void __launch_bounds__(Blocktile2dConfig::kThreads, Blocktile2dConfig
 #pragma unroll
       for (int i = 0; i < C::kTM; ++i) a_reg[i] = As[k][t_row + i];
 #pragma unroll
-      for (int j = 0; j < C::kTN; ++j) b_reg[j] = Bs[k][t_col + 16 * j];
+      for (int j = 0; j < C::kTN; ++j) b_reg[j] = Bs[k][(j < 4 ? 0 : 64) + t_col + j % 4];
 #pragma unroll
       for (int i = 0; i < C::kTM; ++i)
 #pragma unroll
-        for (int j = 0; j < C::kTN; ++j) acc[i][j] += a_reg[i] * b_reg[j];  // 64 FMAs, 16 loads
+        for (int j = 0; j < C::kTN; ++j) acc[i][j] += a_reg[i] * b_reg[j];  // 64 FMAs, 4 reads
     }
     __syncthreads();  // all reads done before the next tile is written
   }
@@ -155,7 +157,7 @@ __global__ void __launch_bounds__(Blocktile2dConfig::kThreads, Blocktile2dConfig
     float* c_row = a.C + at(bm + t_row + i, 0, a.N);
 #pragma unroll
     for (int j = 0; j < C::kTN; ++j)
-      store1(c_row, bn + t_col + 16 * j, a.N, acc[i][j], epi);  // 16 threads: 64 B
+      store1(c_row, bn + (j < 4 ? 0 : 64) + t_col + j % 4, a.N, acc[i][j], epi);
   }
   // END EXERCISE
 }

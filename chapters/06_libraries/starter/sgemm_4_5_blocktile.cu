@@ -8,9 +8,9 @@
 // tile: 16 shared loads per 64 FMAs. The
 // block tile grows to 128 x 128 so global traffic falls too: per K step of 8 a block loads
 // (128 + 128) x 8 floats for 2 x 128 x 128 x 8 FLOPs = 32 FLOP/byte. Boehm: 36.5% (1D) and
-// 68.7% (2D) of cuBLAS on an A6000. Step 5 keeps every shared read free of bank conflicts: As
-// stored transposed and padded, each thread's 8 columns 16 apart (see the kernel). Edges:
-// guarded loads with zero-fill, guarded stores.
+// 68.7% (2D) of cuBLAS on an A6000. Step 5's design question is the shared layout and which
+// columns a thread owns: they decide how many shared reads a k step costs and whether they are
+// bank-conflicted. Edges: guarded loads with zero-fill, guarded stores.
 #include "ch06/sgemm.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"

@@ -2,12 +2,12 @@
 // fail until you do. (Generated from chapters/06_libraries/reference/sgemm_6_vectorized.cu by scripts/variants.py.)
 // SGEMM step 6 (exercise 6.2's second kernel): 16-byte loads, and 16-byte shared-memory reads.
 //
-// Same 128 x 128 x 8 block tile and 8 x 8 thread tile as step 5. What changes: every global load
-// and every shared-memory read of the inner loop moves 16 bytes (LDG.128, LDS.128), a quarter of
-// step 5's load instructions; the layout of the shared tiles is yours to choose for that.
-// Boehm: 68.7% -> 78.4% of cuBLAS. Step 7 then removes the bank conflicts that remain. Edges:
-// load4 falls back to guarded scalar loads (zero-fill) at partial tiles or when rows are not
-// 16-byte aligned (K or N % 4 != 0).
+// Same 128 x 128 x 8 block tile, 8 x 8 thread tile, thread mapping and shared layout as step 5.
+// What changes: every global load moves 16 bytes (LDG.128: one per operand per thread per K step
+// instead of 4 scalar loads), the 16-byte shared reads are written as float4 instead of left to
+// the compiler, and C is stored 16 bytes at a time. Boehm: 68.7% -> 78.4% of cuBLAS. Step 7
+// then adds warp tiles and double buffering. Edges: load4 falls back to guarded scalar loads
+// (zero-fill) at partial tiles or when rows are not 16-byte aligned (K or N % 4 != 0).
 #include "ch06/sgemm.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"
@@ -25,8 +25,8 @@ static_assert(VectorizedConfig::kBM * VectorizedConfig::kBK == 4 * VectorizedCon
 static_assert(VectorizedConfig::kBK * VectorizedConfig::kBN == 4 * VectorizedConfig::kThreads,
               "one float4 of B per thread per K step");
 
-// Launch: grid (ceil(N / 128), ceil(M / 128)), 256 threads; thread t owns the 8 x 8 tile of C at
-// rows (t / 16) * 8, columns (t % 16) * 8 of the block tile.
+// Launch: grid (ceil(N / 128), ceil(M / 128)), 256 threads; each computes 8 x 8 elements of its
+// block's 128 x 128 tile of C.
 __global__ void __launch_bounds__(VectorizedConfig::kThreads)
     sgemm_vectorized_kernel(SgemmArgs a, bool vec_a, bool vec_b, bool vec_c) {
   // TODO(6.2): sgemm_vectorized_kernel, step 6 of the ladder: your step 5 with 16-byte accesses.
