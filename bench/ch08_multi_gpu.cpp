@@ -7,6 +7,7 @@
 // time = the slowest rank's (events on every rank's stream, joined into rank 0's).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <exception>
 #include <functional>
@@ -16,8 +17,10 @@
 
 #include "ch08/ch08.hpp"
 #include "ch08/ddp.hpp"
+#include "ch08/tensor_parallel.hpp"
 #include "cudalab/bench.hpp"
 #include "cudalab/check.hpp"
+#include "cudalab/cublas.hpp"
 #include "cudalab/device_fill.hpp"
 #include "cudalab/memory.hpp"
 #if CUDALAB_HAVE_NCCL
@@ -166,12 +169,22 @@ std::vector<int> first_devices(int g) {
   return d;
 }
 
+// The cost model's busbw for a ring all-reduce of `bytes` over `gpus` GPUs on NVLink as
+// ch08::nvlink_h200 assumes (alpha-beta: 2(n-1) steps), beside the measured one.
+void add_ring_model(benchmark::State& state, int gpus, std::size_t bytes) {
+  if (gpus < 2) return;
+  const double s = ch08::ring_allreduce_seconds(double(bytes), gpus, ch08::nvlink_h200());
+  state.counters["model_busbw_GB/s"] =
+      ch08::allreduce_busbw_gbs(ch08::algbw_gbs(double(bytes), s), gpus);
+}
+
 void BM_ring_allreduce(benchmark::State& state, int gpus, std::size_t bytes) {
   const auto devices = first_devices(gpus);
   if (gpus > 1) ch08::enable_peer_access(devices);
   Ranks ranks(devices, bytes / sizeof(float));
   time_rows(state, ranks, gpus, static_cast<double>(bytes),
             [&] { ch08::ring_allreduce(ranks.ptrs, ranks.devices, ranks.n, ranks.streams); });
+  add_ring_model(state, gpus, bytes);
 }
 
 void BM_ring_simulated(benchmark::State& state, int simulated, std::size_t bytes) {
@@ -196,6 +209,7 @@ void BM_nccl_allreduce(benchmark::State& state, int gpus, std::size_t bytes) {
   Ranks ranks(devices, bytes / sizeof(float));
   time_rows(state, ranks, gpus, static_cast<double>(bytes),
             [&] { ch08::all_reduce_sum(comms, ranks.cptrs, ranks.ptrs, ranks.n, ranks.streams); });
+  add_ring_model(state, gpus, bytes);
 }
 
 // The other collectives on the same GPUs, in place (nccl-tests' sizes: bytes = the whole buffer).
@@ -247,9 +261,12 @@ void BM_p2p_copy(benchmark::State& state, int src, int dst, bool both_ways) {
   state.counters["GB/s"] = gbs;
 }
 
-// The DDP-like training step (ch08::ddp_train) on `ranks` ranks: the time of one step, from
-// ddp_train with 10 steps minus ddp_train with none (its set-up: data, buffers, streams), each the
-// best of 3 calls. Counters: step_ms, samples/s, speedup (the one-rank step, measured once per
+// The DDP-like training step (ch08::ddp_train) on `ranks` ranks: the time of one step as
+// ddp_train measures it (its steps after the first, all ranks synchronized at both ends, the
+// set-up outside), the best of 3 calls. It was the difference of two whole calls (10 steps minus
+// none) until the 2026-12-02 run showed the small model's one-rank row at 0.74x of itself: at
+// 0.1 ms a step, the set-up's jitter (cuBLAS handles, buffers, the data) swamped the steps.
+// Counters: step_ms, samples/s, speedup (the one-rank step, measured once per
 // process and size, over this one: strong scaling, the global batch split over the ranks),
 // and, when the ranks are distinct GPUs, the cost model's prediction for them (model_speedup:
 // compute = the one-rank step, the gradients all-reduced at the end or in 2 buckets, NVLink as
@@ -265,20 +282,15 @@ const DdpSize kDdpSizes[] = {
 
 double ddp_step_seconds(const ch08::DdpConfig& base, const std::vector<int>& devices,
                         ch08::GradSync sync) {
-  const auto best_of_3 = [&](int steps) {
-    ch08::DdpConfig c = base;
-    c.steps = steps;
-    double best = 1e30;
-    for (int i = 0; i < 3; ++i) {
-      const auto t0 = std::chrono::steady_clock::now();
-      (void)ch08::ddp_train(c, devices, sync);
-      best = std::min(best,
-                      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    }
-    return best;
-  };
-  constexpr int kSteps = 10;
-  return std::max(best_of_3(kSteps) - best_of_3(0), 1e-9) / kSteps;
+  ch08::DdpConfig c = base;
+  c.steps = 21;  // 20 timed steps after the warm-up step
+  double best = 1e30;
+  for (int i = 0; i < 3; ++i) {
+    double step = 0;
+    (void)ch08::ddp_train(c, devices, sync, &step);
+    best = std::min(best, step);
+  }
+  return best;
 }
 
 double one_rank_step_seconds(const DdpSize& size) {
@@ -317,6 +329,157 @@ void BM_ddp(benchmark::State& state, const DdpSize& size, int ranks, ch08::GradS
                                      .strong_scaling = true};
       state.counters["model_step_ms"] = ch08::step_seconds(model, ranks, ch08::nvlink_h200()) * 1e3;
       state.counters["model_speedup"] = ch08::speedup(model, ranks, ch08::nvlink_h200());
+    }
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+}
+
+// Tensor-parallel GEMM (ch08/tensor_parallel.hpp): C = A B, n x n x n in FP32 on cuBLAS, split
+// by columns (each rank a slice of C's columns, then an all-gather by peer copies) or by rows of
+// the inner dimension (each rank a partial C, then the hand ring all-reduce), over `ranks` ranks:
+// GPUs 0..ranks-1, or ranks simulated on GPU 0 when there are fewer GPUs. Every rank holds A and B
+// whole (the split is of the work). Checked once before timing: every rank's C against one cuBLAS
+// SGEMM of the same data on GPU 0. Time: the host's, from every rank idle to every rank done.
+// Counters: TFLOP/s of the whole product, speedup = the one-rank product's time (measured once per
+// process and size) over this one, efficiency = speedup / ranks, simulated (ranks share a GPU),
+// and on distinct GPUs the cost model's model_speedup: the one-rank time / ranks, plus the
+// communication on NVLink as ch08::nvlink_h200 assumes — the all-reduce of C (rows), or half of it
+// for the all-gather (columns: the all-gather is an all-reduce's second half), not overlapped.
+enum class TpSplit { kColumns, kRows };
+
+struct TpSetup {
+  TpSetup(std::vector<int> devs, int n_) : devices(std::move(devs)), n(n_) {
+    const std::size_t cells = std::size_t(n) * n;
+    for (int d : devices) {
+      CUDALAB_CHECK(cudaSetDevice(d));
+      a.push_back(uniform_device_buffer(cells, 81, -1.0f, 1.0f));  // the same A and B on every rank
+      b.push_back(uniform_device_buffer(cells, 82, -1.0f, 1.0f));
+      c.emplace_back(cells);
+      handles.emplace_back();
+      cudaStream_t s = nullptr;
+      CUDALAB_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+      streams.push_back(s);
+      raw.push_back(handles.back().get());
+      pa.push_back(a.back().data());
+      pb.push_back(b.back().data());
+      pc.push_back(c.back().data());
+    }
+    idle();
+  }
+  TpSetup(const TpSetup&) = delete;
+  TpSetup& operator=(const TpSetup&) = delete;
+  ~TpSetup() {
+    for (std::size_t r = 0; r < devices.size(); ++r) {
+      (void)cudaSetDevice(devices[r]);
+      (void)cudaStreamSynchronize(streams[r]);
+      (void)cudaStreamDestroy(streams[r]);
+    }
+    (void)cudaSetDevice(devices[0]);
+  }
+  void idle() {
+    for (int d : devices) {
+      CUDALAB_CHECK(cudaSetDevice(d));
+      CUDALAB_CHECK(cudaDeviceSynchronize());
+    }
+    CUDALAB_CHECK(cudaSetDevice(devices[0]));
+  }
+  double seconds(TpSplit split) {
+    idle();
+    const auto t0 = std::chrono::steady_clock::now();
+    const ch08::TpRanks ranks{devices, streams, raw};
+    if (split == TpSplit::kColumns) {
+      ch08::tp_gemm_columns(pa, pb, pc, n, n, n, ranks);
+    } else {
+      ch08::tp_gemm_rows(pa, pb, pc, n, n, n, ranks);
+    }
+    for (std::size_t r = 0; r < devices.size(); ++r) {
+      CUDALAB_CHECK(cudaSetDevice(devices[r]));
+      CUDALAB_CHECK(cudaStreamSynchronize(streams[r]));
+    }
+    CUDALAB_CHECK(cudaSetDevice(devices[0]));
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  // Empty when every rank's C is one SGEMM's within 1e-4 of its largest element (the row split
+  // adds in another order), else what differs.
+  std::string check() {
+    CUDALAB_CHECK(cudaSetDevice(devices[0]));
+    DeviceBuffer<float> want_d(std::size_t(n) * n);
+    {
+      const CublasHandle h;
+      const float one = 1.0f, zero = 0.0f;
+      CUDALAB_CHECK_CUBLAS(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, pa[0], n, pb[0],
+                                       n, &zero, want_d.data(), n));
+      CUDALAB_CHECK(cudaDeviceSynchronize());
+    }
+    const std::vector<float> want = want_d.to_host();
+    float scale = 0.0f;
+    for (float v : want) scale = std::max(scale, std::fabs(v));
+    for (std::size_t r = 0; r < devices.size(); ++r) {
+      CUDALAB_CHECK(cudaSetDevice(devices[r]));
+      const std::vector<float> got = c[r].to_host();
+      for (std::size_t i = 0; i < got.size(); ++i)
+        if (!(std::fabs(got[i] - want[i]) <= 1e-4f * scale))
+          return "rank " + std::to_string(r) + ", element " + std::to_string(i) + ": " +
+                 std::to_string(got[i]) + " where one SGEMM gives " + std::to_string(want[i]);
+    }
+    CUDALAB_CHECK(cudaSetDevice(devices[0]));
+    return {};
+  }
+  std::vector<int> devices;
+  int n;
+  std::vector<DeviceBuffer<float>> a, b, c;
+  std::vector<CublasHandle> handles;
+  std::vector<cudaStream_t> streams;
+  std::vector<cublasHandle_t> raw;
+  std::vector<const float*> pa, pb;
+  std::vector<float*> pc;
+};
+
+double tp_one_rank_seconds(int n) {
+  static std::map<int, double> cache;  // n -> seconds of the one-rank product (median of 5)
+  auto it = cache.find(n);
+  if (it == cache.end()) {
+    TpSetup one({0}, n);
+    (void)one.seconds(TpSplit::kColumns);  // warm-up
+    std::vector<double> s;
+    for (int i = 0; i < 5; ++i) s.push_back(one.seconds(TpSplit::kColumns));
+    std::sort(s.begin(), s.end());
+    it = cache.emplace(n, s[s.size() / 2]).first;
+  }
+  return it->second;
+}
+
+void BM_tp_gemm(benchmark::State& state, TpSplit split, int ranks, int n) {
+  try {
+    const int g = ch08::device_count();
+    const bool distinct = ranks <= g;
+    std::vector<int> devices(ranks, 0);
+    if (distinct)
+      for (int r = 0; r < ranks; ++r) devices[r] = r;
+    if (distinct && ranks > 1) ch08::enable_peer_access(devices);
+    TpSetup tp(devices, n);
+    (void)tp.seconds(split);  // warm-up, and the output checked below
+    if (const std::string wrong = tp.check(); !wrong.empty()) {
+      state.SkipWithError(("wrong result: " + wrong).c_str());
+      return;
+    }
+    std::vector<double> s;
+    for (auto _ : state) {
+      s.push_back(tp.seconds(split));
+      state.SetIterationTime(s.back());
+    }
+    std::sort(s.begin(), s.end());
+    const double med = s[s.size() / 2], one = tp_one_rank_seconds(n);
+    state.counters["TFLOP/s"] = 2.0 * n * double(n) * n / med * 1e-12;
+    state.counters["speedup"] = one / med;
+    state.counters["efficiency"] = one / med / ranks;
+    state.counters["ranks"] = ranks;
+    state.counters["simulated"] = distinct ? 0 : 1;
+    if (distinct && ranks > 1) {
+      const double ar = ch08::ring_allreduce_seconds(4.0 * n * n, ranks, ch08::nvlink_h200());
+      state.counters["model_speedup"] =
+          one / (one / ranks + (split == TpSplit::kColumns ? ar / 2 : ar));
     }
   } catch (const std::exception& e) {
     state.SkipWithError(e.what());
@@ -370,6 +533,14 @@ void nvlink_context() {
 const std::vector<std::size_t> kBytes = {8,        1 << 10,  64 << 10,  1 << 20,
                                          16 << 20, 64 << 20, 256 << 20, std::size_t{1} << 30};
 
+// `from`, 2 `from`, 4 `from`, ... up to `to`, and `to` itself: the GPU counts of a scaling sweep.
+std::vector<int> gpu_counts(int from, int to) {
+  std::vector<int> counts;
+  for (int c = from; c <= to; c *= 2) counts.push_back(c);
+  if (counts.empty() || counts.back() != to) counts.push_back(to);
+  return counts;
+}
+
 // Registered before main() runs: the rows depend on the number of GPUs found.
 const bool kRegistered = [] {
 #if CUDALAB_HAVE_NCCL
@@ -382,7 +553,11 @@ const bool kRegistered = [] {
   // nothing): two all-reduce sizes show that, and the 4-rank simulated ring below is the table
   // that means something there. (The whole sweep of 1-rank rows ran over 9 minutes on an H200
   // shared with another run: ~300,000 runs of ~2 us each per row under --benchmark_min_time.)
-  const std::vector<int> configs = g > 0 ? std::vector<int>{g} : std::vector<int>{1, 2, 4, 8};
+  // With several GPUs, the all-reduce sweep runs on 2, 4, 8 ... GPUs up to all of them (busbw by
+  // GPU count: issue 16), NCCL's other collectives on all of them.
+  const std::vector<int> configs = g == 0   ? std::vector<int>{1, 2, 4, 8}
+                                   : g == 1 ? std::vector<int>{1}
+                                            : gpu_counts(2, g);
   if (g > 0) nvlink_context();
   const std::vector<std::size_t> one_gpu_bytes = {std::size_t{1} << 20, std::size_t{256} << 20};
   for (int gpus : configs)
@@ -393,7 +568,7 @@ const bool kRegistered = [] {
 #if CUDALAB_HAVE_NCCL
       bench::add("BM_nccl_allreduce" + suffix,
                  [gpus, b](benchmark::State& st) { BM_nccl_allreduce(st, gpus, b); });
-      if (g == 1) continue;  // one rank: the all-reduce rows say it all
+      if (g == 1 || (g > 1 && gpus != g)) continue;  // one rank: the all-reduce says it all
       bench::add("BM_nccl_allgather" + suffix, [gpus, b](benchmark::State& st) {
         BM_nccl_collective(st, Collective::kAllGather, gpus, b);
       });
@@ -419,9 +594,9 @@ const bool kRegistered = [] {
             ->Iterations(3)
             ->Unit(benchmark::kMicrosecond);
       }
-  // DDP: one rank, and every GPU (2 ranks simulated on a machine of one GPU).
+  // DDP: one rank, and 2, 4, 8 ... GPUs up to all of them (2 ranks simulated on one GPU).
   for (const DdpSize& size : kDdpSizes)
-    for (int ranks : {1, std::max(g, 2)})
+    for (int ranks : gpu_counts(1, std::max(g, 2)))
       for (auto sync : {ch08::GradSync::kAtEnd, ch08::GradSync::kBucketed}) {
         if (ranks == 1 && sync == ch08::GradSync::kBucketed) continue;  // nothing to overlap
         const std::string name = std::string("BM_ddp/") + size.name +
@@ -430,6 +605,20 @@ const bool kRegistered = [] {
         benchmark::RegisterBenchmark(name.c_str(), BM_ddp, std::cref(size), ranks, sync)
             ->UseManualTime()
             ->Iterations(1)
+            ->Unit(benchmark::kMillisecond);
+      }
+  // Tensor-parallel GEMM: 1, 2, 4, 8 ranks up to the GPUs present (and their count), or 1 and 2
+  // simulated on a machine of one GPU; a size where the GEMM dominates and one where the
+  // communication shows.
+  for (int n : {2048, 8192})
+    for (TpSplit split : {TpSplit::kColumns, TpSplit::kRows})
+      for (int ranks : gpu_counts(1, std::max(g, 2))) {
+        if (ranks == 1 && split == TpSplit::kRows) continue;  // one rank: the same single GEMM
+        const std::string name = std::string("BM_tp_gemm/") +
+                                 (split == TpSplit::kColumns ? "columns" : "rows") +
+                                 "/ranks:" + std::to_string(ranks) + "/n:" + std::to_string(n);
+        benchmark::RegisterBenchmark(name.c_str(), BM_tp_gemm, split, ranks, n)
+            ->UseManualTime()
             ->Unit(benchmark::kMillisecond);
       }
   for (int i = 0; i < g; ++i)

@@ -8,11 +8,15 @@ Runs bench_ch08 (all-reduce by size, 8 B to 1 GiB: the hand ring of exercise 8.3
 GPU beside NCCL on the same GPUs; NCCL's all-gather, reduce-scatter and broadcast; the ring with 4
 ranks simulated on GPU 0; the P2P copy matrix one way and both ways and its latency; the NVLink
 link matrix from NVML; the DDP-like step on one rank and on every GPU, with the cost model's
-speedup beside the measured one), `nvidia-smi topo -m` where present, and ch08_cost_model, then writes under
---out:
+speedup beside the measured one; the tensor-parallel GEMM split by columns and by rows on 1, 2, 4,
+8 GPUs up to those present), NCCL's all-reduce with one process per GPU through mpiexec (where MPI
+was found), `nvidia-smi topo -m` where present, and ch08_cost_model, then writes
+under --out:
     ch08_multi_gpu_<N>gpu.json   the benchmark's JSON, the topology text and the model's rows
-    ch08_multi_gpu_<N>gpu.md     the tables: busbw by size (ring, NCCL, ring/NCCL), P2P matrices, NVLink,
-                                 the 4-rank ring simulated on GPU 0, the model's predictions
+    ch08_multi_gpu_<N>gpu.md     the tables: busbw by GPU count and size (ring, NCCL, ring/NCCL, model),
+                                 NCCL's other collectives, the 4-rank ring simulated on GPU 0, the DDP
+                                 step, the tensor-parallel GEMM, NCCL through mpiexec, P2P matrices,
+                                 NVLink, the model's predictions
 --render rewrites the .md beside a saved .json from its benchmark JSON (no GPU: after a change to
 the tables; the model, a CPU program, runs again and must give the rows the .json holds).
 NCCL_NVLS_ENABLE=0 is set for the run unless the environment sets it. Standard library only.
@@ -54,20 +58,21 @@ def matching(benchmarks: list[dict], *patterns: re.Pattern):
 
 
 def allreduce_table(benchmarks: list[dict]) -> tuple[int, list[dict]]:
-    """Rows by size: {bytes, ring_busbw, nccl_busbw, ring_us, nccl_us, ratio} (None where absent)."""
-    by_size: dict[int, dict] = {}
-    gpus = 0
+    """The most GPUs measured, and rows by GPU count and size: {gpus, bytes, ring_busbw, nccl_busbw,
+    ring_us, nccl_us, ratio, model_busbw} (None where absent; the model's only on 2+ GPUs)."""
+    by_key: dict[tuple[int, int], dict] = {}
     for b, m, _ in matching(benchmarks, ROW):
-        gpus = int(m["gpus"])
-        row = by_size.setdefault(int(m["bytes"]), {"bytes": int(m["bytes"]), "ring_busbw": None, "nccl_busbw": None,
-                                                    "ring_us": None, "nccl_us": None})
-        key = "ring" if m["kind"] == "ring_allreduce" else "nccl"
-        row[f"{key}_busbw"] = b.get("busbw_GB/s")
-        row[f"{key}_us"] = b.get("median_us")
-    rows = [by_size[k] for k in sorted(by_size)]
+        key = (int(m["gpus"]), int(m["bytes"]))
+        row = by_key.setdefault(key, {"gpus": key[0], "bytes": key[1], "ring_busbw": None, "nccl_busbw": None,
+                                      "ring_us": None, "nccl_us": None, "model_busbw": None})
+        kind = "ring" if m["kind"] == "ring_allreduce" else "nccl"
+        row[f"{kind}_busbw"] = b.get("busbw_GB/s")
+        row[f"{kind}_us"] = b.get("median_us")
+        row["model_busbw"] = b.get("model_busbw_GB/s", row["model_busbw"])
+    rows = [by_key[k] for k in sorted(by_key)]
     for r in rows:
         r["ratio"] = (r["ring_us"] and r["nccl_us"]) and r["nccl_us"] / r["ring_us"] or None
-    return gpus, rows
+    return max((k[0] for k in by_key), default=0), rows
 
 
 SIMULATED = re.compile(r"^BM_ring_simulated/ranks:(?P<ranks>\d+)/bytes:(?P<bytes>\d+)")
@@ -89,6 +94,54 @@ def ddp_table(benchmarks: list[dict]) -> list[dict]:
     return [{"size": m["size"], "ranks": int(m["ranks"]), "sync": m["sync"], "step_ms": b.get("step_ms"),
              "speedup": b.get("speedup"), "model_speedup": b.get("model_speedup"),
              "simulated": bool(b.get("simulated"))} for b, m, _ in matching(benchmarks, DDP)]
+
+
+TP = re.compile(r"^BM_tp_gemm/(?P<split>columns|rows)/ranks:(?P<ranks>\d+)/n:(?P<n>\d+)")
+
+
+def tp_table(benchmarks: list[dict]) -> list[dict]:
+    """The tensor-parallel GEMM by size, split and ranks: time (ms), TFLOP/s, speedup over one rank
+    and efficiency (speedup / ranks)."""
+    return [{"n": int(m["n"]), "split": m["split"], "ranks": int(m["ranks"]), "ms": b.get("real_time"),
+             "tflops": b.get("TFLOP/s"), "speedup": b.get("speedup"), "efficiency": b.get("efficiency"),
+             "model_speedup": b.get("model_speedup"), "simulated": bool(b.get("simulated"))}
+            for b, m, _ in matching(benchmarks, TP)]
+
+
+MPI_LINE = re.compile(r"all-reduce (?P<count>\d+) floats on (?P<ranks>\d+) ranks: (?P<ms>[\d.]+) ms, "
+                      r"algbw (?P<algbw>[\d.]+) GB/s, busbw (?P<busbw>[\d.]+) GB/s: (?P<check>sum ok|WRONG SUM)")
+MPI_COUNTS = (1 << 18, 1 << 26)  # floats: 1 MiB and 256 MiB
+
+
+def parse_mpi(text: str) -> dict | None:
+    """ch08_allreduce_mpi's result line as {ranks, bytes, ms, algbw, busbw, ok}, or None."""
+    m = MPI_LINE.search(text)
+    if not m:
+        return None
+    return {"ranks": int(m["ranks"]), "bytes": int(m["count"]) * 4, "ms": float(m["ms"]),
+            "algbw": float(m["algbw"]), "busbw": float(m["busbw"]), "ok": m["check"] == "sum ok"}
+
+
+def run_mpi(build: Path, ranks: int, env: dict) -> list[dict] | str:
+    """NCCL all-reduce with one process per GPU through mpiexec (the launcher of chapter 8's mpi/),
+    at 1 MiB and 256 MiB; the reason as a string when it cannot run."""
+    exe = build / "chapters" / "08_multi_gpu" / "ch08_allreduce_mpi"
+    launcher = shutil.which("mpiexec") or shutil.which("mpirun")
+    if not exe.exists():
+        return f"{exe.name} was not built (it needs MPI and NCCL at configure time)"
+    if not launcher:
+        return "no mpiexec or mpirun on PATH"
+    env = dict(env, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    rows: list[dict] = []
+    for count in MPI_COUNTS:
+        p = subprocess.run([launcher, "-n", str(ranks), str(exe), str(count)], capture_output=True, text=True,
+                           env=env, timeout=600)
+        row = parse_mpi(p.stdout)
+        if p.returncode != 0 or row is None:
+            tail = (p.stdout + p.stderr).strip().splitlines()
+            return f"mpiexec -n {ranks} {exe.name} {count} exited {p.returncode}: " + (tail[-1] if tail else "no output")
+        rows.append(row)
+    return rows
 
 
 COLLECTIVE = re.compile(r"^BM_nccl_(?P<kind>allgather|reducescatter|broadcast)/gpus:\d+/bytes:(?P<bytes>\d+)")
@@ -137,15 +190,18 @@ def table(title: str, header: list[str], rows: list[list[str]], intro: str = "")
 
 def markdown(gpus: int, rows: list[dict], p2p: dict, topo: str, model_md: str,
              collectives: list[dict] | None = None, simulated: list[dict] | None = None,
-             nvlink: tuple | str | None = None, ddp: list[dict] | None = None) -> str:
+             nvlink: tuple | str | None = None, ddp: list[dict] | None = None,
+             tp: list[dict] | None = None, mpi: list[dict] | str | None = None) -> str:
     lines = [f"# Chapter 8 multi-GPU measurements: {gpus} GPU(s)", "",
              "Written by scripts/ch08_multi_gpu.py (NCCL_NVLS_ENABLE=0). busbw = algbw x 2(n-1)/n, as nccl-tests; "
              "on one GPU busbw is 0 by definition (no link is crossed)."]
-    lines += table("All-reduce by size",
-                   ["bytes", "hand ring busbw (GB/s)", "NCCL busbw (GB/s)", "hand ring (us)", "NCCL (us)",
-                    "ring / NCCL speed"],
-                   [[human_bytes(r["bytes"]), fmt(r["ring_busbw"]), fmt(r["nccl_busbw"]), fmt(r["ring_us"]),
-                     fmt(r["nccl_us"]), fmt(r["ratio"], ".2f")] for r in rows])
+    lines += table("All-reduce by GPU count and size",
+                   ["GPUs", "bytes", "hand ring busbw (GB/s)", "NCCL busbw (GB/s)", "model busbw (GB/s)",
+                    "hand ring (us)", "NCCL (us)", "ring / NCCL speed"],
+                   [[str(r.get("gpus", gpus)), human_bytes(r["bytes"]), fmt(r["ring_busbw"]), fmt(r["nccl_busbw"]),
+                     fmt(r.get("model_busbw")), fmt(r["ring_us"]), fmt(r["nccl_us"]), fmt(r["ratio"], ".2f")]
+                    for r in rows],
+                   "model: the cost model's ring all-reduce on NVLink as assumed below (alpha-beta), on 2+ GPUs.")
     if collectives:
         lines += table("NCCL's other collectives (busbw, GB/s; bytes = the whole buffer)",
                        ["bytes", "all-gather", "reduce-scatter", "broadcast"],
@@ -170,6 +226,28 @@ def markdown(gpus: int, rows: list[dict], p2p: dict, topo: str, model_md: str,
                        "(GEMM-bound). Speedup: one rank's step over this step, measured in the same row; the "
                        "model's: ch08::speedup with the one-rank step as compute and NVLink as assumed below "
                        "(none where the ranks share a GPU).")
+    if tp:
+        lines += table("The tensor-parallel GEMM (C = A B, n x n x n, FP32 on cuBLAS)",
+                       ["n", "split", "ranks", "time (ms)", "TFLOP/s", "speedup", "efficiency", "model speedup"],
+                       [[str(r["n"]), r["split"], f"{r['ranks']} (simulated on one GPU)" if r["simulated"]
+                         else str(r["ranks"]), fmt(r["ms"], ".3f"), fmt(r["tflops"]), fmt(r["speedup"], ".2f"),
+                         fmt(r["efficiency"], ".2f"), fmt(r.get("model_speedup"), ".2f")] for r in tp],
+                       "columns: each rank a slice of C's columns, then an all-gather (peer copies); rows: each "
+                       "rank a partial C over its slice of the inner dimension, then the hand ring all-reduce. "
+                       "Speedup: the one-rank product's time over this one; efficiency: speedup / ranks; model: "
+                       "the one-rank time / ranks plus the all-reduce (rows) or all-gather (columns) on NVLink "
+                       "as assumed below, not overlapped. Each row is checked against one SGEMM before it is "
+                       "timed.")
+    if isinstance(mpi, str):
+        lines += ["", "## NCCL all-reduce, one process per GPU (mpiexec)", "", f"Not run: {mpi}."]
+    elif mpi:
+        lines += table("NCCL all-reduce, one process per GPU (mpiexec)",
+                       ["processes", "bytes", "time (ms)", "algbw (GB/s)", "busbw (GB/s)", "sum"],
+                       [[str(r["ranks"]), human_bytes(r["bytes"]), fmt(r["ms"], ".3f"), fmt(r["algbw"]),
+                         fmt(r["busbw"]), "ok" if r["ok"] else "WRONG"] for r in mpi],
+                       "chapters/08_multi_gpu/mpi: rank 0 makes the NCCL unique id, MPI broadcasts it, each "
+                       "process joins with ncclCommInitRank on its GPU; the last of 5 timed runs, checked "
+                       "against the sum n(n+1)/2. The same binary runs across nodes.")
     for direction, title in (("one_way", "P2P copy bandwidth, one way (GB/s, 256 MiB, rows = source)"),
                              ("both_ways", "P2P copy bandwidth, both ways at once (sum, GB/s, 256 MiB, rows = source)"),
                              ("latency", "P2P copy latency (µs per 4-byte copy, 1000 back to back, rows = source)")):
@@ -194,7 +272,8 @@ def markdown(gpus: int, rows: list[dict], p2p: dict, topo: str, model_md: str,
     return "\n".join(lines) + "\n"
 
 
-def write_tables(out: Path, data: dict, topo: str, model_md: str, model_json: dict, nvls: str) -> Path:
+def write_tables(out: Path, data: dict, topo: str, model_md: str, model_json: dict, nvls: str,
+                 mpi: list[dict] | str | None = None) -> Path:
     """ch08_multi_gpu_<N>gpu.json and .md under `out` from one bench_ch08 run's JSON; the stem."""
     benchmarks = data.get("benchmarks", [])
     gpus, rows = allreduce_table(benchmarks)
@@ -208,10 +287,11 @@ def write_tables(out: Path, data: dict, topo: str, model_md: str, model_json: di
                  for d, m in p2p.items()},
          "collectives": collectives_table(benchmarks), "simulated": simulated_table(benchmarks),
          "nvlink": nvlink_table(data.get("context", {})), "ddp": ddp_table(benchmarks),
+         "tp": tp_table(benchmarks), "mpi": mpi,
          "topology": topo, "model": model_json, "bench": data}, indent=1) + "\n")
     stem.with_suffix(".md").write_text(markdown(gpus, rows, p2p, topo, model_md, collectives_table(benchmarks),
                                                 simulated_table(benchmarks), nvlink_table(data.get("context", {})),
-                                                ddp_table(benchmarks)))
+                                                ddp_table(benchmarks), tp_table(benchmarks), mpi))
     return stem
 
 
@@ -231,7 +311,8 @@ def render(saved: Path, model: Path) -> int:
         print(f"ch08_multi_gpu: the cost model's rows differ from those {saved} holds; run the measurement "
               "again instead", file=sys.stderr)
         return 1
-    stem = write_tables(saved.parent, old["bench"], old["topology"], model_md, model_json, old["nccl_nvls_enable"])
+    stem = write_tables(saved.parent, old["bench"], old["topology"], model_md, model_json, old["nccl_nvls_enable"],
+                        old.get("mpi"))
     print(f"ch08_multi_gpu: rewrote {stem}.json and .md from {saved}")
     return 0
 
@@ -269,7 +350,8 @@ def main() -> int:
     if shutil.which("nvidia-smi"):
         topo = subprocess.run(["nvidia-smi", "topo", "-m"], capture_output=True, text=True).stdout
     model_md, model_json = run_model(model)
-    stem = write_tables(out, data, topo, model_md, model_json, env["NCCL_NVLS_ENABLE"])
+    mpi = run_mpi(build, allreduce_table(data.get("benchmarks", []))[0] or 1, env)
+    stem = write_tables(out, data, topo, model_md, model_json, env["NCCL_NVLS_ENABLE"], mpi)
     print(f"ch08_multi_gpu: wrote {stem}.json and .md")
     return 0
 

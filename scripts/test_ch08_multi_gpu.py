@@ -13,16 +13,21 @@ def row(name, **counters):
 
 class Tables(unittest.TestCase):
     def test_allreduce_pairs_ring_and_nccl_by_size(self):
-        bench = [row("BM_ring_allreduce/gpus:2/bytes:268435456/manual_time", **{"busbw_GB/s": 260.0, "median_us": 1000.0}),
+        bench = [row("BM_ring_allreduce/gpus:2/bytes:268435456/manual_time",
+                     **{"busbw_GB/s": 260.0, "median_us": 1000.0, "model_busbw_GB/s": 318.4}),
                  row("BM_nccl_allreduce/gpus:2/bytes:268435456/manual_time", **{"busbw_GB/s": 292.0, "median_us": 900.0}),
                  row("BM_ring_allreduce/gpus:2/bytes:8/manual_time", **{"busbw_GB/s": 0.001, "median_us": 20.0}),
                  {"name": "BM_nccl_allreduce/gpus:2/bytes:8/manual_time", "error_occurred": True}]
+        bench.append(row("BM_ring_allreduce/gpus:4/bytes:8/manual_time", **{"busbw_GB/s": 0.002, "median_us": 30.0}))
         gpus, rows = m.allreduce_table(bench)
-        self.assertEqual(gpus, 2)
-        self.assertEqual([r["bytes"] for r in rows], [8, 268435456])
+        self.assertEqual(gpus, 4)
+        self.assertEqual([(r["gpus"], r["bytes"]) for r in rows], [(2, 8), (2, 268435456), (4, 8)])
         self.assertIsNone(rows[0]["nccl_busbw"])
         self.assertIsNone(rows[0]["ratio"])
         self.assertAlmostEqual(rows[1]["ratio"], 0.9)
+        md = m.markdown(gpus, rows, {"one_way": {}, "both_ways": {}}, "", "")
+        self.assertIn("| 2 | 256 MiB | 260.0 | 292.0 | 318.4 | 1000.0 | 900.0 | 0.90 |", md)
+        self.assertIn("| 4 | 8 B | 0.0 | — | — | 30.0 | — | — |", md)
 
     def test_p2p_matrix_and_markdown(self):
         bench = [row("BM_p2p_copy/src:0/dst:1/one_way/iterations:3/manual_time", **{"GB/s": 390.0}),
@@ -98,6 +103,35 @@ class Tables(unittest.TestCase):
         md = m.markdown(2, [], {"one_way": {}, "both_ways": {}}, "", "", ddp=rows)
         self.assertIn("| large | 2 | bucketed | 3.100 | 1.94 | 1.97 |", md)
         self.assertIn("| small | 2 (simulated on one GPU) | end | 0.200 | 0.60 | — |", md)
+
+    def test_tp_table(self):
+        bench = [row("BM_tp_gemm/columns/ranks:1/n:8192/manual_time",
+                     **{"real_time": 22.0, "TFLOP/s": 50.0, "speedup": 1.0, "efficiency": 1.0, "simulated": 0.0}),
+                 row("BM_tp_gemm/rows/ranks:2/n:8192/manual_time",
+                     **{"real_time": 11.6, "TFLOP/s": 94.8, "speedup": 1.9, "efficiency": 0.95,
+                        "model_speedup": 1.96, "simulated": 0.0}),
+                 row("BM_tp_gemm/columns/ranks:2/n:2048/manual_time",
+                     **{"real_time": 0.7, "TFLOP/s": 24.5, "speedup": 0.5, "efficiency": 0.25,
+                        "simulated": 1.0}),
+                 row("BM_tp_gemm/columns/ranks:2/n:2048/manual_time_median", run_type="aggregate")]
+        rows = m.tp_table(bench)
+        self.assertEqual([(r["n"], r["split"], r["ranks"]) for r in rows],
+                         [(8192, "columns", 1), (8192, "rows", 2), (2048, "columns", 2)])
+        md = m.markdown(2, [], {"one_way": {}, "both_ways": {}}, "", "", tp=rows)
+        self.assertIn("| 8192 | rows | 2 | 11.600 | 94.8 | 1.90 | 0.95 | 1.96 |", md)
+        self.assertIn("| 2048 | columns | 2 (simulated on one GPU) | 0.700 | 24.5 | 0.50 | 0.25 | — |", md)
+
+    def test_mpi_line_and_table(self):
+        line = "all-reduce 67108864 floats on 2 ranks: 1.650 ms, algbw 162.7 GB/s, busbw 162.7 GB/s: sum ok\n"
+        row = m.parse_mpi("some NCCL banner\n" + line)
+        self.assertEqual(row, {"ranks": 2, "bytes": 268435456, "ms": 1.65, "algbw": 162.7, "busbw": 162.7,
+                               "ok": True})
+        self.assertFalse(m.parse_mpi(line.replace("sum ok", "WRONG SUM"))["ok"])
+        self.assertIsNone(m.parse_mpi("skipped: no GPU on some rank"))
+        md = m.markdown(2, [], {"one_way": {}, "both_ways": {}}, "", "", mpi=[row])
+        self.assertIn("| 2 | 256 MiB | 1.650 | 162.7 | 162.7 | ok |", md)
+        self.assertIn("Not run: no mpiexec or mpirun on PATH.",
+                      m.markdown(1, [], {}, "", "", mpi="no mpiexec or mpirun on PATH"))
 
     def test_human_bytes(self):
         self.assertEqual(m.human_bytes(8), "8 B")
