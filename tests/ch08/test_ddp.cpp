@@ -66,6 +66,23 @@ TEST(DdpGpu, OneRankFollowsTheCpuOracle) {
     EXPECT_NEAR(got[s], want[s], 1e-3 * std::max(1.0, std::fabs(want[s]))) << "step " << s;
 }
 
+// The step timing the benchmark reads: the steps after the first, the set-up outside; timing
+// changes nothing in the training, and fewer than 2 steps time nothing.
+TEST(DdpGpu, StepSecondsTimesTheStepsAndChangesNothing) {
+  CUDALAB_REQUIRE_GPU();
+  DdpConfig cfg;
+  cfg.steps = 5;
+  double step = -1.0;
+  const std::vector<float> timed =
+      ddp_train(cfg, std::vector<int>{0, 0}, GradSync::kBucketed, &step);
+  expect_follows(timed, ddp_train(cfg, std::vector<int>{0, 0}, GradSync::kBucketed), "timed");
+  EXPECT_GT(step, 0.0);
+  EXPECT_LT(step, 1.0) << "one step of the tests' MLP cannot take a second";
+  cfg.steps = 1;
+  (void)ddp_train(cfg, std::vector<int>{0}, GradSync::kAtEnd, &step);
+  EXPECT_EQ(step, 0.0);
+}
+
 TEST(DdpGpu, SimulatedRanksFollowTheSingleGpuLoss) {
   CUDALAB_REQUIRE_GPU();
   const DdpConfig cfg;

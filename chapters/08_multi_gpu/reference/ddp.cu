@@ -4,6 +4,7 @@
 // last (bucket 1). The loss is a mean over the GLOBAL batch, so each rank's gradient is its share
 // of the global gradient and the all-reduce's sum is the gradient itself (no division after).
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <optional>
 #include <stdexcept>
@@ -83,7 +84,8 @@ struct Rank {
 
 }  // namespace
 
-std::vector<float> ddp_train(const DdpConfig& c, std::span<const int> devices, GradSync sync) {
+std::vector<float> ddp_train(const DdpConfig& c, std::span<const int> devices, GradSync sync,
+                             double* step_seconds) {
   check_ddp_config(c);
   require(!devices.empty(), "devices", "needs at least one rank");
   const int n = static_cast<int>(devices.size());
@@ -129,8 +131,8 @@ std::vector<float> ddp_train(const DdpConfig& c, std::span<const int> devices, G
       k.dy = DeviceBuffer<float>(rows.count);
       k.p = DeviceBuffer<float>(std::span<const float>(P));
       k.g = DeviceBuffer<float>(params);
-      k.loss = DeviceBuffer<float>(1);
-      k.ones = to_device(std::vector<float>(rows.count, 1.0f));  // gb1 = dH^T ones
+      k.loss = DeviceBuffer<float>(static_cast<std::size_t>(c.steps));  // one per step
+      k.ones = to_device(std::vector<float>(rows.count, 1.0f));         // gb1 = dH^T ones
       CUDALAB_CHECK(cudaStreamCreateWithFlags(&k.compute, cudaStreamNonBlocking));
       k.blas.emplace();
       CUDALAB_CHECK_CUBLAS(cublasSetStream(*k.blas, k.compute));
@@ -148,7 +150,19 @@ std::vector<float> ddp_train(const DdpConfig& c, std::span<const int> devices, G
       compute[r] = ranks[r].compute;
       comm[r] = ranks[r].comm;
     }
+    // Step timing (step_seconds): from the end of step 0 to the end of the last, every rank idle.
+    const auto all_ranks_idle = [&] {
+      for (Rank& k : ranks) {
+        CUDALAB_CHECK(cudaSetDevice(k.device));
+        CUDALAB_CHECK(cudaStreamSynchronize(k.compute));
+        CUDALAB_CHECK(cudaStreamSynchronize(k.comm));
+      }
+      return std::chrono::steady_clock::now();
+    };
+    std::chrono::steady_clock::time_point timed_from{};
+    if (step_seconds) *step_seconds = 0.0;
     for (int step = 0; step < c.steps; ++step) {
+      if (step_seconds && step == 1) timed_from = all_ranks_idle();
       // Forward and the backward pass of layer 2 on every rank. Row-major X [rows][in],
       // W1 [in][hid], H [rows][hid] are, to cuBLAS (column-major), X^T, W1^T and H^T.
       for (Rank& k : ranks) {
@@ -169,7 +183,7 @@ std::vector<float> ddp_train(const DdpConfig& c, std::span<const int> devices, G
         CUDALAB_CHECK_CUBLAS(cublasSgemv(*k.blas, CUBLAS_OP_T, hid, rows, &one, k.h.data(), hid, w2,
                                          1, &zero, k.y.data(), 1));
         loss_kernel<<<1, 1, 0, k.compute>>>(k.y.data(), k.t.data(), w2 + hid, k.dy.data(),
-                                            k.loss.data(), g2 + hid, rows, inv_global);
+                                            k.loss.data() + step, g2 + hid, rows, inv_global);
         CUDALAB_CHECK_LAUNCH();
         // gW2 (hid) = H^T dy.
         CUDALAB_CHECK_CUBLAS(cublasSgemv(*k.blas, CUBLAS_OP_N, hid, rows, &one, k.h.data(), hid,
@@ -212,20 +226,25 @@ std::vector<float> ddp_train(const DdpConfig& c, std::span<const int> devices, G
           ring_allreduce(grads, devices, params, compute);
         }
       }
-      // The loss of this step (before the update), summed over ranks on the host.
-      float loss = 0.0f;
+      // Every rank takes the same step. The losses stay on the devices until the loop ends: a
+      // copy to the host here would make every step wait for the GPUs (and the timing show it).
       for (Rank& k : ranks) {
         CUDALAB_CHECK(cudaSetDevice(k.device));
-        float part = 0.0f;
-        CUDALAB_CHECK(cudaMemcpyAsync(&part, k.loss.data(), sizeof(float), cudaMemcpyDeviceToHost,
-                                      k.compute));
-        CUDALAB_CHECK(cudaStreamSynchronize(k.compute));
-        loss += part;
         sgd_kernel<<<blocks_for(params), kBlock, 0, k.compute>>>(k.p.data(), k.g.data(), params,
                                                                  c.lr);
         CUDALAB_CHECK_LAUNCH();
       }
-      losses.push_back(loss);
+    }
+    if (step_seconds && c.steps >= 2)
+      *step_seconds =
+          std::chrono::duration<double>(all_ranks_idle() - timed_from).count() / (c.steps - 1);
+    // The loss before each step, summed over ranks in rank order on the host.
+    losses.assign(static_cast<std::size_t>(c.steps), 0.0f);
+    for (Rank& k : ranks) {
+      CUDALAB_CHECK(cudaSetDevice(k.device));
+      CUDALAB_CHECK(cudaStreamSynchronize(k.compute));
+      const std::vector<float> part = k.loss.to_host();
+      for (int step = 0; step < c.steps; ++step) losses[step] += part[step];
     }
     // Every replica must hold the same parameters.
     if (n > 1) {

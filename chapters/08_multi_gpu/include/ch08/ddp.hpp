@@ -29,7 +29,11 @@ struct DdpConfig {
 // device) and returns the global loss (mean over the global batch of (y - t)^2 / 2) before each
 // step, as computed by the ranks. One rank is the single-GPU run; n ranks follow it up to the
 // order of floating-point additions. Throws std::invalid_argument for bad sizes or devices.
-std::vector<float> ddp_train(const DdpConfig& config, std::span<const int> devices, GradSync sync);
+// With step_seconds, it also returns the host wall time of one training step: the steps after the
+// first (which warms up cuBLAS) from all ranks synchronized to all ranks synchronized, over their
+// count; the set-up (data, buffers, streams, handles) is outside it. 0 when steps < 2.
+std::vector<float> ddp_train(const DdpConfig& config, std::span<const int> devices, GradSync sync,
+                             double* step_seconds = nullptr);
 
 // CPU side (cpu/ddp_oracle.cpp). Throws std::invalid_argument naming 'config' for bad sizes.
 void check_ddp_config(const DdpConfig& config);
