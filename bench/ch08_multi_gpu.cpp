@@ -97,9 +97,8 @@ struct Ranks {
   cudaEvent_t start = nullptr, stop = nullptr;
 };
 
-// Checks the work once (rank r holds r + 1 everywhere: every rank must end with n(n+1)/2; up to
-// 64 MiB), then warms up; false (the row skipped with the reason) on a wrong sum or an exception
-// (the starter's NotImplemented).
+// Runs the work twice to warm up; false (the row skipped with the reason) on an exception (the
+// starter's NotImplemented).
 template <class F>
 bool warm(benchmark::State& state, Ranks& ranks, F&& work) {
   try {
@@ -111,41 +110,39 @@ bool warm(benchmark::State& state, Ranks& ranks, F&& work) {
   }
 }
 
+// Checks the work once per row and process with bench::verify (rank r holds r + 1 everywhere:
+// every rank must end with n(n+1)/2; up to 64 MiB), then warms up. One verdict for every
+// repetition: Google Benchmark 1.8 aborts the whole binary (ComputeStats: "run_iterations ==
+// run.iterations") when one repetition of a row skips before its loop and another does not.
 template <class F>
-bool check_and_warm(benchmark::State& state, Ranks& ranks, F&& work) {
-  try {
-    const int n = static_cast<int>(ranks.devices.size());
-    if (ranks.n * sizeof(float) <= (std::size_t{64} << 20)) {
-      for (int r = 0; r < n; ++r) {
-        CUDALAB_CHECK(cudaSetDevice(ranks.devices[r]));
-        ranks.bufs[r].upload(std::vector<float>(ranks.n, static_cast<float>(r + 1)));
-      }
-      ranks.time_ms(work);
-      const float want = n * (n + 1) / 2.0f;
-      for (int r = 0; r < n; ++r) {
-        CUDALAB_CHECK(cudaSetDevice(ranks.devices[r]));
-        const std::vector<float> got = ranks.bufs[r].to_host();
-        if (std::any_of(got.begin(), got.end(), [&](float v) { return v != want; })) {
-          state.SkipWithError(
-              ("wrong result: rank " + std::to_string(r) + " does not hold the sum").c_str());
-          return false;
+bool check_and_warm(benchmark::State& state, const std::string& key, Ranks& ranks, F&& work) {
+  const int n = static_cast<int>(ranks.devices.size());
+  if (ranks.n * sizeof(float) <= (std::size_t{64} << 20) &&
+      !bench::verify(state, key, [&]() -> std::string {
+        for (int r = 0; r < n; ++r) {
+          CUDALAB_CHECK(cudaSetDevice(ranks.devices[r]));
+          ranks.bufs[r].upload(std::vector<float>(ranks.n, static_cast<float>(r + 1)));
         }
-      }
-    }
-    for (int i = 0; i < 2; ++i) ranks.time_ms(work);
-    return true;
-  } catch (const std::exception& e) {
-    state.SkipWithError(e.what());
+        ranks.time_ms(work);
+        const float want = n * (n + 1) / 2.0f;
+        for (int r = 0; r < n; ++r) {
+          CUDALAB_CHECK(cudaSetDevice(ranks.devices[r]));
+          const std::vector<float> got = ranks.bufs[r].to_host();
+          if (std::any_of(got.begin(), got.end(), [&](float v) { return v != want; }))
+            return "rank " + std::to_string(r) + " does not hold the sum";
+        }
+        return {};
+      }))
     return false;
-  }
+  return warm(state, ranks, work);
 }
 
 // bus_factor: busbw / algbw as nccl-tests defines it: 2(n-1)/n for all-reduce, (n-1)/n for
 // all-gather and reduce-scatter (bytes = the whole gathered or scattered buffer), 1 for broadcast.
 template <class F>
-void time_rows(benchmark::State& state, Ranks& ranks, int link_ranks, double bytes, F&& work,
-               double bus_factor = -1, bool check = true) {
-  if (check ? !check_and_warm(state, ranks, work) : !warm(state, ranks, work)) return;
+void time_rows(benchmark::State& state, const std::string& key, Ranks& ranks, int link_ranks,
+               double bytes, F&& work, double bus_factor = -1, bool check = true) {
+  if (check ? !check_and_warm(state, key, ranks, work) : !warm(state, ranks, work)) return;
   std::vector<double> ms;
   for (auto _ : state) {
     ms.push_back(ranks.time_ms(work));
@@ -161,6 +158,11 @@ void time_rows(benchmark::State& state, Ranks& ranks, int link_ranks, double byt
         bus_factor < 0 ? ch08::allreduce_busbw_gbs(alg, link_ranks) : alg * bus_factor;
   }
   state.counters["ranks"] = link_ranks;
+}
+
+// bench::verify's key of an all-reduce row: its kind, rank count and size.
+std::string row_key(const char* kind, int ranks, std::size_t bytes) {
+  return std::string(kind) + "/ranks:" + std::to_string(ranks) + "/bytes:" + std::to_string(bytes);
 }
 
 std::vector<int> first_devices(int g) {
@@ -182,14 +184,15 @@ void BM_ring_allreduce(benchmark::State& state, int gpus, std::size_t bytes) {
   const auto devices = first_devices(gpus);
   if (gpus > 1) ch08::enable_peer_access(devices);
   Ranks ranks(devices, bytes / sizeof(float));
-  time_rows(state, ranks, gpus, static_cast<double>(bytes),
+  time_rows(state, row_key("ring", gpus, bytes), ranks, gpus, static_cast<double>(bytes),
             [&] { ch08::ring_allreduce(ranks.ptrs, ranks.devices, ranks.n, ranks.streams); });
   add_ring_model(state, gpus, bytes);
 }
 
 void BM_ring_simulated(benchmark::State& state, int simulated, std::size_t bytes) {
   Ranks ranks(std::vector<int>(simulated, 0), bytes / sizeof(float));
-  time_rows(state, ranks, simulated, static_cast<double>(bytes),
+  time_rows(state, row_key("ring_simulated", simulated, bytes), ranks, simulated,
+            static_cast<double>(bytes),
             [&] { ch08::ring_allreduce(ranks.ptrs, ranks.devices, ranks.n, ranks.streams); });
 }
 
@@ -207,7 +210,7 @@ void BM_nccl_allreduce(benchmark::State& state, int gpus, std::size_t bytes) {
   const auto devices = first_devices(gpus);
   const ch08::NcclComms& comms = comms_of(gpus);
   Ranks ranks(devices, bytes / sizeof(float));
-  time_rows(state, ranks, gpus, static_cast<double>(bytes),
+  time_rows(state, row_key("nccl_allreduce", gpus, bytes), ranks, gpus, static_cast<double>(bytes),
             [&] { ch08::all_reduce_sum(comms, ranks.cptrs, ranks.ptrs, ranks.n, ranks.streams); });
   add_ring_model(state, gpus, bytes);
 }
@@ -238,7 +241,8 @@ void BM_nccl_collective(benchmark::State& state, Collective what, int gpus, std:
   const double n = gpus;
   const double factor = what == Collective::kBroadcast ? 1.0 : (n - 1) / n;
   time_rows(
-      state, ranks, gpus, static_cast<double>(per_rank * gpus * sizeof(float)),
+      state, row_key("nccl_collective", gpus, bytes), ranks, gpus,
+      static_cast<double>(per_rank * gpus * sizeof(float)),
       [&] {
         if (what == Collective::kAllGather) {
           ch08::all_gather(comms, send, recv, per_rank, ranks.streams);
@@ -459,11 +463,15 @@ void BM_tp_gemm(benchmark::State& state, TpSplit split, int ranks, int n) {
       for (int r = 0; r < ranks; ++r) devices[r] = r;
     if (distinct && ranks > 1) ch08::enable_peer_access(devices);
     TpSetup tp(devices, n);
-    (void)tp.seconds(split);  // warm-up, and the output checked below
-    if (const std::string wrong = tp.check(); !wrong.empty()) {
-      state.SkipWithError(("wrong result: " + wrong).c_str());
+    const std::string key = std::string("tp_gemm/") +
+                            (split == TpSplit::kColumns ? "columns" : "rows") +
+                            "/ranks:" + std::to_string(ranks) + "/n:" + std::to_string(n);
+    if (!bench::verify(state, key, [&] {
+          (void)tp.seconds(split);
+          return tp.check();
+        }))
       return;
-    }
+    (void)tp.seconds(split);  // warm-up
     std::vector<double> s;
     for (auto _ : state) {
       s.push_back(tp.seconds(split));
