@@ -3,9 +3,11 @@
 // Same 128 x 128 x 8 block tile, 8 x 8 thread tile, thread mapping and shared layout as step 5.
 // What changes: every global load moves 16 bytes (LDG.128: one per operand per thread per K step
 // instead of 4 scalar loads), the 16-byte shared reads are written as float4 instead of left to
-// the compiler, and C is stored 16 bytes at a time. Boehm: 68.7% -> 78.4% of cuBLAS. Step 7
-// then adds warp tiles and double buffering. Edges: load4 falls back to guarded scalar loads
-// (zero-fill) at partial tiles or when rows are not 16-byte aligned (K or N % 4 != 0).
+// the compiler, and C is stored 16 bytes at a time. Boehm: 68.7% -> 78.4% of cuBLAS, from a
+// step 5 with scalar shared reads; here step 5's are already LDS.128 and the two steps tie on the
+// H200 (the chapter README says why). Step 7 then adds warp tiles and double buffering. Edges:
+// load4 falls back to guarded scalar loads (zero-fill) at partial tiles or when rows are not
+// 16-byte aligned (K or N % 4 != 0).
 #include "ch06/sgemm.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"
