@@ -217,6 +217,8 @@ void BM_nccl_allreduce(benchmark::State& state, int gpus, std::size_t bytes) {
 
 // The other collectives on the same GPUs, in place (nccl-tests' sizes: bytes = the whole buffer).
 enum class Collective { kAllGather, kReduceScatter, kBroadcast };
+constexpr const char* kCollectiveNames[] = {"nccl_allgather", "nccl_reducescatter",
+                                            "nccl_broadcast"};
 
 void BM_nccl_collective(benchmark::State& state, Collective what, int gpus, std::size_t bytes) {
   const auto devices = first_devices(gpus);
@@ -241,7 +243,7 @@ void BM_nccl_collective(benchmark::State& state, Collective what, int gpus, std:
   const double n = gpus;
   const double factor = what == Collective::kBroadcast ? 1.0 : (n - 1) / n;
   time_rows(
-      state, row_key("nccl_collective", gpus, bytes), ranks, gpus,
+      state, row_key(kCollectiveNames[static_cast<int>(what)], gpus, bytes), ranks, gpus,
       static_cast<double>(per_rank * gpus * sizeof(float)),
       [&] {
         if (what == Collective::kAllGather) {
@@ -405,7 +407,7 @@ struct TpSetup {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   // Empty when every rank's C is one SGEMM's within 1e-4 of its largest element (the row split
-  // adds in another order), else what differs.
+  // adds in another order), else what differs (bench::mismatch).
   std::string check() {
     CUDALAB_CHECK(cudaSetDevice(devices[0]));
     DeviceBuffer<float> want_d(std::size_t(n) * n);
@@ -419,16 +421,14 @@ struct TpSetup {
     const std::vector<float> want = want_d.to_host();
     float scale = 0.0f;
     for (float v : want) scale = std::max(scale, std::fabs(v));
-    for (std::size_t r = 0; r < devices.size(); ++r) {
+    std::string wrong;
+    for (std::size_t r = 0; r < devices.size() && wrong.empty(); ++r) {
       CUDALAB_CHECK(cudaSetDevice(devices[r]));
-      const std::vector<float> got = c[r].to_host();
-      for (std::size_t i = 0; i < got.size(); ++i)
-        if (!(std::fabs(got[i] - want[i]) <= 1e-4f * scale))
-          return "rank " + std::to_string(r) + ", element " + std::to_string(i) + ": " +
-                 std::to_string(got[i]) + " where one SGEMM gives " + std::to_string(want[i]);
+      wrong = bench::mismatch(c[r].to_host(), want, {.abs = 1e-4 * scale},
+                              "rank " + std::to_string(r) + "'s C against one SGEMM");
     }
     CUDALAB_CHECK(cudaSetDevice(devices[0]));
-    return {};
+    return wrong;
   }
   std::vector<int> devices;
   int n;

@@ -238,7 +238,8 @@ std::vector<float> ddp_train(const DdpConfig& c, std::span<const int> devices, G
     if (step_seconds && c.steps >= 2)
       *step_seconds =
           std::chrono::duration<double>(all_ranks_idle() - timed_from).count() / (c.steps - 1);
-    // The loss before each step, summed over ranks in rank order on the host.
+    // The loss before each step, summed over ranks in rank order on the host; after this loop every
+    // rank is idle (a rank's comm work is joined into its compute stream).
     losses.assign(static_cast<std::size_t>(c.steps), 0.0f);
     for (Rank& k : ranks) {
       CUDALAB_CHECK(cudaSetDevice(k.device));
@@ -249,11 +250,9 @@ std::vector<float> ddp_train(const DdpConfig& c, std::span<const int> devices, G
     // Every replica must hold the same parameters.
     if (n > 1) {
       CUDALAB_CHECK(cudaSetDevice(ranks[0].device));
-      CUDALAB_CHECK(cudaStreamSynchronize(ranks[0].compute));
       const std::vector<float> p0 = ranks[0].p.to_host();
       for (int r = 1; r < n; ++r) {
         CUDALAB_CHECK(cudaSetDevice(ranks[r].device));
-        CUDALAB_CHECK(cudaStreamSynchronize(ranks[r].compute));
         if (ranks[r].p.to_host() != p0)
           throw std::logic_error("ddp_train: the replicas of rank 0 and rank " + std::to_string(r) +
                                  " differ");
