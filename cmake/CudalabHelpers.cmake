@@ -326,6 +326,24 @@ function(lab_bench ch)
   endforeach()
 endfunction()
 
+# lab_app(<ch> <target> <sources>... [LIBS <targets>...]): a program of the chapter (apps/, tools/,
+# mpi/) linked to the chapter's main track: the reference where it is built, else the starter (the
+# handout has no reference/, and its first command builds everything: an app linked to a track
+# that does not exist there would stop it). Returns nothing; the target is a plain executable.
+function(lab_app ch target)
+  cmake_parse_arguments(ARG "" "" "LIBS" ${ARGN})
+  if(TARGET ${ch}_reference)
+    set(track ${ch}_reference)
+  elseif(TARGET ${ch}_starter)
+    set(track ${ch}_starter)
+  else()
+    message(FATAL_ERROR "lab_app(${ch} ${target}): the chapter has neither a reference nor a starter track")
+  endif()
+  add_executable(${target} ${ARG_UNPARSED_ARGUMENTS})
+  target_link_libraries(${target} PRIVATE ${track} ${ch}_api fmt::fmt ${ARG_LIBS})
+  lab_target_defaults(${target})
+endfunction()
+
 # lab_common_test(<file.cpp> [LIBS ...]): a unit test of libcudalab itself (part of the reference set).
 function(lab_common_test file)
   cmake_parse_arguments(ARG "" "" "LIBS" ${ARGN})

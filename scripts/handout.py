@@ -2,17 +2,23 @@
 
 What goes in: every file git tracks, except the instructor's: chapters/*/reference/ (the
 solutions), chapters/*/pitfalls/ and chapters/*/mutants.toml (complete solutions with one bug),
-the generators and the GPU suite that need them, .ci/, docs/instructors.md. Starter files lose
-their pitfall markup (the correct code stays). A marker file .cudalab-handout tells CMake nothing
-(a chapter without reference/ builds its starter track alone, without pitfalls) and tells
-scripts/lab to treat the starter as the main track.
+the generators and the GPU suite that need them, .ci/ and docs/instructors.md. Starter files lose their pitfall markup (the correct code stays) and show
+their exercise regions (BEGIN/END EXERCISE) and a HELPERS region (regions.handout_text); a pristine
+copy of each goes to .cudalab/pristine/ (scripts/grade compiles it in place of a file of the
+student's that does not compile, so that the other exercises are still graded). Markdown files
+lose their `<!-- full-tree begin -->` ... `<!-- full-tree end -->` blocks and show their
+`<!-- handout-only ... -->` blocks: one README, two readers. A marker file .cudalab-handout tells
+scripts/lab to treat the starter as the main track (CMake needs no marker: a chapter without
+reference/ builds its starter track alone, without pitfalls).
 
-Then it checks what it wrote: no reference/ or pitfall file, no exercise or pitfall marker, no
-solution (regions.leaks_in against the reference regions of this tree). Standard library only.
+Then it checks what it wrote: no reference/ or pitfall file, no pitfall marker, every exercise
+region marked, no solution (regions.leaks_in against the reference regions of this tree), and every
+link of its Markdown files resolves inside it. Standard library only.
 """
 from __future__ import annotations
 
 import fnmatch
+import re
 import shutil
 import subprocess
 import sys
@@ -25,10 +31,16 @@ import regions  # noqa: E402
 EXCLUDE = [
     "chapters/*/reference/*", "chapters/*/pitfalls/*", "chapters/*/mutants.toml",
     "scripts/gen_starter.py", "scripts/variants.py", "scripts/gpu_suite", "scripts/handout.py",
-    "scripts/test_*.py", "scripts/report.py", "scripts/results.py", "scripts/new_chapter.py",
+    "scripts/test_*.py", "scripts/results.py", "scripts/new_chapter.py", "scripts/check_mutants.py",
+    "scripts/gpu_check_*.sh", "tests/fixtures/*",
     ".ci/*", "docs/instructors.md", "grades/*",
 ]
-MARKERS = ("BEGIN EXERCISE", "END EXERCISE", "BEGIN PITFALL", "END PITFALL", "// BUG:", "// STARTER:")
+# Markers that must not reach the student: the exercise and HELPERS marks are shown on purpose.
+MARKERS = ("BEGIN PITFALL", "END PITFALL", "// BUG:", "// STARTER:")
+PRISTINE = ".cudalab/pristine"
+FULL_BLOCK = re.compile(r"^[ \t]*<!-- full-tree begin -->[ \t]*\n.*?^[ \t]*<!-- full-tree end -->[ \t]*\n", re.M | re.S)
+HANDOUT_BLOCK = re.compile(r"^[ \t]*<!-- handout-only[ \t]*\n(.*?)^[ \t]*-->[ \t]*\n", re.M | re.S)
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 
 
 def excluded(rel: str) -> bool:
@@ -46,6 +58,22 @@ def is_starter_file(rel: str) -> bool:
         Path(rel).suffix in regions.SUFFIXES
 
 
+def handout_markdown(text: str) -> str:
+    """A Markdown file as the handout has it: full-tree blocks out, handout-only blocks shown."""
+    return HANDOUT_BLOCK.sub(lambda m: m.group(1), FULL_BLOCK.sub("", text))
+
+
+def full_markdown(text: str) -> str:
+    """The same file as the full tree's reader sees it (what a renderer shows; for the tests)."""
+    return HANDOUT_BLOCK.sub("", text)
+
+
+def starter_text(root: Path, rel: str) -> str:
+    """A starter file as the handout has it (regions marked, pitfall markup out)."""
+    ref = root / rel.replace("/starter/", "/reference/", 1)
+    return regions.handout_text((root / rel).read_text(), ref.read_text() if ref.exists() else None, rel)
+
+
 def write(root: Path, out: Path) -> list[str]:
     """Writes the handout; returns the relative paths written."""
     written = []
@@ -55,7 +83,13 @@ def write(root: Path, out: Path) -> list[str]:
         dst = out / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
         if is_starter_file(rel):
-            dst.write_text(regions.handout_text((root / rel).read_text()))
+            text = starter_text(root, rel)
+            dst.write_text(text)
+            pristine = out / PRISTINE / rel
+            pristine.parent.mkdir(parents=True, exist_ok=True)
+            pristine.write_text(text)
+        elif rel.endswith(".md"):
+            dst.write_text(handout_markdown((root / rel).read_text()))
         else:
             shutil.copy2(root / rel, dst)
         written.append(rel)
@@ -75,7 +109,7 @@ def check(root: Path, out: Path) -> list[str]:
             if p.name in ("reference", "pitfalls") and rel.startswith("chapters/"):
                 problems.append(f"{rel}/: instructor folder in the handout")
             continue
-        if rel.startswith(".git/"):
+        if rel.startswith(".git/") or rel.startswith(PRISTINE + "/"):
             continue
         if excluded(rel):
             problems.append(f"{rel}: instructor file in the handout")
@@ -85,6 +119,11 @@ def check(root: Path, out: Path) -> list[str]:
             for m in MARKERS:
                 if m in text and rel.startswith("chapters/"):
                     problems.append(f"{rel}: holds the marker '{m}'")
+            if is_starter_file(rel):
+                try:
+                    regions.parse(text, rel)
+                except regions.RegionError as e:
+                    problems.append(f"{rel}: its exercise marks do not parse: {e}")
     for d in sorted((root / "chapters").glob("[0-9][0-9]_*")):
         ref = d / "reference"
         if not ref.is_dir():
@@ -96,17 +135,48 @@ def check(root: Path, out: Path) -> list[str]:
         sd = out / "chapters" / d.name / "starter"
         starters = {str(p.relative_to(out)): p.read_text() for p in sorted(sd.glob("*")) if p.suffix in regions.SUFFIXES}
         problems += [f"answer in the handout: {lk}" for lk in regions.leaks_in(regs, starters)]
+        marked = {r.exercise for text in starters.values() for r in regions.parse(text)[1]}
+        for ex in sorted({r.exercise for _, r in regs} - marked, key=lambda e: [int(x) for x in e.split(".")]):
+            problems.append(f"exercise {ex}: no starter file of {d.name} marks its region")
+    problems += broken_links(out, root)
     return problems
+
+
+def broken_links(out: Path, root: Path | None = None) -> list[str]:
+    """Every relative Markdown link of the handout's README.md, docs/ and chapter READMEs that does
+    not resolve inside it (a student following it would find nothing). With `root` (the tree the
+    handout came from), a link that is broken there too is left out: that is the tree's bug, which
+    its own check reports (broken_links(root))."""
+    bad = []
+    files = [out / "README.md", *sorted((out / "docs").rglob("*.md")), *sorted((out / "chapters").glob("*/README.md"))]
+    for md in files:
+        if not md.is_file():
+            continue
+        for n, line in enumerate(md.read_text(errors="replace").splitlines(), 1):
+            for target in LINK.findall(line):
+                if re.match(r"[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
+                    continue  # a URL or an anchor of the same page
+                path = target.split("#", 1)[0]
+                dest = (md.parent / path).resolve()
+                if out.resolve() not in (dest, *dest.parents) or not dest.exists():
+                    if root is not None:
+                        twin = (root / md.relative_to(out)).parent / path
+                        if not twin.exists():
+                            continue
+                    bad.append(f"{md.relative_to(out)}:{n}: link to {target}: not in the handout")
+    return bad
 
 
 def main(out: Path) -> int:
     root = lt.ROOT
     out = out.resolve()
     if out == root or root in out.parents:
-        lt.die(f"{out}: write the handout outside this repository")
+        lt.usage_error(f"lab handout {out}: write the handout outside this repository")
+    if out.exists() and not out.is_dir():
+        lt.usage_error(f"lab handout {out}: a file is there, not a folder: give a new folder")
     if out.exists() and any(out.iterdir()):
-        lt.die(f"{out} exists and is not empty: give a new folder")
-    out.mkdir(parents=True, exist_ok=True)
+        lt.usage_error(f"lab handout {out}: the folder exists and is not empty: give a new folder")
+    lt.writable_dir(out, "lab handout")
     written = write(root, out)
     problems = check(root, out)
     lt.log(f"handout: {len(written)} files written to {out} (starter track only; build it with "

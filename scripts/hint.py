@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 SECTIONS = ("Level 1 — idea", "Level 2 — structure", "Level 3 — near-code", "Stretch")
 LEVELS = {"1": 1, "2": 2, "3": 3, "stretch": 4}
 EXERCISE = re.compile(r"^\d+\.\d+$")
@@ -88,9 +89,13 @@ def missing_sections(text: str) -> list[str]:
 
 
 def render(exercise: str, level: str = "1", root: Path = ROOT) -> str:
-    """The text `hint.py exercise level` prints; HintError for an unknown exercise or level."""
-    if not EXERCISE.match(exercise):
-        raise HintError(f"'{exercise}' is not an exercise id: write it as N.k, e.g. 6.2")
+    """The text `hint.py exercise level` prints; HintError for an unknown exercise or level.
+    The id is read as `scripts/lab check` reads it (gradelib.norm_exercise: 05.1 is 5.1)."""
+    import gradelib  # the one exercise-id parser of the lab scripts
+    try:
+        exercise = gradelib.norm_exercise(exercise)
+    except ValueError as e:
+        raise HintError(str(e)) from None
     if level not in LEVELS:
         raise HintError(f"unknown level '{level}': use 1 (idea), 2 (structure), 3 (near-code) "
                         "or stretch")

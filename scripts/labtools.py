@@ -68,11 +68,22 @@ def run(cmd: list[str], log_file: Path | None = None, check: bool = True, quiet:
     return proc
 
 
+class BuildError(SystemExit):
+    """A configure or build step that failed; `output` holds its lines (ninja's FAILED: blocks)."""
+
+    def __init__(self, msg: str, output: list[str]):
+        super().__init__(msg)
+        self.output = output
+
+
 def configure_and_build(preset: str, log_file: Path | None = None, jobs: int | None = None,
                         targets: list[str] | None = None, cmake_args: list[str] | None = None,
-                        configure: bool = True, verbose: bool = False) -> None:
+                        configure: bool = True, verbose: bool = False, keep_going: bool = False) -> None:
     """cmake --preset, then cmake --build (all, or `targets`). With a log file the output goes
-    there and only a failure's tail is shown (its compiler errors first)."""
+    there as it comes (the log is live), the terminal gets ninja's [n/N] line every
+    PROGRESS_SECONDS, and a failure shows its compiler errors first. keep_going: build everything
+    that does not depend on a failed step (ninja -k 0), so that one file that does not compile
+    leaves every other target built and the failures all listed (BuildError.output)."""
     if verbose:
         log_file = None  # everything on the terminal
     quiet = log_file is not None
@@ -83,17 +94,188 @@ def configure_and_build(preset: str, log_file: Path | None = None, jobs: int | N
         cmd += ["-j", str(jobs)]
     if targets:
         cmd += ["--target", *targets]
+    if keep_going:
+        cmd += ["--", "-k", "0"]
     _run_build_step(cmd, log_file, quiet)
 
 
+# A build with its output in a log prints ninja's progress line this often (a first build takes
+# minutes on a laptop: silence that long reads as a hang).
+PROGRESS_SECONDS = 15.0
+NINJA_STEP = re.compile(r"^\[(\d+)/(\d+)\] (.*)$")
+
+
+def _stream(cmd: list[str], log_file: Path) -> tuple[int, list[str]]:
+    """Runs cmd, each output line appended to log_file as it comes; ninja's [n/N] line on the
+    terminal every PROGRESS_SECONDS (and the last one). Returns (exit status, output lines)."""
+    import time
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    lines: list[str] = []
+    last, shown, pending = 0.0, "", ""
+    with open(log_file, "a") as f:
+        f.write("$ " + " ".join(cmd) + "\n")
+        f.flush()
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                errors="replace", bufsize=1)
+        try:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                f.write(line)
+                f.flush()
+                line = line.rstrip("\n")
+                lines.append(line)
+                m = NINJA_STEP.match(line)
+                if m:
+                    pending = f"  build [{m.group(1)}/{m.group(2)}] {m.group(3)[:100]}"
+                    now = time.monotonic()
+                    if now - last >= PROGRESS_SECONDS:
+                        log(pending)
+                        last, shown = now, pending
+            rc = proc.wait()
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+    if pending and pending != shown and last:
+        log(pending)
+    return rc, lines
+
+
 def _run_build_step(cmd: list[str], log_file: Path | None, quiet: bool) -> None:
-    proc = run(cmd, log_file, check=False, quiet=quiet)
-    if proc.returncode != 0:
-        out = (proc.stdout or "").splitlines()
+    if quiet and log_file is not None:
+        rc, out = _stream(cmd, log_file)
+    else:
+        proc = run(cmd, log_file, check=False, quiet=quiet)
+        rc, out = proc.returncode, (proc.stdout or "").splitlines()
+    if rc != 0:
         errors = [l for l in out if re.search(r"\berror\b|Error|FAILED:", l)]
         shown = (errors[:25] + ["..."] if len(errors) > 25 else errors) or out[-40:]
-        raise SystemExit(f"command failed ({proc.returncode}): {' '.join(cmd)}\n" + "\n".join(shown)
-                         + (f"\n(full output: {log_file})" if log_file else ""))
+        raise BuildError(f"command failed ({rc}): {' '.join(cmd)}\n" + "\n".join(shown)
+                         + (f"\n(full output: {log_file})" if log_file else ""), out)
+
+
+STARTER_OBJECT = re.compile(r"chapters/([0-9][0-9]_\w+)/CMakeFiles/\w+\.dir/starter/(\S+?)\.o\b")
+ERROR_LINE = re.compile(r"\b(?:fatal )?error\b")
+ERROR_FILE = re.compile(r"^(\S+?)(?:\((\d+)\)|:(\d+):)")
+
+
+def failed_starter_sources(output: list[str]) -> dict[str, str]:
+    """From a keep-going build's output: each starter file (chapters/NN_slug/starter/x.cu) whose
+    object did not compile -> its first compiler error (file:line: message, paths relative to the
+    tree). A starter header named by that error is listed too (its includers fail with it)."""
+    failed: dict[str, str] = {}
+    i = 0
+    while i < len(output):
+        m = STARTER_OBJECT.search(output[i]) if output[i].startswith("FAILED:") else None
+        if not m:
+            i += 1
+            continue
+        rel = f"chapters/{m.group(1)}/starter/{m.group(2)}"
+        first = ""
+        j = i + 2  # the line after FAILED: is the compiler's command line
+        while j < len(output) and not output[j].startswith("FAILED:") and not NINJA_STEP.match(output[j]):
+            if not first and ERROR_LINE.search(output[j]):
+                first = output[j].strip().replace(str(ROOT) + "/", "")
+            j += 1
+        failed.setdefault(rel, first or "(no error line: see the build log)")
+        f = ERROR_FILE.match(first)
+        if f and "/starter/" in f.group(1):
+            hdr = f.group(1).replace(str(ROOT) + "/", "")
+            k = hdr.find("chapters/")
+            if k >= 0 and hdr[k:] != rel:
+                failed.setdefault(hdr[k:], first)
+        i = j
+    return failed
+
+
+PRISTINE_DIR = ".cudalab/pristine"
+
+
+def pristine_text(rel: str, root: Path | None = None) -> str | None:
+    """The untouched version of a starter file: the handout's hidden copy (.cudalab/pristine/,
+    written by scripts/lab handout and by scripts/grade --submission), else the committed one (git
+    HEAD). None when neither exists."""
+    root = root or ROOT
+    hidden = root / PRISTINE_DIR / rel
+    if hidden.is_file():
+        return hidden.read_text()
+    p = subprocess.run(["git", "show", f"HEAD:./{rel}"], cwd=root, capture_output=True, text=True)
+    return p.stdout if p.returncode == 0 else None
+
+
+SCRATCH_SKIP = {"build", ".git", "grades"}
+
+
+def scratch_tree(replace: dict[str, str], name: str = "fallback") -> Path:
+    """A copy of this tree's sources under build/scratch-<name>/ (its own build directory inside
+    it), with the files of `replace` (relative path -> text) written over the copies. Files whose
+    content did not change are left as they are, so a second call rebuilds only what changed.
+    The tree itself is only read."""
+    dest = ROOT / "build" / f"scratch-{name}"
+    keep: set[Path] = set()
+    for src in ROOT.rglob("*"):
+        rel = src.relative_to(ROOT)
+        if rel.parts[0] in SCRATCH_SKIP or not src.is_file() or src.is_symlink():
+            continue
+        dst = dest / rel
+        keep.add(dst)
+        text = replace.get(rel.as_posix())
+        data = text.encode() if text is not None else src.read_bytes()
+        if not dst.is_file() or dst.read_bytes() != data:
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.write_bytes(data)
+            if text is None:
+                shutil.copystat(src, dst)
+    for old in dest.rglob("*"):
+        rel = old.relative_to(dest)
+        if rel.parts[0] not in SCRATCH_SKIP and old.is_file() and old not in keep:
+            old.unlink()
+    return dest
+
+
+def exercises_of_file(rel: str, root: Path | None = None) -> list[str]:
+    """The exercises whose regions a starter file holds: from its reference file where there is
+    one, else from the file's own marks (a handout), else from its pristine copy."""
+    import regions
+    root = root or ROOT
+    cands = [root / rel.replace("/starter/", "/reference/", 1), root / rel]
+    for c in cands:
+        if c.is_file():
+            try:
+                rs = regions.parse(c.read_text(errors="replace"), str(c))[1]
+            except regions.RegionError:
+                continue
+            if rs:
+                return sorted({r.exercise for r in rs}, key=lambda e: [int(x) for x in e.split(".")])
+    text = pristine_text(rel, root)
+    if text:
+        try:
+            return sorted({r.exercise for r in regions.parse(text)[1]}, key=lambda e: [int(x) for x in e.split(".")])
+        except regions.RegionError:
+            pass
+    return []
+
+
+def compile_fallback(err: BuildError, who: str) -> tuple[Path, dict] | None:
+    """After a keep-going build failed: the starter files that did not compile, replaced by their
+    pristine versions in a scratch copy of the tree (scratch_tree), so that every other exercise
+    can still be built and graded. Returns (the scratch tree, {file: {error, exercises}}), or None
+    when no starter file failed (the failure is elsewhere: the caller reports it)."""
+    broken = failed_starter_sources(err.output)
+    if not broken:
+        return None
+    replace, report = {}, {}
+    for rel, first in broken.items():
+        text = pristine_text(rel)
+        if text is None:
+            die(f"{who}: {rel} does not compile ({first}) and no pristine copy of it exists here")
+        replace[rel] = text
+        report[rel] = {"error": first, "exercises": exercises_of_file(rel)}
+    for rel, r in report.items():
+        log(f"{who}: {rel} does not compile: {r['error']}")
+        log(f"  -> exercises {', '.join(r['exercises']) or '(none)'} score 0; the file's untouched version is "
+            "built in its place (in a copy of the tree) so that the others are still judged")
+    return scratch_tree(replace), report
 
 
 # ---------------------------------------------------------------------------------------------
@@ -105,6 +287,7 @@ class TestResult:
     labels: list[str]
     status: str          # passed | failed | skipped
     output: str = ""
+    time: float = 0.0    # seconds (GoogleTest's XML)
 
     @property
     def chapter(self) -> str:
@@ -164,10 +347,10 @@ def _suite_of(case: str) -> str:
     return case.split(".")[0].split("/")[-1]
 
 
-def read_gtest_xml(xml: Path) -> dict[str, tuple[str, str]]:
-    """GoogleTest's XML -> 'Suite.Test' -> (status, message): the failure text, or the skip
-    message ('file:line\nskipped: <reason>')."""
-    seen: dict[str, tuple[str, str]] = {}
+def read_gtest_xml(xml: Path) -> dict[str, tuple[str, str, float]]:
+    """GoogleTest's XML -> 'Suite.Test' -> (status, message, seconds): the message is the failure
+    text, or the skip message ('file:line\nskipped: <reason>')."""
+    seen: dict[str, tuple[str, str, float]] = {}
     if not xml.exists():
         return seen
     try:
@@ -178,12 +361,16 @@ def read_gtest_xml(xml: Path) -> dict[str, tuple[str, str]]:
         full = f"{case.get('classname')}.{case.get('name')}"
         failures = case.findall("failure")
         skipped = case.find("skipped")
+        try:
+            secs = float(case.get("time", "0") or 0)
+        except ValueError:
+            secs = 0.0
         if failures:
-            seen[full] = ("failed", "\n".join((f.text or f.get("message", "")).strip() for f in failures))
+            seen[full] = ("failed", "\n".join((f.text or f.get("message", "")).strip() for f in failures), secs)
         elif case.get("result") == "skipped" or skipped is not None:
-            seen[full] = ("skipped", (skipped.get("message", "") or skipped.text or "") if skipped is not None else "")
+            seen[full] = ("skipped", (skipped.get("message", "") or skipped.text or "") if skipped is not None else "", secs)
         else:
-            seen[full] = ("passed", "")
+            seen[full] = ("passed", "", secs)
     return seen
 
 
@@ -227,8 +414,8 @@ def run_by_executable(bdir: Path, labels: list[str], xml_dir: Path, jobs: int,
         project's ctest SKIP_REGULAR_EXPRESSION), else failed."""
         name, labels_, command = job
         try:
-            proc = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=Path(command[0]).parent
-                                  if Path(command[0]).is_absolute() else None)
+            proc = subprocess.run(command, capture_output=True, text=True, timeout=test_timeout(),
+                                  cwd=Path(command[0]).parent if Path(command[0]).is_absolute() else None)
             rc, text = proc.returncode, proc.stdout + proc.stderr
         except subprocess.TimeoutExpired as e:
             rc, text = None, f"timed out after {e.timeout} s"
@@ -244,29 +431,46 @@ def run_by_executable(bdir: Path, labels: list[str], xml_dir: Path, jobs: int,
                            + "\n".join(text.splitlines()[-15:]))]
 
     def one(job: tuple[str, list[str], str]) -> list[TestResult]:
+        """One process for the cases of one executable. A process that crashes or hangs past
+        test_timeout() does not take the others with it: the case it was running (its last
+        '[ RUN      ]' line) is failed with the crash or the timeout, and the cases it did not
+        report run again in a new process, until all have a result."""
         exe, cases, part = job
         tag = Path(exe).name + (("." + re.sub(r"[^\w.-]", "_", cases[0])) if per_case else part)
-        xml = xml_dir / (tag + ".xml")
-        if xml.exists():
-            xml.unlink()
-        cmd = [exe, f"--gtest_output=xml:{xml}"]
-        cmd.append("--gtest_filter=" + ":".join(cases))
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=Path(exe).parent)
-            rc, text = proc.returncode, proc.stdout + proc.stderr
-        except subprocess.TimeoutExpired as e:
-            rc, text = None, f"timed out after {e.timeout} s"
-        except OSError as e:
-            rc, text = None, f"could not run: {e}"
-        (xml_dir / (tag + ".log")).write_text(text)
-        seen = read_gtest_xml(xml)
-        out = []
-        for full in cases:
-            name, labels_ = by_exe[exe][full]
-            st, msg = seen.get(full, ("failed", f"process exited {rc} before reporting (log: {xml_dir / (tag + '.log')})"
-                                      + ("\n" + "\n".join(text.splitlines()[-15:]) if text else "")))
-            out.append(TestResult(name, labels_, st, msg))
-        return out
+        out: dict[str, TestResult] = {}
+        todo = list(cases)
+        attempt = 0
+        while todo:
+            suffix = f".rerun{attempt}" if attempt else ""
+            xml = xml_dir / (tag + suffix + ".xml")
+            logf = xml_dir / (tag + suffix + ".log")
+            xml.unlink(missing_ok=True)
+            cmd = [exe, f"--gtest_output=xml:{xml}", "--gtest_filter=" + ":".join(todo)]
+            rc, text = run_limited(cmd, logf, test_timeout(), cwd=Path(exe).parent)
+            seen = read_gtest_xml(xml)
+            for full in todo:
+                if full in seen:
+                    name, labels_ = by_exe[exe][full]
+                    out[full] = TestResult(name, labels_, *seen[full])
+            left = [c for c in todo if c not in out]
+            if not left:
+                break
+            why = ("timed out after " + f"{test_timeout():g} s" if rc is None else
+                   f"crashed ({signal_name(rc)})" if rc < 0 or rc > 1 else f"exited {rc} before reporting")
+            running = last_running_case(text)
+            culprit = running if running in left else None
+            tail = "\n".join(text.splitlines()[-15:])
+            if culprit is None or attempt >= MAX_RERUNS:
+                for full in left:
+                    name, labels_ = by_exe[exe][full]
+                    out[full] = TestResult(name, labels_, "failed",
+                                           f"the test process {why} before reporting this case (log: {logf})\n{tail}")
+                break
+            name, labels_ = by_exe[exe][culprit]
+            out[culprit] = TestResult(name, labels_, "failed", f"this test {why} (log: {logf})\n{tail}")
+            todo = [c for c in left if c != culprit]
+            attempt += 1
+        return [out[c] for c in cases]
 
     if per_case:
         work = [(exe, [c], "") for exe, cs in by_exe.items() for c in cs]
@@ -294,6 +498,67 @@ def run_by_executable(bdir: Path, labels: list[str], xml_dir: Path, jobs: int,
     return results
 
 
+# A test process that runs longer than this is stopped (a kernel that never ends: a hang must
+# not stop the grading). CUDALAB_TEST_TIMEOUT (seconds) overrides it.
+DEFAULT_TEST_TIMEOUT = 900.0
+MAX_RERUNS = 64  # crashes of one executable after which its remaining cases are failed unrun
+
+
+def test_timeout() -> float:
+    try:
+        v = float(os.environ.get("CUDALAB_TEST_TIMEOUT", DEFAULT_TEST_TIMEOUT))
+    except ValueError:
+        return DEFAULT_TEST_TIMEOUT
+    return v if v > 0 else DEFAULT_TEST_TIMEOUT
+
+
+def run_limited(cmd: list[str], log_file: Path, timeout: float, cwd: Path | None = None) -> tuple[int | None, str]:
+    """Runs cmd in its own process group with its output in log_file; (exit status or None when
+    it ran past `timeout` and was killed, the output)."""
+    import signal
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_file, "w") as f:
+        try:
+            proc = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=cwd, start_new_session=True)
+        except OSError as e:
+            f.write(f"could not run: {e}\n")
+            return 127, f"could not run: {e}"
+        try:
+            rc: int | None = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            rc = None
+        except BaseException:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
+    return rc, log_file.read_text(errors="replace")
+
+
+def signal_name(rc: int) -> str:
+    import signal
+    if rc < 0:
+        try:
+            return f"signal {signal.Signals(-rc).name}"
+        except ValueError:
+            return f"signal {-rc}"
+    return f"exit status {rc}"
+
+
+def last_running_case(text: str) -> str | None:
+    """The GoogleTest case a process was running when it stopped: its last '[ RUN      ] X' line
+    without a result line after it."""
+    running = None
+    for line in text.splitlines():
+        m = re.match(r"\[ RUN      \] (\S+)", line)
+        if m:
+            running = m.group(1)
+        elif running and re.match(r"\[ +(OK|FAILED|SKIPPED) +\] " + re.escape(running), line):
+            running = None
+    return running
+
+
 # Suites that break the CUDA context on purpose (one process per case) and suites that need most
 # of the device memory (one executable at a time): cmake/CudalabDiscover.cmake gives the latter a
 # RESOURCE_LOCK under ctest.
@@ -315,22 +580,56 @@ def run_tests(bdir: Path, labels: list[str], work: Path, jobs: int, large: bool 
     return res
 
 
-def write_junit(results: list[TestResult], path: Path, suite_name: str = "cudalab") -> None:
-    """One JUnit testcase per test (for a CI or an LMS), with the failure text or skip reason."""
-    suite = ET.Element("testsuite", name=suite_name, tests=str(len(results)),
-                       failures=str(sum(r.status == "failed" for r in results)),
-                       skipped=str(sum(r.status == "skipped" for r in results)))
-    for r in results:
-        case = ET.SubElement(suite, "testcase", classname=r.chapter, name=r.name)
-        if r.labels:
-            props = ET.SubElement(case, "properties")
-            props.append(ET.Element("property", name="labels", value=";".join(r.labels)))
-        if r.status == "failed":
-            ET.SubElement(case, "failure", message=(r.output.splitlines() or ["failed"])[0][:200]).text = r.output
-        elif r.status == "skipped":
-            ET.SubElement(case, "skipped", message=r.output.strip()[:500])
+@dataclass
+class JunitCase:
+    classname: str
+    name: str
+    status: str          # passed | failed | skipped
+    message: str = ""    # the failure's or skip's one-line message
+    text: str = ""       # the failure's full text
+    system_out: str = "" # what else a reader needs (labels, score)
+    time: float = 0.0
+
+
+def _xml_text(s: str) -> str:
+    """Text XML 1.0 can hold: control characters (a crashed test's output) become '?'."""
+    return re.sub(r"[\x00-\x08\x0b\x0c\x0e-\x1f]", "?", s or "")
+
+
+def write_junit_cases(cases: list[JunitCase], path: Path, suite_name: str = "cudalab") -> None:
+    """JUnit XML as the common schema has it (tests/fixtures/junit.xsd; scripts/test_junit.py
+    checks it): one <testsuite> with name, tests, failures, errors, skipped, time, timestamp and
+    hostname; each <testcase> has name, classname and time, and holds at most one of <failure> /
+    <skipped>, then <system-out>; no <properties> inside a testcase."""
+    import datetime
+    import socket
+    suite = ET.Element("testsuite", name=suite_name, tests=str(len(cases)),
+                       failures=str(sum(c.status == "failed" for c in cases)), errors="0",
+                       skipped=str(sum(c.status == "skipped" for c in cases)),
+                       time=f"{sum(c.time for c in cases):.3f}",
+                       timestamp=datetime.datetime.now().replace(microsecond=0).isoformat(),
+                       hostname=socket.gethostname() or "localhost")
+    for c in cases:
+        case = ET.SubElement(suite, "testcase", name=c.name, classname=c.classname, time=f"{c.time:.3f}")
+        if c.status == "failed":
+            f = ET.SubElement(case, "failure", message=_xml_text(c.message)[:200] or "failed", type="failure")
+            f.text = _xml_text(c.text)
+        elif c.status == "skipped":
+            ET.SubElement(case, "skipped", message=_xml_text(c.message)[:500])
+        if c.system_out:
+            ET.SubElement(case, "system-out").text = _xml_text(c.system_out)
     path.parent.mkdir(parents=True, exist_ok=True)
     ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)
+
+
+def write_junit(results: list[TestResult], path: Path, suite_name: str = "cudalab") -> None:
+    """One JUnit testcase per test (for a CI or an LMS), with the failure text or skip reason;
+    its ctest labels in its system-out."""
+    write_junit_cases([JunitCase(r.chapter, r.name, r.status,
+                                 (r.output.splitlines() or ["failed"])[0] if r.status == "failed" else r.output.strip(),
+                                 r.output if r.status == "failed" else "",
+                                 "labels: " + ";".join(r.labels) if r.labels else "", r.time)
+                       for r in results], path, suite_name)
 
 
 def to_cases(results: list[TestResult]) -> list:
@@ -560,9 +859,74 @@ def min_time_flag(exe: Path, seconds: float) -> str:
     return f"--benchmark_min_time={seconds}s" if probe.returncode == 0 else f"--benchmark_min_time={seconds}"
 
 
-def die(msg: str) -> None:
+# Exit statuses of every lab script (docs/student-guide.md lists them): 0 all is well, 1 something
+# failed (a test, an exercise, a build), 2 the command line is wrong (nothing was done), 3 nothing
+# could be judged here (every test of what was asked needs what this machine lacks, e.g. a GPU).
+EXIT_FAILED, EXIT_USAGE, EXIT_NOT_GRADED = 1, 2, 3
+
+
+def die(msg: str, code: int = EXIT_FAILED) -> None:
     print(msg, file=sys.stderr)
-    raise SystemExit(1)
+    raise SystemExit(code)
+
+
+def usage_error(msg: str) -> None:
+    """A wrong argument: says which and why, exits 2, before anything was touched."""
+    die(msg, EXIT_USAGE)
+
+
+def writable_dir(path: Path, who: str) -> Path:
+    """Creates `path` (a folder) or says why it cannot be one, as a usage error: a file in the way,
+    a parent that is a file, no permission."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        usage_error(f"{who}: {path} is a file, not a folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / ".cudalab-write-probe"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as e:
+        usage_error(f"{who}: cannot write into {path}: {e.strerror or e}")
+    return path
+
+
+def check_seed_env() -> None:
+    """CUDALAB_SEED, when set, must be a seed the tests accept (0 .. 2^64-1, decimal): said here,
+    once, instead of a failure in every test executable."""
+    s = os.environ.get("CUDALAB_SEED")
+    if s is None or s == "":
+        return
+    if not re.fullmatch(r"[0-9]+", s) or int(s) >= 2**64:
+        usage_error(f"CUDALAB_SEED={s!r}: not a seed (a decimal integer from 0 to {2**64 - 1}); unset it for a random one")
+
+
+def chapter_choices(root: Path | None = None) -> list[str]:
+    """The chapter labels of this tree (ch03, ...), from chapters/NN_slug."""
+    return sorted("ch" + d.name[:2] for d in ((root or ROOT) / "chapters").glob("[0-9][0-9]_*") if d.is_dir())
+
+
+def parse_chapter(s: str) -> str:
+    """A chapter argument ('3', '03', 'ch03') as its label, or a usage error listing the chapters."""
+    import gradelib
+    have = chapter_choices()
+    try:
+        ch = gradelib.norm_chapter(s)
+    except ValueError as e:
+        usage_error(f"--chapter: {e}; the chapters here: {', '.join(c[2:] for c in have)}")
+    if ch not in have:
+        usage_error(f"--chapter {s}: no chapter {ch[2:]} in this tree; the chapters here: {', '.join(c[2:] for c in have)}")
+    return ch
+
+
+def parse_exercise(s: str) -> str:
+    """An exercise argument ('5.1', '05.1', 'ex:5.1') as N.k, or a usage error: one parser for
+    check, hint and grade."""
+    import gradelib
+    try:
+        return gradelib.norm_exercise(s)
+    except ValueError as e:
+        usage_error(str(e))
 
 
 # ---------------------------------------------------------------------------------------------

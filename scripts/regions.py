@@ -3,7 +3,9 @@
 * leaks(): no starter file of a chapter contains an exercise's answer (CI: scripts/lab test);
 * splice_file(): a student's exercise regions spliced into a clean starter file, nothing else
   (scripts/grade --submission);
-* handout_text(): a starter file as the student receives it (scripts/lab handout).
+* handout_text(): a starter file as the student receives it (scripts/lab handout): its exercise
+  regions marked (BEGIN/END EXERCISE around the TODO and the starter code) and a HELPERS region
+  after its #include lines, where the student's own helpers go; --submission keeps both.
 
 The markers are the shared contract (docs/architecture.md; scripts/variants.py is the generator):
 
@@ -28,6 +30,15 @@ STARTER = re.compile(r"^(\s*)// STARTER: ?(.*)$")
 PITFALL_BEGIN = re.compile(r"^\s*// BEGIN PITFALL\b")
 PITFALL_END = re.compile(r"^\s*// END PITFALL\b")
 BUG = re.compile(r"^\s*// BUG:")
+HELPERS_BEGIN = re.compile(r"^\s*// BEGIN HELPERS\b")
+HELPERS_END = re.compile(r"^\s*// END HELPERS\b")
+# The helper region of a handout's starter file (docs/student-guide.md says what goes there).
+HELPERS_BLOCK = [
+    "// BEGIN HELPERS",
+    "// Your own helper functions, types, constants and #includes go here, or inside an exercise",
+    "// region: scripts/grade --submission keeps these two kinds of region and nothing else of this file.",
+    "// END HELPERS",
+]
 SUFFIXES = {".cu", ".cuh", ".cpp", ".hpp", ".h"}
 
 
@@ -38,6 +49,7 @@ class RegionError(Exception):
 @dataclass
 class Region:
     exercise: str
+    indent: str = ""                                    # the indentation of its BEGIN line
     hint: list[str] = field(default_factory=list)       # TODO comment lines (kept in the starter)
     starter: list[str] = field(default_factory=list)    # the starter's code lines (STARTER: prefix removed)
     solution: list[str] = field(default_factory=list)   # the reference's code (dropped from the starter)
@@ -62,7 +74,7 @@ def parse(text: str, where: str = "") -> tuple[list, list[Region]]:
             continue
         segments.append(outside)
         outside = []
-        r = Region(m.group(2))
+        r = Region(m.group(2), m.group(1))
         i += 1
         in_hint = True
         while True:
@@ -334,14 +346,88 @@ class SplicedRegion:
     status: str          # submitted | untouched | not found
     identical_to_reference: bool = False
     lines: list[str] = field(default_factory=list)
+    review: str = ""     # why a person must look at it (not found, a malformed region): "" when none
+
+
+def marked_regions(lines: list[str]) -> tuple[dict[str, list[str]], dict[str, str], list[str] | None, str]:
+    """The regions a student's file marks itself (a handout's starter files do): exercise ->
+    its lines between `// BEGIN EXERCISE N.k` and `// END EXERCISE`, exercise -> why its marks
+    cannot be read, then the HELPERS region's lines (markers included; None when there is none) and
+    why it cannot be read ("" when it can)."""
+    found: dict[str, list[str]] = {}
+    bad: dict[str, str] = {}
+    helpers: list[str] | None = None
+    helpers_bad = ""
+    i = 0
+    while i < len(lines):
+        m = BEGIN.match(lines[i])
+        if m:
+            ex = m.group(2)
+            j = i + 1
+            while j < len(lines) and not END.match(lines[j]) and not BEGIN.match(lines[j]) \
+                    and not HELPERS_BEGIN.match(lines[j]):
+                j += 1
+            if j >= len(lines) or not END.match(lines[j]):
+                bad[ex] = f"'// BEGIN EXERCISE {ex}' (line {i + 1}) has no '// END EXERCISE' before the next region"
+                i = j
+                continue
+            if ex in found:
+                bad[ex] = f"exercise {ex} is marked twice (line {i + 1})"
+            found[ex] = lines[i + 1:j]
+            i = j + 1
+            continue
+        if HELPERS_BEGIN.match(lines[i]):
+            j = i + 1
+            while j < len(lines) and not HELPERS_END.match(lines[j]) and not BEGIN.match(lines[j]):
+                j += 1
+            if j >= len(lines) or not HELPERS_END.match(lines[j]):
+                helpers_bad = f"'// BEGIN HELPERS' (line {i + 1}) has no '// END HELPERS' before the next region"
+                i = j
+                continue
+            if helpers is not None:
+                helpers_bad = f"a second HELPERS region (line {i + 1})"
+            helpers = lines[i:j + 1]
+            i = j + 1
+            continue
+        i += 1
+    return {e: ls for e, ls in found.items() if e not in bad}, bad, helpers, helpers_bad
+
+
+def helpers_index(lines: list[str]) -> int:
+    """Where a file's HELPERS region goes: after the #include lines at the top of the file (at
+    namespace scope, before any code), else before its first line of code."""
+    last_include = -1
+    in_block = False
+    for k, line in enumerate(lines):
+        s = line.strip()
+        if in_block:
+            in_block = "*/" not in s
+            continue
+        if s.startswith("/*"):
+            in_block = "*/" not in s
+            continue
+        if not s or s.startswith("//"):
+            continue
+        if s.startswith("#"):
+            if s.startswith("#include"):
+                last_include = k
+            continue
+        return last_include + 1 if last_include >= 0 else k
+    return last_include + 1 if last_include >= 0 else len(lines)
 
 
 def splice_file(ref_text: str, clean_starter: str, student: str | None, where: str = "") -> tuple[str, list[SplicedRegion]]:
-    """The clean starter with each exercise region replaced by the student's (found between the
-    three non-blank lines around it); nothing outside the regions is taken from the student.
-    A region whose surroundings the student changed keeps the starter's lines ("not found")."""
+    """The clean starter with each exercise region replaced by the student's, and the student's
+    HELPERS region inserted after the clean file's #include lines; nothing else is taken from the
+    student. A region is found by its own marks (`// BEGIN EXERCISE N.k` ... `// END EXERCISE`, as
+    a handout's files have them), whatever the student changed around it; in a file without marks
+    (a clone of the full tree), between the non-blank lines around it in the clean starter. A
+    region that cannot be placed keeps the starter's lines and says why (status "not found",
+    `review`): a person must look at it, it is not a plain 0."""
     segs = segment_starter(ref_text, clean_starter, where)
     stud = student.splitlines() if student is not None else None
+    marked, bad, helpers, helpers_bad = marked_regions(stud) if stud is not None else ({}, {}, None, "")
+    uses_marks = bool(marked or bad)
     out: list[str] = []
     report: list[SplicedRegion] = []
     pos = 0
@@ -350,40 +436,65 @@ def splice_file(ref_text: str, clean_starter: str, student: str | None, where: s
             out += seg
             continue
         region, form = seg
-        before, after = segs[idx - 1], segs[idx + 1]
         if stud is None:
             out += form
             report.append(SplicedRegion(region.exercise, "untouched", False, form))
             continue
-        # the nearest non-blank lines around the region: 3 of them, or fewer when the student
-        # changed the farther ones (the nearest one must be there)
-        a0 = a1 = b0 = -1
-        for n in (3, 2, 1):
-            a0, a1 = _find_anchor(stud, _anchor(before, tail=True, n=n), pos)
-            if a0 >= 0:
-                break
-        if a0 >= 0:
-            for n in (3, 2, 1):
-                after_anchor = _anchor(after, tail=False, n=n)
-                b0, _ = _find_anchor(stud, after_anchor, a1) if after_anchor else (len(stud), len(stud))
-                if b0 >= 0:
-                    break
-        if a0 < 0 or b0 < 0:
-            out += form
-            report.append(SplicedRegion(region.exercise, "not found", False, form))
-            continue
-        # the student's lines between the anchors, minus the blank/fixed lines that belong to the
-        # fixed segments around the anchors (the anchors are the non-blank lines nearest the region)
-        mine = stud[a1:b0]
-        lead = _trailing_after_anchor(before)
-        trail = _leading_before_anchor(after)
-        mine = _strip_context(mine, lead, trail)
+        if uses_marks:
+            if region.exercise in marked:
+                mine = marked[region.exercise]
+            else:
+                why = bad.get(region.exercise) or (f"'// BEGIN EXERCISE {region.exercise}' ... '// END EXERCISE' "
+                                                   "is not in the file (the marks were deleted or changed)")
+                out += form
+                report.append(SplicedRegion(region.exercise, "not found", False, form,
+                                            f"{where}: {why}: the starter's code was kept"))
+                continue
+        else:
+            mine = _between_anchors(stud, segs, idx, pos)
+            if mine is None:
+                out += form
+                report.append(SplicedRegion(region.exercise, "not found", False, form,
+                                            f"{where}: region {region.exercise} not found (no region marks, and the "
+                                            "lines around it were changed): the starter's code was kept"))
+                continue
+            mine, pos = mine
         same = [_norm(l) for l in mine] == [_norm(l) for l in form]
         ident = bool(solution_code(region)) and _code_of(mine) == solution_code(region)
         out += mine
         report.append(SplicedRegion(region.exercise, "untouched" if same else "submitted", ident, mine))
-        pos = b0
+    if helpers_bad:
+        for r in report:
+            r.review = (r.review + "; " if r.review else "") + f"{where}: {helpers_bad}: the helpers were not taken"
+    elif helpers is not None and any(_norm(l) for l in helpers[1:-1]) and \
+            [_norm(l) for l in helpers] != [_norm(l) for l in HELPERS_BLOCK]:
+        k = helpers_index(out)
+        out[k:k] = [""] + helpers
     return "\n".join(out) + "\n", report
+
+
+def _between_anchors(stud: list[str], segs: list, idx: int, pos: int) -> tuple[list[str], int] | None:
+    """The student's lines of region segs[idx] between the non-blank lines that surround it in the
+    clean starter (3 of them, or fewer when the student changed the farther ones: the nearest one
+    must be there), and where the search goes on; None when they are not found."""
+    before, after = segs[idx - 1], segs[idx + 1]
+    a0 = a1 = b0 = -1
+    for n in (3, 2, 1):
+        a0, a1 = _find_anchor(stud, _anchor(before, tail=True, n=n), pos)
+        if a0 >= 0:
+            break
+    if a0 >= 0:
+        for n in (3, 2, 1):
+            after_anchor = _anchor(after, tail=False, n=n)
+            b0, _ = _find_anchor(stud, after_anchor, a1) if after_anchor else (len(stud), len(stud))
+            if b0 >= 0:
+                break
+    if a0 < 0 or b0 < 0:
+        return None
+    # the student's lines between the anchors, minus the blank lines that belong to the fixed
+    # segments around the anchors (the anchors are the non-blank lines nearest the region)
+    mine = _strip_context(stud[a1:b0], _trailing_after_anchor(before), _leading_before_anchor(after))
+    return mine, b0
 
 
 def _trailing_after_anchor(fixed: list[str]) -> list[str]:
@@ -427,10 +538,35 @@ def _code_of(lines: list[str]) -> list[str]:
 # ---------------------------------------------------------------------------------------------
 # the handout's starter files
 
-def handout_text(starter_text: str) -> str:
-    """A starter file as the student receives it: pitfall markup gone (the BEGIN/END PITFALL lines,
-    the lesson's comment lines right after BEGIN PITFALL and the BUG lines; the correct code stays),
-    and the 'generated from reference/...' line of the header gone."""
+def mark_regions(ref_text: str, starter_text: str, where: str = "") -> str:
+    """The starter file with its exercise regions marked (`// BEGIN EXERCISE N.k`, the TODO and the
+    starter code, `// END EXERCISE N.k`) and, when it has a region, a HELPERS region after its
+    #include lines: what the student edits, and what scripts/grade --submission takes."""
+    segs = segment_starter(ref_text, starter_text, where)
+    lines: list[str] = []
+    marked = False
+    for seg in segs:
+        if isinstance(seg, tuple):
+            region, form = seg
+            lines += [f"{region.indent}// BEGIN EXERCISE {region.exercise}", *form,
+                      f"{region.indent}// END EXERCISE {region.exercise}"]
+            marked = True
+        else:
+            lines += seg
+    if marked:
+        k = helpers_index(lines)
+        lines[k:k] = ([""] if k > 0 and lines[k - 1].strip() else []) + HELPERS_BLOCK + \
+            ([""] if k < len(lines) and lines[k].strip() else [])
+    return "\n".join(lines) + ("\n" if starter_text.endswith("\n") else "")
+
+
+def handout_text(starter_text: str, ref_text: str | None = None, where: str = "") -> str:
+    """A starter file as the student receives it: its exercise regions marked and a HELPERS region
+    added (mark_regions; when the reference text is given), pitfall markup gone (the BEGIN/END
+    PITFALL lines, the lesson's comment lines right after BEGIN PITFALL and the BUG lines; the
+    correct code stays), and the 'generated from reference/...' line of the header gone."""
+    if ref_text is not None:
+        starter_text = mark_regions(ref_text, starter_text, where)
     out: list[str] = []
     lines = starter_text.splitlines()
     i = 0

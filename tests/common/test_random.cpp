@@ -28,6 +28,13 @@ TEST(Random, EnvironmentOverridesTheSeed) {
   EXPECT_EQ(Rng().seed(), 12345u);
   ::setenv("CUDALAB_SEED", "12x", 1);
   EXPECT_THROW(seed_from_env(), std::invalid_argument);
+  ::setenv("CUDALAB_SEED", "18446744073709551615", 1);  // 2^64 - 1: the largest seed
+  EXPECT_EQ(seed_from_env(), 18446744073709551615u);
+  // strtoull reads "-1" as 2^64 - 1 and saturates past it: neither is a seed
+  for (const char* bad : {"-1", "+5", " 7", "18446744073709551616", "99999999999999999999999"}) {
+    ::setenv("CUDALAB_SEED", bad, 1);
+    EXPECT_THROW(seed_from_env(), std::invalid_argument) << bad;
+  }
   ::unsetenv("CUDALAB_SEED");
 }
 
