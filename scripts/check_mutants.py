@@ -7,6 +7,7 @@ mutants). Exit status 1 on any problem; prints the count per chapter.
 """
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import labtools as lt  # noqa: E402
 
 
 def main() -> int:
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     problems, total = [], 0
     for d in sorted((lt.ROOT / "chapters").glob("[0-9][0-9]_*")):
         ms = lt.load_mutants(d)

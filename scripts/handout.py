@@ -30,7 +30,7 @@ import regions  # noqa: E402
 
 EXCLUDE = [
     "chapters/*/reference/*", "chapters/*/pitfalls/*", "chapters/*/mutants.toml",
-    "scripts/gen_starter.py", "scripts/variants.py", "scripts/gpu_suite", "scripts/handout.py",
+    "scripts/gen_starter.py", "scripts/variants.py", "scripts/gpu_suite", "scripts/gpu_acceptance", "scripts/handout.py",
     "scripts/test_*.py", "scripts/results.py", "scripts/new_chapter.py", "scripts/check_mutants.py",
     "scripts/gpu_check_*.sh", "tests/fixtures/*",
     ".ci/*", "docs/instructors.md", "grades/*",

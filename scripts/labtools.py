@@ -175,15 +175,13 @@ def failed_starter_sources(output: list[str]) -> dict[str, str]:
         j = i + 2  # the line after FAILED: is the compiler's command line
         while j < len(output) and not output[j].startswith("FAILED:") and not NINJA_STEP.match(output[j]):
             if not first and ERROR_LINE.search(output[j]):
-                first = output[j].strip().replace(str(ROOT) + "/", "")
+                # paths relative to the tree (the build runs in build/<preset>: ../../chapters/...)
+                first = re.sub(r"^(\.\./)+", "", output[j].strip().replace(str(ROOT) + "/", ""))
             j += 1
         failed.setdefault(rel, first or "(no error line: see the build log)")
         f = ERROR_FILE.match(first)
-        if f and "/starter/" in f.group(1):
-            hdr = f.group(1).replace(str(ROOT) + "/", "")
-            k = hdr.find("chapters/")
-            if k >= 0 and hdr[k:] != rel:
-                failed.setdefault(hdr[k:], first)
+        if f and "/starter/" in f.group(1) and f.group(1).startswith("chapters/") and f.group(1) != rel:
+            failed.setdefault(f.group(1), first)
         i = j
     return failed
 
@@ -213,9 +211,14 @@ def scratch_tree(replace: dict[str, str], name: str = "fallback") -> Path:
     The tree itself is only read."""
     dest = ROOT / "build" / f"scratch-{name}"
     keep: set[Path] = set()
-    for src in ROOT.rglob("*"):
+    sources = []
+    for d, dirs, files in os.walk(ROOT):
+        if Path(d) == ROOT:
+            dirs[:] = [x for x in dirs if x not in SCRATCH_SKIP]  # never walk the build trees
+        sources += [Path(d) / f for f in files]
+    for src in sources:
         rel = src.relative_to(ROOT)
-        if rel.parts[0] in SCRATCH_SKIP or not src.is_file() or src.is_symlink():
+        if not src.is_file() or src.is_symlink():
             continue
         dst = dest / rel
         keep.add(dst)
@@ -226,10 +229,12 @@ def scratch_tree(replace: dict[str, str], name: str = "fallback") -> Path:
             dst.write_bytes(data)
             if text is None:
                 shutil.copystat(src, dst)
-    for old in dest.rglob("*"):
-        rel = old.relative_to(dest)
-        if rel.parts[0] not in SCRATCH_SKIP and old.is_file() and old not in keep:
-            old.unlink()
+    for d, dirs, files in os.walk(dest):
+        if Path(d) == dest:
+            dirs[:] = [x for x in dirs if x not in SCRATCH_SKIP]
+        for f in files:
+            if Path(d) / f not in keep:
+                (Path(d) / f).unlink()
     return dest
 
 

@@ -349,12 +349,13 @@ class SplicedRegion:
     review: str = ""     # why a person must look at it (not found, a malformed region): "" when none
 
 
-def marked_regions(lines: list[str]) -> tuple[dict[str, list[str]], dict[str, str], list[str] | None, str]:
+def marked_regions(lines: list[str]) -> tuple[dict[str, list[list[str]]], dict[str, str], list[str] | None, str]:
     """The regions a student's file marks itself (a handout's starter files do): exercise ->
-    its lines between `// BEGIN EXERCISE N.k` and `// END EXERCISE`, exercise -> why its marks
-    cannot be read, then the HELPERS region's lines (markers included; None when there is none) and
-    why it cannot be read ("" when it can)."""
-    found: dict[str, list[str]] = {}
+    the lines between each of its `// BEGIN EXERCISE N.k` and `// END EXERCISE`, in file order (an
+    exercise may have several regions in a file), exercise -> why its marks cannot be read, then
+    the HELPERS region's lines (markers included; None when there is none) and why it cannot be
+    read ("" when it can)."""
+    found: dict[str, list[list[str]]] = {}
     bad: dict[str, str] = {}
     helpers: list[str] | None = None
     helpers_bad = ""
@@ -371,9 +372,7 @@ def marked_regions(lines: list[str]) -> tuple[dict[str, list[str]], dict[str, st
                 bad[ex] = f"'// BEGIN EXERCISE {ex}' (line {i + 1}) has no '// END EXERCISE' before the next region"
                 i = j
                 continue
-            if ex in found:
-                bad[ex] = f"exercise {ex} is marked twice (line {i + 1})"
-            found[ex] = lines[i + 1:j]
+            found.setdefault(ex, []).append(lines[i + 1:j])
             i = j + 1
             continue
         if HELPERS_BEGIN.match(lines[i]):
@@ -431,6 +430,11 @@ def splice_file(ref_text: str, clean_starter: str, student: str | None, where: s
     out: list[str] = []
     report: list[SplicedRegion] = []
     pos = 0
+    taken: dict[str, int] = {}
+    expected: dict[str, int] = {}
+    for seg in segs:
+        if isinstance(seg, tuple):
+            expected[seg[0].exercise] = expected.get(seg[0].exercise, 0) + 1
     for idx, seg in enumerate(segs):
         if not isinstance(seg, tuple):
             out += seg
@@ -441,11 +445,17 @@ def splice_file(ref_text: str, clean_starter: str, student: str | None, where: s
             report.append(SplicedRegion(region.exercise, "untouched", False, form))
             continue
         if uses_marks:
-            if region.exercise in marked:
-                mine = marked[region.exercise]
+            k = taken.get(region.exercise, 0)
+            taken[region.exercise] = k + 1
+            have = marked.get(region.exercise, [])
+            if region.exercise not in bad and len(have) == expected[region.exercise]:
+                mine = have[k]
             else:
-                why = bad.get(region.exercise) or (f"'// BEGIN EXERCISE {region.exercise}' ... '// END EXERCISE' "
-                                                   "is not in the file (the marks were deleted or changed)")
+                why = bad.get(region.exercise) or (
+                    f"'// BEGIN EXERCISE {region.exercise}' ... '// END EXERCISE' is not in the file (the marks were "
+                    "deleted or changed)" if not have else
+                    f"the file marks {len(have)} regions of exercise {region.exercise}, the starter has "
+                    f"{expected[region.exercise]}: which is which cannot be told")
                 out += form
                 report.append(SplicedRegion(region.exercise, "not found", False, form,
                                             f"{where}: {why}: the starter's code was kept"))

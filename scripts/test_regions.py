@@ -132,6 +132,59 @@ class Splice(unittest.TestCase):
         self.assertIn("(void)a; (void)b;", text)
 
 
+class MarkedRegions(unittest.TestCase):
+    """The handout's starter files mark their regions and a HELPERS region; --submission takes
+    them by their marks, whatever the student changed around them."""
+
+    def handout(self):
+        return regions.mark_regions(REF, STARTER, "add.cu")
+
+    def test_marks_and_helpers_in_the_handout_text(self):
+        h = self.handout()
+        self.assertIn("  // BEGIN EXERCISE 3.2\n  // TODO(3.2)", h)
+        self.assertIn("  // END EXERCISE 3.2\n}", h)
+        self.assertIn('#include "x.hpp"\n\n// BEGIN HELPERS\n', h)
+        self.assertEqual([r.exercise for r in regions.parse(h)[1]], ["3.2", "5.2"])
+        # untouched, it splices back to the clean starter
+        text, rep = regions.splice_file(REF, STARTER, h, "add.cu")
+        self.assertEqual(text, STARTER)
+        self.assertEqual({r.status for r in rep}, {"untouched"})
+
+    def test_helpers_are_kept_and_edited_neighbours_do_not_matter(self):
+        h = self.handout()
+        h = h.replace("// END HELPERS", "__device__ float twice(float x) { return 2 * x; }\n// END HELPERS")
+        h = h.replace("  (void)a; (void)b; (void)c; (void)n;", "  const std::size_t i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                      "  if (i < n) c[i] = twice(a[i]) - a[i] + b[i];")
+        # the student reformatted the lines around 3.2's region: the marks still place it
+        h = h.replace("std::size_t n) {\n", "std::size_t n)\n{\n", 1).replace("void add(", "void add_renamed(")
+        text, rep = regions.splice_file(REF, STARTER, h, "add.cu")
+        self.assertEqual([(r.exercise, r.status, r.review) for r in rep], [("3.2", "submitted", ""), ("5.2", "untouched", "")])
+        self.assertIn("__device__ float twice(float x)", text)
+        self.assertIn("c[i] = twice(a[i]) - a[i] + b[i];", text)
+        self.assertNotIn("add_renamed", text)
+        self.assertLess(text.index("twice(float x)"), text.index("__global__ void add("))
+
+    def test_a_region_whose_marks_were_deleted_needs_review(self):
+        h = self.handout().replace("  // BEGIN EXERCISE 5.2\n", "")
+        text, rep = regions.splice_file(REF, STARTER, h, "add.cu")
+        r = {x.exercise: x for x in rep}
+        self.assertEqual(r["5.2"].status, "not found")
+        self.assertIn("BEGIN EXERCISE 5.2", r["5.2"].review)
+        self.assertEqual(r["3.2"].review, "")
+
+    def test_an_unclosed_region_and_unclosed_helpers_need_review(self):
+        h = self.handout().replace("  // END EXERCISE 3.2\n", "")
+        _, rep = regions.splice_file(REF, STARTER, h, "add.cu")
+        self.assertIn("no '// END EXERCISE'", {x.exercise: x for x in rep}["3.2"].review)
+        h = self.handout().replace("// END HELPERS\n", "")
+        _, rep = regions.splice_file(REF, STARTER, h, "add.cu")
+        self.assertTrue(all("END HELPERS" in x.review for x in rep))
+
+    def test_helpers_index(self):
+        self.assertEqual(regions.helpers_index(["// c", "#pragma once", "#include <a>", "", "#include <b>", "int x;"]), 5)
+        self.assertEqual(regions.helpers_index(["/* a", "b */", "int x;"]), 2)
+
+
 class Handout(unittest.TestCase):
     def test_handout_text_drops_pitfall_markup_and_generated_line(self):
         src = STARTER.replace("  float x = v[threadIdx.x];\n",
@@ -161,11 +214,35 @@ class Handout(unittest.TestCase):
             self.assertEqual(written, {"chapters/03_x/starter/add.cu", "chapters/03_x/CMakeLists.txt",
                                        "tests/ch03/t.cpp", "docs/getting-started.md", "README.md", ".cudalab-handout"})
             self.assertEqual(handout.check(root, out), [])
+            shown = (out / "chapters/03_x/starter/add.cu").read_text()
+            self.assertIn("// BEGIN EXERCISE 3.2", shown)
+            self.assertIn("// BEGIN HELPERS", shown)
+            self.assertEqual((out / handout.PRISTINE / "chapters/03_x/starter/add.cu").read_text(), shown)
             # a leaky starter is caught by the handout's own check
             (out / "chapters/03_x/starter/add.cu").write_text(STARTER.replace(
                 "// TODO(5.2): reduce x over the warp; lane 0 holds the sum.",
                 "// TODO(5.2): x += __shfl_down_sync(kFullMask, x, offset) for offset = 16, 8, 4, 2, 1"))
             self.assertTrue(any("5.2" in p for p in handout.check(root, out)))
+
+
+class HandoutMarkdown(unittest.TestCase):
+    def test_blocks(self):
+        md = ("# T\n<!-- full-tree begin -->\nsee [the solutions](chapters/x/reference/)\n<!-- full-tree end -->\n"
+              "<!-- handout-only\nread [the guide](docs/student-guide.md)\n-->\nend\n")
+        self.assertEqual(handout.handout_markdown(md), "# T\nread [the guide](docs/student-guide.md)\nend\n")
+        self.assertNotIn("student-guide", handout.full_markdown(md))
+        self.assertIn("reference/", handout.full_markdown(md))
+
+    def test_broken_links(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp)
+            (out / "docs").mkdir()
+            (out / "docs/a.md").write_text("[ok](../README.md) [web](https://x.org) [anchor](#x) [gone](instructors.md)\n")
+            (out / "README.md").write_text("[ok](docs/a.md#sec) [up](../outside.md)\n")
+            bad = handout.broken_links(out)
+            self.assertEqual(len(bad), 2, bad)
+            self.assertTrue(any("instructors.md" in b for b in bad))
+            self.assertTrue(any("outside.md" in b for b in bad))
 
 
 if __name__ == "__main__":
