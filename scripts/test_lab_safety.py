@@ -128,6 +128,19 @@ class ScriptSafety(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("5.1", p.stdout)
 
+    def test_the_generator_keeps_a_learners_starter_edits(self):
+        f = self.repo / "chapters/03_first_kernels/starter/vector_add.cu"
+        before = f.read_text()
+        f.write_text(before + "// my work\n")
+        try:
+            p = self.run_in_repo(command(self.repo, "variants.py"))
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertIn("edited by hand", p.stderr)
+            self.assertTrue(f.read_text().endswith("// my work\n"))
+        finally:
+            f.write_text(before)
+        self.assert_clean("variants.py on an edited starter")
+
     def test_interrupted_mid_run(self):
         out = self.tmp / "interrupted"
         runs = [

@@ -356,12 +356,31 @@ def check_exercises(chapter_dir: Path, v: Variant) -> list[str]:
     return [ex for ex in v.exercises if ex not in known]
 
 
+def edited_by_hand(path: Path) -> bool:
+    """A starter file the generator would overwrite though its chapter's reference files are the
+    committed ones: the difference is someone's edit of the starter (a learner working in a clone),
+    not a reference edit being regenerated. Without git nothing can be told: not edited."""
+    import subprocess
+    if not path.exists():
+        return False
+    chapter = path.parent.parent.relative_to(ROOT).as_posix()
+    ref = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", f"{chapter}/reference", f"{chapter}/mutants.toml"],
+                         cwd=ROOT, capture_output=True)
+    if ref.returncode != 0:
+        return False  # the reference is being edited (or no git): regenerating is the point
+    head = subprocess.run(["git", "show", f"HEAD:./{path.relative_to(ROOT).as_posix()}"], cwd=ROOT,
+                          capture_output=True, text=True)
+    return head.returncode == 0 and head.stdout != path.read_text()
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--check", action="store_true", help="CI: fail if starter/ is out of date or a marker is wrong")
     g.add_argument("--configure", nargs=2, metavar=("CHAPTER_DIR", "OUT_DIR"), help="(CMake) write the variants")
     g.add_argument("--list", action="store_true", help="list every chapter's pitfalls and mutants")
+    ap.add_argument("--force", action="store_true",
+                    help="write starter files that were edited by hand too (their edits are lost)")
     args = ap.parse_args()
     try:
         if args.configure:
@@ -374,6 +393,7 @@ def main() -> int:
             return 0
         stale: list[str] = []
         problems: list[str] = []
+        writes: list[tuple[Path, str | None]] = []  # (path, text), None: delete
         for chapter_dir in chapters():
             wanted = generate(chapter_dir)
             for v in pitfalls(chapter_dir) + mutants(chapter_dir):
@@ -385,12 +405,23 @@ def main() -> int:
             for path, text in wanted.items():
                 if not path.exists() or path.read_text() != text:
                     stale.append(str(path.relative_to(ROOT)))
-                    if not args.check:
-                        write_if_changed(path, text)
+                    writes.append((path, text))
             for path in sorted(existing - set(wanted)):
                 stale.append(f"{path.relative_to(ROOT)} (no reference file)")
-                if not args.check:
+                writes.append((path, None))
+        if not args.check and writes:
+            edited = [p for p, _ in writes if edited_by_hand(p)]
+            if edited and not args.force:
+                print("variants: these starter files were edited by hand (they differ from the committed "
+                      "version): a learner's work? Nothing was written. Commit or move them, or rerun with "
+                      "--force to overwrite them:", *(str(p.relative_to(ROOT)) for p in edited), sep="\n  ",
+                      file=sys.stderr)
+                return 1
+            for path, text in writes:
+                if text is None:
                     path.unlink()
+                else:
+                    write_if_changed(path, text)
     except MarkerError as e:
         print(f"variants: {e}", file=sys.stderr)
         return 2
