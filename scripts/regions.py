@@ -426,7 +426,9 @@ def splice_file(ref_text: str, clean_starter: str, student: str | None, where: s
     segs = segment_starter(ref_text, clean_starter, where)
     stud = student.splitlines() if student is not None else None
     marked, bad, helpers, helpers_bad = marked_regions(stud) if stud is not None else ({}, {}, None, "")
-    uses_marks = bool(marked or bad)
+    # a file with any exercise mark is read by its marks only: a stray or missing one is a
+    # region to review, not a guess from the lines around it
+    uses_marks = stud is not None and any(BEGIN.match(l) or END.match(l) for l in stud)
     out: list[str] = []
     report: list[SplicedRegion] = []
     pos = 0

@@ -172,6 +172,14 @@ class MarkedRegions(unittest.TestCase):
         self.assertIn("BEGIN EXERCISE 5.2", r["5.2"].review)
         self.assertEqual(r["3.2"].review, "")
 
+    def test_the_only_region_without_its_begin_mark_needs_review(self):
+        one = REF.split("__global__ void warp_sum")[0]
+        starter = STARTER.split("__global__ void warp_sum")[0]
+        h = regions.mark_regions(one, starter, "add.cu").replace("  // BEGIN EXERCISE 3.2\n", "")
+        _, rep = regions.splice_file(one, starter, h, "add.cu")
+        self.assertEqual([(r.exercise, r.status) for r in rep], [("3.2", "not found")])
+        self.assertIn("BEGIN EXERCISE 3.2", rep[0].review)
+
     def test_an_unclosed_region_and_unclosed_helpers_need_review(self):
         h = self.handout().replace("  // END EXERCISE 3.2\n", "")
         _, rep = regions.splice_file(REF, STARTER, h, "add.cu")
