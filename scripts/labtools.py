@@ -105,16 +105,23 @@ PROGRESS_SECONDS = 15.0
 NINJA_STEP = re.compile(r"^\[(\d+)/(\d+)\] (.*)$")
 
 
-def _stream(cmd: list[str], log_file: Path) -> tuple[int, list[str]]:
-    """Runs cmd, each output line appended to log_file as it comes; ninja's [n/N] line on the
-    terminal every PROGRESS_SECONDS (and the last one). Returns (exit status, output lines)."""
+def _stream(cmd: list[str], log_file: Path | None) -> tuple[int, list[str]]:
+    """Runs cmd, each output line appended to log_file as it comes, and ninja's [n/N] line on the
+    terminal every PROGRESS_SECONDS (and the last one); without a log file every line goes to the
+    terminal. Returns (exit status, output lines)."""
+    import contextlib
     import time
-    log_file.parent.mkdir(parents=True, exist_ok=True)
+    echo = log_file is None
+    if echo:
+        log("$ " + " ".join(cmd))
+    else:
+        log_file.parent.mkdir(parents=True, exist_ok=True)
     lines: list[str] = []
     last, shown, pending = 0.0, "", ""
-    with open(log_file, "a") as f:
-        f.write("$ " + " ".join(cmd) + "\n")
-        f.flush()
+    with (open(log_file, "a") if log_file else contextlib.nullcontext(sys.stdout)) as f:
+        if not echo:
+            f.write("$ " + " ".join(cmd) + "\n")
+            f.flush()
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 errors="replace", bufsize=1)
         try:
@@ -124,7 +131,7 @@ def _stream(cmd: list[str], log_file: Path) -> tuple[int, list[str]]:
                 f.flush()
                 line = line.rstrip("\n")
                 lines.append(line)
-                m = NINJA_STEP.match(line)
+                m = NINJA_STEP.match(line) if not echo else None
                 if m:
                     pending = f"  build [{m.group(1)}/{m.group(2)}] {m.group(3)[:100]}"
                     now = time.monotonic()
@@ -142,11 +149,7 @@ def _stream(cmd: list[str], log_file: Path) -> tuple[int, list[str]]:
 
 
 def _run_build_step(cmd: list[str], log_file: Path | None, quiet: bool) -> None:
-    if quiet and log_file is not None:
-        rc, out = _stream(cmd, log_file)
-    else:
-        proc = run(cmd, log_file, check=False, quiet=quiet)
-        rc, out = proc.returncode, (proc.stdout or "").splitlines()
+    rc, out = _stream(cmd, log_file if quiet else None)
     if rc != 0:
         errors = [l for l in out if re.search(r"\berror\b|Error|FAILED:", l)]
         shown = (errors[:25] + ["..."] if len(errors) > 25 else errors) or out[-40:]
