@@ -927,14 +927,32 @@ def parse_chapter(s: str) -> str:
     return ch
 
 
+def known_exercises(root: Path | None = None) -> set[str]:
+    """Every exercise with a region in a reference file, or in a starter file's marks (a handout)."""
+    import regions
+    out: set[str] = set()
+    for d in ((root or ROOT) / "chapters").glob("[0-9][0-9]_*"):
+        for track in ("reference", "starter"):
+            for f in sorted((d / track).glob("*")):
+                if f.suffix in regions.SUFFIXES:
+                    out.update(m.group(2) for m in map(regions.BEGIN.match, f.read_text(errors="replace").splitlines())
+                               if m)
+    return out
+
+
 def parse_exercise(s: str) -> str:
     """An exercise argument ('5.1', '05.1', 'ex:5.1') as N.k, or a usage error: one parser for
     check, hint and grade."""
     import gradelib
     try:
-        return gradelib.norm_exercise(s)
+        ex = gradelib.norm_exercise(s)
     except ValueError as e:
         usage_error(str(e))
+    known = known_exercises()
+    if known and ex not in known:
+        usage_error(f"{s}: no exercise {ex} in this tree; the exercises: "
+                    + " ".join(sorted(known, key=lambda e: [int(x) for x in e.split(".")])))
+    return ex
 
 
 # ---------------------------------------------------------------------------------------------
