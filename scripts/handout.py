@@ -186,5 +186,6 @@ def main(out: Path) -> int:
     if problems:
         lt.log(f"handout: {len(problems)} problem(s): fix the starter files (or their TODOs) before handing out")
         return 1
-    lt.log("handout: checked: no reference/, no pitfall source or marker, no exercise answer in a starter file")
+    lt.log("handout: checked: no reference/, no pitfall source or marker, every exercise region marked, no "
+           "exercise answer in a starter file, every Markdown link resolves inside it")
     return 0
