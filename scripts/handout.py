@@ -1,11 +1,14 @@
 """scripts/lab handout OUT: the student copy of this tree.
 
 What goes in: every file git tracks, except the instructor's: chapters/*/reference/ (the
-solutions), chapters/*/pitfalls/ and chapters/*/mutants.toml (complete solutions with one bug),
+solutions), chapters/*/solutions/ (the notes that explain the reference's design, read after an
+attempt), chapters/*/pitfalls/ and chapters/*/mutants.toml (complete solutions with one bug),
 the generators and the GPU suite that need them, .ci/, docs/instructors.md. Starter files lose
 their pitfall markup (the correct code stays). A marker file .cudalab-handout tells CMake nothing
 (a chapter without reference/ builds its starter track alone, without pitfalls) and tells
-scripts/lab to treat the starter as the main track.
+scripts/lab to treat the starter as the main track. When this tree's build holds the reference
+objects, the reference's registers and occupancy go in too (.cudalab-reference-resources.json,
+scripts/resources.py), for `scripts/lab check` to show beside the learner's.
 
 Then it checks what it wrote: no reference/ or pitfall file, no exercise or pitfall marker, no
 solution (regions.leaks_in against the reference regions of this tree). Standard library only.
@@ -13,6 +16,7 @@ solution (regions.leaks_in against the reference regions of this tree). Standard
 from __future__ import annotations
 
 import fnmatch
+import json
 import shutil
 import subprocess
 import sys
@@ -21,9 +25,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import labtools as lt  # noqa: E402
 import regions  # noqa: E402
+import resources  # noqa: E402
 
 EXCLUDE = [
-    "chapters/*/reference/*", "chapters/*/pitfalls/*", "chapters/*/mutants.toml",
+    "chapters/*/reference/*", "chapters/*/solutions/*", "chapters/*/pitfalls/*", "chapters/*/mutants.toml",
     "scripts/gen_starter.py", "scripts/variants.py", "scripts/gpu_suite", "scripts/handout.py",
     "scripts/test_*.py", "scripts/report.py", "scripts/results.py", "scripts/new_chapter.py",
     ".ci/*", "docs/instructors.md", "grades/*",
@@ -63,6 +68,10 @@ def write(root: Path, out: Path) -> list[str]:
     (out / ".cudalab-handout").write_text(
         f"Student copy of cudalab (commit {head}), written by scripts/lab handout: the starter track only.\n")
     written.append(".cudalab-handout")
+    snap = resources.snapshot(root, lt.build_dir(lt.default_preset()))
+    if snap:
+        (out / resources.SNAPSHOT).write_text(json.dumps(snap, indent=1) + "\n")
+        written.append(resources.SNAPSHOT)
     return written
 
 
@@ -72,7 +81,7 @@ def check(root: Path, out: Path) -> list[str]:
     for p in sorted(out.rglob("*")):
         rel = p.relative_to(out).as_posix()
         if p.is_dir():
-            if p.name in ("reference", "pitfalls") and rel.startswith("chapters/"):
+            if p.name in ("reference", "solutions", "pitfalls") and rel.startswith("chapters/"):
                 problems.append(f"{rel}/: instructor folder in the handout")
             continue
         if rel.startswith(".git/"):
