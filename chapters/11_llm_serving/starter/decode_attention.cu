@@ -149,7 +149,7 @@ __global__ void __launch_bounds__(kThreads, kMaxG <= 4 ? 4 : 2)
   //   per KV byte and loads in flight while computing. Hints: scripts/lab hint 11.2
   (void)t_begin, (void)t_end, (void)kc, (void)vc, (void)addr, (void)b, (void)kh, (void)qf;
 
-  // Merge the token groups: the largest max wins, the others are rescaled to it.
+  // Merge the token groups' states (exercise 11.2's second region).
   __shared__ float sm_m[kGroups][kMaxG], sm_l[kGroups][kMaxG];
   __shared__ float sm_acc[kGroups][kMaxG][D];
 #pragma unroll
@@ -169,15 +169,12 @@ __global__ void __launch_bounds__(kThreads, kMaxG <= 4 ? 4 : 2)
   __syncthreads();
   for (int idx = threadIdx.x; idx < group * D; idx += kThreads) {
     const int g = idx / D, d = idx % D;
-    float mx = -INFINITY;
-    for (int j = 0; j < kGroups; ++j) mx = fmaxf(mx, sm_m[j][g]);
-    float sum = 0, o = 0;
-    if (mx != -INFINITY)
-      for (int j = 0; j < kGroups; ++j) {
-        const float w = exp2f(sm_m[j][g] - mx);
-        sum = fmaf(sm_l[j][g], w, sum);
-        o = fmaf(sm_acc[j][g][d], w, o);
-      }
+    // TODO(11.2): the block's softmax state for query head g and dimension d (its maximum mx, its
+    //   weight total and its unnormalized output o, the names the stores below read) from the
+    //   states the kGroups token groups left in shared memory (sm_m, sm_l, sm_acc: per group and
+    //   head, sm_acc also per dimension), equal to fp32 rounding to the state of one group that
+    //   had seen all the block's tokens; when no group saw a token: -INFINITY, 0 and 0. fp32.
+    float mx = -INFINITY, sum = 0, o = 0;
     const int h = kh * group + g;
     if constexpr (kSplit) {
       const std::size_t slot = (static_cast<std::size_t>(b) * q_heads + h) * gridDim.y + blockIdx.y;
