@@ -67,8 +67,9 @@ void KernelChain::capture(cudaStream_t stream) {
   //            while the stream is being captured, end the capture before rethrowing (a stream
   //            left capturing refuses all later work).
   //            Constraints: the graph comes from launch_plain itself, by stream capture (not node
-  //            by node); other threads' CUDA calls must not interfere with the capture. Goal (bench/ch07.toml): a chain of 100 tiny kernels >= 3.5x faster as
-  //            a graph than as plain launches. Hints: scripts/lab hint 7.3
+  //            by node); other threads' CUDA calls must not interfere with the capture.
+  //            Goal (bench/ch07.toml): a chain of 100 tiny kernels >= 3.5x faster as a graph
+  //            than as plain launches. Hints: scripts/lab hint 7.3
   (void)stream;
   throw NotImplemented("Exercise 7.3: KernelChain::capture (chapters/07_streams_graphs/starter/graph.cu)");
 }

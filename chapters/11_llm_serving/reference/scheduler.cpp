@@ -58,9 +58,9 @@ IterationPlan ContinuousScheduler::plan() {
   //     such that the batch stays within c.max_batch, this iteration's prompt tokens within
   //     c.max_prefill_tokens (the first admission of an iteration however long its prompt), and
   //     the allocator kept `watermark` free blocks once each admitted request holds all its
-  //     tokens (prompt + generated; no watermark for a request that joins an idle batch). An admitted request i is sequence i
-  //     of the allocator, marked in `fresh`, at the end of `running`, its tokens added to
-  //     `prefill`.
+  //     tokens (prompt + generated; no watermark for a request that joins an idle batch). An
+  //     admitted request i is sequence i of the allocator, marked in `fresh`, at the end of
+  //     `running`, its tokens added to `prefill`.
   //   - every other running sequence is one token longer, unless the cache ran out: then the
   //     latest admitted sequences gave their blocks back, latest first, just enough for the
   //     earlier ones to grow; they are back at the head of `waiting` (earliest first) and listed
