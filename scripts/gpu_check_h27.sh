@@ -15,7 +15,7 @@ OUT=${1:?usage: scripts/gpu_check_h27.sh OUT}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-CHAPTERS=${CHAPTERS:-"01 03 04 05 06 07 08 11"}
+CHAPTERS=${CHAPTERS:-"06 07 11"}  # the chapters whose starter code changed
 SUMMARY="$OUT/summary.txt"
 : > "$SUMMARY"
 say() { echo "$*" | tee -a "$SUMMARY"; }
@@ -35,7 +35,7 @@ put_reference 11_llm_serving gemv_int8.cu
   cd "$COPY" || exit 1
   cmake --preset gpu >"$OUT/copy_configure.log" 2>&1 || { echo "configure failed"; exit 1; }
   for ex in 6.2 11.4; do
-    scripts/lab check "$ex" --preset gpu --no-bench -j 16 >"$OUT/check_$ex.log" 2>&1
+    timeout 240 scripts/lab check "$ex" --preset gpu --no-bench -j 16 >"$OUT/check_$ex.log" 2>&1
     echo "check $ex (reference solution in the copy): exit $?"
   done
 ) | tee -a "$SUMMARY"
@@ -56,7 +56,8 @@ for c in $CHAPTERS; do
   for h in "$dir"/hints/*.md; do
     ex=$(basename "$h" .md)
     log="$OUT/starter_$ex.log"
-    ctest --test-dir "$ROOT/build/gpu" -L '^starter$' -L "^ex:${ex//./\\.}\$" -j 8 --timeout 120 >"$log" 2>&1
+    timeout 90 ctest --test-dir "$ROOT/build/gpu" -L '^starter$' -L "^ex:${ex//./\\.}\$" -j 8 --timeout 60 \
+      >"$log" 2>&1
     rc=$?
     line=$(grep -E "tests passed|No tests were found" "$log" | tail -1)
     if [ $rc -ne 0 ]; then v=fails
