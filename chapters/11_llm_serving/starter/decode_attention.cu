@@ -17,10 +17,8 @@
 // What limits it: not DRAM alone. With 16 warps per SM (128 registers a thread, 4 blocks: batch 64
 // x 8 KV heads is then one wave on 132 SMs) every lane converts, multiplies, shuffles and
 // exponentiates for each 32 bytes of K and V it reads, and the SM's issue slots run out before
-// HBM's bandwidth does unless the loop stays lean: one address per run of tokens (no per-token
-// division or table load on a paged cache), V converted once for the whole group, no branch per
-// head, the rescaling skipped while the maximum holds, and the next tokens' loads in flight while
-// the current ones are used (each register is refilled as soon as it is read).
+// HBM's bandwidth does unless the loop stays lean and keeps loads in flight while it computes:
+// exercise 11.2's design (the reference's choices: `scripts/lab hint 11.2 solution`).
 //
 // Split-K (flash-decoding): with few sequences, batch * kv_heads blocks leave most SMs idle.
 // grid.y cuts each sequence into `splits` chunks; each block writes its unnormalized (m, l, acc)
