@@ -27,12 +27,14 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import regions  # noqa: E402  (the exercise markers' one owner)
+
 SNAPSHOT = ".cudalab-reference-resources.json"
-BEGIN = re.compile(r"^\s*// BEGIN EXERCISE (\d+\.\d+)\s*$")
-END = re.compile(r"^\s*// END EXERCISE\b")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 KERNEL_DEF = re.compile(r"__global__\s+(?:void\s+)?(?:__launch_bounds__\s*\([^)]*\)\s*)?(?:void\s+)?(\w+)\s*\(")
 NOT_NAMES = {"if", "for", "while", "switch", "return", "sizeof", "alignas", "decltype", "static_assert",
@@ -317,17 +319,18 @@ def region_names(text: str) -> dict[str, list[str]]:
     lines = text.split("\n")
     i = 0
     while i < len(lines):
-        m = BEGIN.match(lines[i])
+        m = regions.BEGIN.match(lines[i])
         if not m:
             i += 1
             continue
         j = i + 1
-        while j < len(lines) and not END.match(lines[j]):
+        while j < len(lines) and not regions.END.match(lines[j]):
             j += 1
         body = _code_only("\n".join(lines[i:j]))
         names = KERNEL_DEF.findall(body) + enclosing_names(text, i)
-        out.setdefault(m.group(1), [])
-        out[m.group(1)] += [n for n in names if n not in out[m.group(1)]]
+        ex = m.group(2)
+        out.setdefault(ex, [])
+        out[ex] += [n for n in names if n not in out[ex]]
         i = j + 1
     return out
 
@@ -337,7 +340,7 @@ def exercise_selection(chapter_dir: Path, ex: str) -> dict[str, dict]:
     "own": the file holds a region itself (then no match selects every kernel of the file)}, for
     the reference files of one chapter."""
     ref = chapter_dir / "reference"
-    files = {p.name: p.read_text() for p in sorted(ref.glob("*")) if p.suffix in (".cu", ".cuh", ".cpp", ".hpp", ".h")}
+    files = {p.name: p.read_text() for p in sorted(ref.glob("*")) if p.suffix in regions.SUFFIXES}
     deps = {n: set(INCLUDE.findall(t)) & set(files) for n, t in files.items()}
     sel: dict[str, dict] = {}
     for name, text in files.items():
@@ -572,7 +575,7 @@ def snapshot(root: Path, bdir: Path) -> dict | None:
         ch = "ch" + cdir.name[:2]
         found: set[str] = set()
         for p in ref.glob("*"):
-            if p.suffix in (".cu", ".cuh", ".cpp", ".hpp", ".h"):
+            if p.suffix in regions.SUFFIXES:
                 found.update(region_names(p.read_text()))
         for ex in sorted(found):
             sel = exercise_selection(cdir, ex)
