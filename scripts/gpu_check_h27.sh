@@ -6,7 +6,8 @@
 #   scripts/gpu_check_h27.sh OUT
 # 1. In a temporary COPY of this tree (never this tree's starter), the reference's files of 6.2
 #    (the register-heavy 2D tiles) and 3.4 (a small chapter, quick to build) replace the
-#    starter's, and `scripts/lab check N.k --no-bench` shows the tests passing and the registers / occupancy table (learner = the reference's code, reference).
+#    starter's, and `scripts/lab check N.k --no-bench` shows the tests passing and the
+#    registers / occupancy table (yours = the reference's code, beside the reference).
 # 2. In this tree, the starter track's tests of every exercise of CHAPTERS must fail untouched
 #    (ctest -L starter -L ex:N.k; a multi-GPU exercise on one GPU may be skipped instead).
 # Logs go to OUT; a summary table is printed at the end. About 3-4 minutes on an H200.
