@@ -509,12 +509,18 @@ def compare_notes(rows: list[tuple[str, str, Usage]], arch: int) -> list[str]:
     return notes
 
 
+def cuobjdump_path() -> str | None:
+    """cuobjdump on PATH, else the toolkit's default place, else None."""
+    found = shutil.which("cuobjdump")
+    if found:
+        return found
+    cuda = Path("/usr/local/cuda/bin/cuobjdump")
+    return str(cuda) if cuda.exists() else None
+
+
 def report_lines(root: Path, bdir: Path, ex: str, chapter_dir: Path, ch: str, handout: bool) -> list[str]:
     """The whole display for `scripts/lab check ex`; never raises for a missing tool or build."""
-    cuobjdump = shutil.which("cuobjdump")
-    if not cuobjdump:
-        cuda = Path("/usr/local/cuda/bin/cuobjdump")
-        cuobjdump = str(cuda) if cuda.exists() else None
+    cuobjdump = cuobjdump_path()
     if not cuobjdump:
         return ["resources: cuobjdump not found (it ships with the CUDA toolkit): registers and occupancy not shown"]
     snap = load_snapshot(root) if handout else None
@@ -564,7 +570,7 @@ def load_snapshot(root: Path) -> dict | None:
 def snapshot(root: Path, bdir: Path) -> dict | None:
     """Every exercise's kernel selection and the reference's figures in `bdir`, for the handout
     (None when cuobjdump or the reference objects are missing)."""
-    cuobjdump = shutil.which("cuobjdump")
+    cuobjdump = cuobjdump_path()
     if not cuobjdump or not bdir.is_dir():
         return None
     exercises: dict[str, dict] = {}
