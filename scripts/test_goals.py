@@ -5,7 +5,8 @@ when a quoted number differs from the TOML's (no GPU, no build): python3 scripts
 
 What counts as a quote: in the exercise's TODO lines, the clause that starts with `Goal` (up to
 `;`, `Hints:` or the end of the sentence) and its first `>= X` (X, Xx or X%); in the README, every
-`>= X` / `≥ X` of the row `| N.k | ...` outside a parenthesis that says "not graded". A TODO
+`>= X` / `≥ X` of the row `| N.k | ...` outside a parenthesis that says "not graded", and every
+`goal N.k: >= X` in its prose. A TODO
 clause that starts with `Target (not graded` is a second, ungraded figure and is not compared.
 An exercise with a goal must quote it in at least one TODO.
 """
@@ -25,6 +26,7 @@ NUMBER = r"(\d+(?:\.\d+)?)\s*(x|%)?"
 AT_LEAST = re.compile(r"(?:>=|≥)\s*" + NUMBER)
 GOAL_CLAUSE = re.compile(r"\bGoal\b(.*?)(?:;|\bHints:|\.\s|$)")
 NOT_GRADED = re.compile(r"\([^()]*not graded[^()]*\)")
+PROSE_GOAL = re.compile(r"\bgoal (\d+\.\d+):?\s*(?:>=|≥)\s*" + NUMBER)
 
 
 def toml_goals(root: Path = ROOT) -> dict[str, tuple[float, str]]:
@@ -81,6 +83,11 @@ def goal_problems(root: Path = ROOT) -> list[str]:
         readme = chapter / "README.md"
         if readme.exists():
             for n, line in enumerate(readme.read_text().splitlines(), 1):
+                for g in PROSE_GOAL.finditer(line):
+                    if g.group(1) in goals and not same(g.group(2), g.group(3), goals[g.group(1)][0]):
+                        problems.append(f"{readme.relative_to(root)}:{n}: 'goal {g.group(1)}' quotes "
+                                        f"{g.group(2)}{g.group(3) or ''}, bench/{goals[g.group(1)][1]} says "
+                                        f"{goals[g.group(1)][0]:g}")
                 m = re.match(r"^\|\s*(\d+\.\d+)\s*\|", line)
                 if not m or m.group(1) not in goals:
                     continue
@@ -106,6 +113,10 @@ class Quotes(unittest.TestCase):
     def test_readme_row(self):
         row = "| 6.1 | f | g | h | `smem` ≥ 0.14x cuBLAS (and, not graded, `1d` ≥ 0.26x) |"
         self.assertEqual(readme_quotes(row), [("0.14", "x")])
+
+    def test_readme_prose(self):
+        m = PROSE_GOAL.search("the tiled row clearly faster (goal 5.5: ≥ 3.0x the naive row)")
+        self.assertEqual((m.group(1), m.group(2), m.group(3)), ("5.5", "3.0", "x"))
 
     def test_same(self):
         self.assertTrue(same("90", "%", 0.9))
