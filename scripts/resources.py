@@ -43,16 +43,17 @@ NOT_NAMES = {"if", "for", "while", "switch", "return", "sizeof", "alignas", "dec
 
 @dataclass(frozen=True)
 class ArchLimits:
-    """Per-SM limits of one compute capability (CUDA C++ Programming Guide, "Compute Capabilities",
-    and the occupancy calculator's allocation rules)."""
+    """Per-SM limits of one compute capability: the published figures chapter 5's occupancy
+    calculator uses (chapters/05_patterns/cpu/arch_limits.cpp, its sources cited there; a unit
+    test keeps the two tables equal), with cuda_occupancy.h's allocation rules."""
     max_threads: int
     max_blocks: int
+    smem: int                     # shared memory per SM at the largest carveout, bytes
+    smem_unit: int = 128          # allocation granularity, bytes
+    reserved_smem: int = 1024     # reserved by the driver for each block (sm_80 and later)
     regs: int = 65536
     reg_unit: int = 256           # registers are allocated per warp in units of 256
     sub_partitions: int = 4       # the register file is split among the SM's 4 schedulers
-    smem: int = 0                 # shared memory per SM at the largest carveout, bytes
-    smem_unit: int = 128          # allocation granularity, bytes
-    reserved_smem: int = 1024     # reserved by the system for each block (sm_80 and later)
 
     @property
     def max_warps(self) -> int:
@@ -60,15 +61,12 @@ class ArchLimits:
 
 
 ARCHS: dict[int, ArchLimits] = {
-    75: ArchLimits(1024, 16, smem=65536, reserved_smem=0),
-    80: ArchLimits(2048, 32, smem=167936),
-    86: ArchLimits(1536, 16, smem=102400),
-    87: ArchLimits(2048, 32, smem=167936),
-    89: ArchLimits(1536, 24, smem=102400),
-    90: ArchLimits(2048, 32, smem=233472),
-    100: ArchLimits(2048, 32, smem=233472),
-    103: ArchLimits(2048, 32, smem=233472),
-    120: ArchLimits(1536, 32, smem=102400),
+    70: ArchLimits(2048, 32, 96 * 1024, smem_unit=256, reserved_smem=0),
+    75: ArchLimits(1024, 16, 64 * 1024, smem_unit=256, reserved_smem=0),
+    80: ArchLimits(2048, 32, 164 * 1024),
+    86: ArchLimits(1536, 16, 100 * 1024),
+    89: ArchLimits(1536, 24, 100 * 1024),
+    90: ArchLimits(2048, 32, 228 * 1024),
 }
 
 

@@ -179,6 +179,28 @@ class Occupancy(unittest.TestCase):
     def test_smaller_sm(self):
         # sm_86: 1536 threads, 16 blocks
         self.assertEqual(rs.occupancy(self.usage(32, 256, arch=86), rs.ARCHS[86]).blocks, 6)
+        # sm_75: 1024 threads, shared memory in units of 256 B and no reserve: 64 KiB / 16.25 KiB
+        o = rs.occupancy(self.usage(32, 128, 16 * 1024 + 1, arch=75), rs.ARCHS[75])
+        self.assertEqual((o.blocks, o.limit), (3, "shared memory"))
+
+
+class Limits(unittest.TestCase):
+    def test_same_table_as_chapter_5(self):
+        """One set of published limits: the Python table equals arch_limits.cpp's."""
+        import math
+        import re
+        src = (Path(__file__).resolve().parent.parent / "chapters" / "05_patterns" / "cpu" / "arch_limits.cpp").read_text()
+        cases = dict(re.findall(r"case (\d+):(.*?)break;", src, re.S))
+        self.assertEqual(set(map(int, cases)), set(rs.ARCHS))
+        for cc, body in cases.items():
+            with self.subTest(cc=cc):
+                f = {k: v for k, v in re.findall(r"a\.(\w+) = ([^,;]+)", body)}
+                want = rs.ARCHS[int(cc)]
+                self.assertEqual(int(f["max_threads_per_sm"]), want.max_threads)
+                self.assertEqual(int(f["max_blocks_per_sm"]), want.max_blocks)
+                self.assertEqual(math.prod(int(x) for x in f["smem_per_sm"].split("*")), want.smem)
+                self.assertEqual(int(f["smem_alloc_unit"]), want.smem_unit)
+                self.assertEqual(int(f["smem_reserved_per_block"]), want.reserved_smem)
 
 
 class Selection(unittest.TestCase):
