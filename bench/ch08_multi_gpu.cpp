@@ -269,9 +269,9 @@ void BM_p2p_copy(benchmark::State& state, int src, int dst, bool both_ways) {
 
 // The DDP-like training step (ch08::ddp_train) on `ranks` ranks: the time of one step as
 // ddp_train measures it (its steps after the first, all ranks synchronized at both ends, the
-// set-up outside), the best of 3 calls. It was the difference of two whole calls (10 steps minus
-// none) until the 2026-12-02 run showed the small model's one-rank row at 0.74x of itself: at
-// 0.1 ms a step, the set-up's jitter (cuBLAS handles, buffers, the data) swamped the steps.
+// set-up outside), the best of 3 calls. Not the difference of two whole calls (10 steps minus
+// none): at 0.1 ms a step, the set-up's jitter (cuBLAS handles, buffers, the data) swamps the
+// steps, and the small model's one-rank row read 0.74x of itself that way.
 // Counters: step_ms, samples/s, speedup (the one-rank step, measured once per
 // process and size, over this one: strong scaling, the global batch split over the ranks),
 // and, when the ranks are distinct GPUs, the cost model's prediction for them (model_speedup:
@@ -562,7 +562,7 @@ const bool kRegistered = [] {
   // that means something there. (The whole sweep of 1-rank rows ran over 9 minutes on an H200
   // shared with another run: ~300,000 runs of ~2 us each per row under --benchmark_min_time.)
   // With several GPUs, the all-reduce sweep runs on 2, 4, 8 ... GPUs up to all of them (busbw by
-  // GPU count: issue 16), NCCL's other collectives on all of them.
+  // GPU count), NCCL's other collectives on all of them.
   const std::vector<int> configs = g == 0   ? std::vector<int>{1, 2, 4, 8}
                                    : g == 1 ? std::vector<int>{1}
                                             : gpu_counts(2, g);

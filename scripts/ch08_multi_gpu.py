@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Chapter 8's multi-GPU measurements on however many GPUs this machine has (issue 14).
+"""Chapter 8's multi-GPU measurements on however many GPUs this machine has.
 
     python3 scripts/ch08_multi_gpu.py [--build build/gpu] [--out docs/results] [--quick]
     python3 scripts/ch08_multi_gpu.py --render docs/results/ch08_multi_gpu_1gpu.json [--build DIR]

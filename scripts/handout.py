@@ -1,15 +1,19 @@
 """scripts/lab handout OUT: the student copy of this tree.
 
 What goes in: every file git tracks, except the instructor's: chapters/*/reference/ (the
-solutions), chapters/*/pitfalls/ and chapters/*/mutants.toml (complete solutions with one bug),
-the generators and the GPU suite that need them, .ci/ and docs/instructors.md. Starter files lose their pitfall markup (the correct code stays) and show
-their exercise regions (BEGIN/END EXERCISE) and a HELPERS region (regions.handout_text); a pristine
-copy of each goes to .cudalab/pristine/ (scripts/grade compiles it in place of a file of the
-student's that does not compile, so that the other exercises are still graded). Markdown files
-lose their `<!-- full-tree begin -->` ... `<!-- full-tree end -->` blocks and show their
-`<!-- handout-only ... -->` blocks: one README, two readers. A marker file .cudalab-handout tells
-scripts/lab to treat the starter as the main track (CMake needs no marker: a chapter without
-reference/ builds its starter track alone, without pitfalls).
+solutions), chapters/*/solutions/ (the notes that explain the reference's design, read after an
+attempt), chapters/*/pitfalls/ and chapters/*/mutants.toml (complete solutions with one bug),
+the generators and the GPU suite that need them, .ci/ and docs/instructors.md. Starter files lose
+their pitfall markup (the correct code stays) and show their exercise regions (BEGIN/END EXERCISE)
+and a HELPERS region (regions.handout_text); a pristine copy of each goes to .cudalab/pristine/
+(scripts/grade compiles it in place of a file of the student's that does not compile, so that the
+other exercises are still graded). Markdown files lose their `<!-- full-tree begin -->` ...
+`<!-- full-tree end -->` blocks and show their `<!-- handout-only ... -->` blocks: one README, two
+readers. A marker file .cudalab-handout tells scripts/lab to treat the starter as the main track
+(CMake needs no marker: a chapter without reference/ builds its starter track alone, without
+pitfalls). When this tree's build holds the reference objects, the reference's registers and
+occupancy go in too (.cudalab-reference-resources.json, scripts/resources.py), for
+`scripts/lab check` to show beside the learner's.
 
 Then it checks what it wrote: no reference/ or pitfall file, no pitfall marker, every exercise
 region marked, no solution (regions.leaks_in against the reference regions of this tree), and every
@@ -18,6 +22,7 @@ link of its Markdown files resolves inside it. Standard library only.
 from __future__ import annotations
 
 import fnmatch
+import json
 import re
 import shutil
 import subprocess
@@ -27,9 +32,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import labtools as lt  # noqa: E402
 import regions  # noqa: E402
+import resources  # noqa: E402
 
 EXCLUDE = [
-    "chapters/*/reference/*", "chapters/*/pitfalls/*", "chapters/*/mutants.toml",
+    "chapters/*/reference/*", "chapters/*/solutions/*", "chapters/*/pitfalls/*", "chapters/*/mutants.toml",
     "scripts/gen_starter.py", "scripts/variants.py", "scripts/gpu_suite", "scripts/gpu_acceptance", "scripts/handout.py",
     "scripts/test_*.py", "scripts/results.py", "scripts/new_chapter.py", "scripts/check_mutants.py",
     "scripts/gpu_check_*.sh", "scripts/handout_check", "tests/fixtures/*",
@@ -97,6 +103,10 @@ def write(root: Path, out: Path) -> list[str]:
     (out / ".cudalab-handout").write_text(
         f"Student copy of cudalab (commit {head}), written by scripts/lab handout: the starter track only.\n")
     written.append(".cudalab-handout")
+    snap = resources.snapshot(root, lt.build_dir(lt.default_preset()))
+    if snap:
+        (out / resources.SNAPSHOT).write_text(json.dumps(snap, indent=1) + "\n")
+        written.append(resources.SNAPSHOT)
     return written
 
 
@@ -106,7 +116,7 @@ def check(root: Path, out: Path) -> list[str]:
     for p in sorted(out.rglob("*")):
         rel = p.relative_to(out).as_posix()
         if p.is_dir():
-            if p.name in ("reference", "pitfalls") and rel.startswith("chapters/"):
+            if p.name in ("reference", "solutions", "pitfalls") and rel.startswith("chapters/"):
                 problems.append(f"{rel}/: instructor folder in the handout")
             continue
         if rel.startswith(".git/") or rel.startswith(PRISTINE + "/"):

@@ -5,6 +5,8 @@
     scripts/hint.py 6.2 2          levels 1 and 2 (idea, structure)
     scripts/hint.py 6.2 3          levels 1 to 3 (idea, structure, near-code)
     scripts/hint.py 6.2 stretch    the stretch goal only (for when your solution passes)
+    scripts/hint.py 6.2 solution   the reference's design, where the chapter has solution notes
+                                   (chapters/NN_slug/solutions/N.k.md; the handout leaves them out)
     scripts/hint.py --list         every exercise that has hints
 
 `scripts/lab hint 6.2 [level]` runs this. The hints of exercise N.k live in
@@ -23,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 SECTIONS = ("Level 1 — idea", "Level 2 — structure", "Level 3 — near-code", "Stretch")
-LEVELS = {"1": 1, "2": 2, "3": 3, "stretch": 4}
+LEVELS = {"1": 1, "2": 2, "3": 3, "stretch": 4, "solution": 5}
 EXERCISE = re.compile(r"^\d+\.\d+$")
 BEGIN = re.compile(r"^\s*// BEGIN EXERCISE (\d+\.\d+)\s*$", re.MULTILINE)
 SOURCE_SUFFIXES = {".cu", ".cuh", ".cpp", ".hpp", ".h"}
@@ -97,12 +99,19 @@ def render(exercise: str, level: str = "1", root: Path = ROOT) -> str:
     except ValueError as e:
         raise HintError(str(e)) from None
     if level not in LEVELS:
-        raise HintError(f"unknown level '{level}': use 1 (idea), 2 (structure), 3 (near-code) "
-                        "or stretch")
+        raise HintError(f"unknown level '{level}': use 1 (idea), 2 (structure), 3 (near-code), "
+                        "stretch or solution")
     files = hint_files(root)
     if exercise not in files:
         known = " ".join(sorted(files, key=exercise_key)) or "none"
         raise HintError(f"no hints for exercise {exercise}: exercises with hints are {known}")
+    if LEVELS[level] == 5:
+        notes = files[exercise].parent.parent / "solutions" / f"{exercise}.md"
+        if notes.exists():
+            return notes.read_text().rstrip() + "\n"
+        return (f"No solution notes for {exercise} here (chapters/*/solutions/ is the instructor's: the "
+                f"handout leaves it out). The reference's ratio: scripts/lab check {exercise}; the "
+                f"stretch: scripts/lab hint {exercise} stretch.\n")
     text = files[exercise].read_text()
     sections = parse_sections(text)
     missing = missing_sections(text)
@@ -117,14 +126,15 @@ def render(exercise: str, level: str = "1", root: Path = ROOT) -> str:
     if LEVELS[level] < 3:
         out.append(f"(more: scripts/lab hint {exercise} {LEVELS[level] + 1})")
     elif LEVELS[level] == 3:
-        out.append(f"(when it passes: scripts/lab hint {exercise} stretch)")
+        out.append(f"(when it passes: scripts/lab hint {exercise} stretch; the reference's design: "
+                   f"scripts/lab hint {exercise} solution)")
     return "\n".join(out).rstrip() + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("exercise", nargs="?", help="exercise id, e.g. 6.2")
-    ap.add_argument("level", nargs="?", default="1", help="1, 2, 3 or stretch (default 1)")
+    ap.add_argument("level", nargs="?", default="1", help="1, 2, 3, stretch or solution (default 1)")
     ap.add_argument("--list", action="store_true", help="list the exercises that have hints")
     args = ap.parse_args(argv)
     if args.list:

@@ -88,6 +88,23 @@ class Render(unittest.TestCase):
         self.assertIn("STRETCH", stretch)
         self.assertNotIn("IDEA", stretch)
 
+    def test_solution_notes_where_they_exist(self):
+        notes = self.root / "chapters" / "09_toy" / "solutions"
+        notes.mkdir()
+        (notes / "9.1.md").write_text("# 9.1 design\n\nDESIGN\n")
+        self.assertIn("DESIGN", hint.render("9.1", "solution", self.root))
+        self.assertNotIn("IDEA", hint.render("9.1", "solution", self.root))
+        missing = hint.render("9.2", "solution", self.root)
+        self.assertIn("No solution notes for 9.2", missing)
+
+    def test_every_solution_note_names_an_exercise_with_hints(self):
+        files = hint.hint_files()
+        for chapter in hint.chapter_dirs():
+            for md in sorted((chapter / "solutions").glob("*.md")):
+                with self.subTest(note=str(md)):
+                    self.assertIn(md.stem, files)
+                    self.assertEqual(files[md.stem].parent.parent, chapter)
+
     def test_unknown_exercise_names_the_known_ones(self):
         with self.assertRaises(hint.HintError) as e:
             hint.render("9.7", "1", self.root)

@@ -203,7 +203,7 @@ TEST(ReduceArgs, RejectsBadArguments) {
   for (ReduceVariant v : ch05::kAllReduceVariants) EXPECT_STRNE(ch05::to_string(v), "unknown");
 }
 
-// Issue 9 item 8: step 7's arrival counter left dirty (here planted by hand) must never yield a
+// Step 7's arrival counter left dirty (here planted by hand) must never yield a
 // wrong sum. A workspace new to this thread is checked before the launch (throws); a workspace
 // that goes dirty between calls is caught by the kernel (NaN instead of a sum, the workspace
 // flagged), and reduce_check_workspace throws.

@@ -62,7 +62,7 @@ void check_tp(Split split, const std::vector<int>& devices, int m, int n, int k)
   // The uploads (cudaMemcpy from pageable memory may return before the data lands) and the poison
   // memsets run on the legacy default stream, which the non-blocking rank streams do not wait
   // for: without this wait a rank's GEMM could run first and its result be overwritten with NaN
-  // (seen once on the H200 under the GPU suite's parallel load, 2026-12-02).
+  // (seen on the H200 under the GPU suite's parallel load).
   for (int d : devices) {
     CUDALAB_CHECK(cudaSetDevice(d));
     CUDALAB_CHECK(cudaDeviceSynchronize());

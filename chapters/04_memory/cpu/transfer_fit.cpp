@@ -10,9 +10,9 @@
 // Why weights w = 1 / y^2 (relative residuals): sizes span 4 KB .. 1 GB, six decades. Ordinary
 // least squares on absolute times lets a 1% bandwidth wobble at 1 GB (200 us) outweigh the whole
 // 10 us latency, and the intercept comes out as noise — on the H200 an unweighted fit returned
-// latencies of -285 us and -707 us (the first GPU suite run, `git show
-// 7a2379a:docs/results/H200.md`). Weighting each point by 1 / t^2 makes every size count for its
-// relative error: the large sizes still set the slope, the small ones now set the intercept.
+// negative latencies of hundreds of microseconds. Weighting each point by 1 / t^2 makes every
+// size count for its relative error: the large sizes still set the slope, the small ones now set
+// the intercept.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>

@@ -8,28 +8,18 @@
 //
 // im2col would write X_col to memory (R S times the input); the implicit GEMM computes each
 // X_col element on the fly while loading the A tile, so the GEMM tiling of the SGEMM ladder
-// applies unchanged. This kernel is step 7 of the ladder (sgemm_7_warptile.cu) with a gathered A:
+// applies unchanged.
 //
-//   block tile 128 pixels x kBN channels x 8 reduction steps, kBN = 128 (256 threads, 2 blocks per
-//   SM) or 64 (128 threads, 4 blocks per SM): 16 warps on an SM either way, <= 128 registers
-//   warp tile 32 x 64, lanes 4 x 8, each thread 8 x 8 = 2 x 2 sub-tiles of 4 x 4: per k step 4
-//   conflict-free LDS.128 for 64 FMAs; two shared buffers, the next tile in registers during the
-//   FMAs, one barrier per tile.
-//
-// What the gather costs, and how little: warp v stages reduction rows v, v + warps, ... of the A
-// tile and lane l the pixels l + 32 j, so a thread decodes its 4 pixels once, and its row's
-// (c, r, s) once per TILE, not per element: the next tile's row is 8 further, a mixed-radix add
-// of constants the launcher derives from R and S (at most one carry s -> r and one r -> c). An
-// element is then two bounds compares (padding), an add and a predicated load. Filters come in as
-// one 16-byte load per thread per tile (4 consecutive kk of one filter) when C R S % 4 == 0.
-//
-// Filling the GPU: the launcher picks the tile width and splits the reduction over gridDim.z from
-// the shape (conv_plan below): deep layers have few pixels and a long C R S (ResNet-50 3x3
-// 512->512 at 7 x 7, batch 32: 13 x 4 = 52 blocks of 128 x 128 for 132 SMs, C R S = 4608). Slice z
-// writes its partial sums to its own slab of the workspace and a second kernel adds the slabs in
-// the order z = 0, 1, ...: the result is the same bits on every run. FLOPs: 2 N K P Q C R S
-// (ResNet-50 3x3 64->64 at 56, batch 32: 7.4 GFLOP). NCHW, fp32, any shape check_conv_shape
-// accepts.
+// Launch (the launcher's, fixed): block tile 128 pixels x kBN channels x 8 reduction steps, kBN =
+// 128 (256 threads, 2 blocks per SM) or 64 (128 threads, 4 blocks per SM), at most 128 registers
+// a thread either way (__launch_bounds__). The launcher picks the tile width and splits the
+// reduction over gridDim.z from the shape (conv_plan below): deep layers have few pixels and a
+// long C R S (ResNet-50 3x3 512->512 at 7 x 7, batch 32: 13 x 4 = 52 blocks of 128 x 128 for 132
+// SMs, C R S = 4608). Slice z writes its partial sums to its own slab of the workspace and a
+// second kernel adds the slabs in the order z = 0, 1, ...: the result is the same bits on every
+// run. FLOPs: 2 N K P Q C R S (ResNet-50 3x3 64->64 at 56, batch 32: 7.4 GFLOP). NCHW, fp32, any
+// shape check_conv_shape accepts. The kernel's own design (tiling, the gather's index math) is
+// exercise 6.4's; the reference's is in its solution notes (`scripts/lab hint 6.4 solution`).
 #include <algorithm>
 #include <cstdint>
 

@@ -1,14 +1,16 @@
 // SGEMM step 7 (worked example, the best of the ladder): warp tiles, 4 x 4 sub-tiles, double
-// buffering. In the spirit of Boehm's kernel 10 and of CUTLASS's hierarchical tiling:
+// buffering. In the spirit of Boehm's kernel 10 and of CUTLASS's hierarchical tiling.
+// Open it after exercise 6.2 passes: its shared-memory layout and reads are one answer to 6.2's
+// design question. It stays a worked example because 6.6's fused path runs it.
 //
 //   block tile (BM, BN, BK) = (128, 128, 8), 256 threads = 8 warps as 4 (M) x 2 (N)
 //   warp tile  (32, 64): the 32 lanes as 4 (M) x 8 (N)
 //   thread tile 8 x 8 = 2 x 2 sub-tiles of 4 x 4, 16 rows and 32 columns apart
 //
 // What changes against step 6:
-//  * Bank conflicts: a lane's 4 B columns are contiguous and the 8 lanes of a quarter-warp read
-//    8 consecutive float4 (128 contiguous bytes): each LDS.128 is conflict-free; A reads are
-//    broadcasts (the 8 lanes of a quarter-warp share lane_m).
+//  * Warp tiles: a warp's 32 lanes cover a 32 x 64 tile of C as 4 x 8 lanes of 2 x 2 sub-tiles,
+//    so the lanes that read shared memory together read neighbouring data (the shared reads are
+//    discussed in 6.2's solution notes, `scripts/lab hint 6.2 solution`).
 //  * Double buffering: two shared buffers. Tile t + 1 is fetched from global memory into
 //    registers before the FMAs of tile t start, and written to the other buffer after them, so
 //    the global latency hides behind 512 FMAs per thread and one __syncthreads per K step suffices.
@@ -77,7 +79,7 @@ __device__ __forceinline__ void warptile_block(const SgemmArgs& a, int bm, int b
     return load4(a.B + at(in ? k0 + b_row : 0, bn, a.N), b_col, in ? a.N - bn : 0, vec_b);
   };
   auto store_tiles = [&](int buf, float4 av, float4 bv) {
-    As[buf][a_col + 0][a_row] = av.x;  // transposed: a thread's 8 A values become contiguous
+    As[buf][a_col + 0][a_row] = av.x;  // transposed (BK, BM)
     As[buf][a_col + 1][a_row] = av.y;
     As[buf][a_col + 2][a_row] = av.z;
     As[buf][a_col + 3][a_row] = av.w;

@@ -136,9 +136,8 @@ __global__ void __launch_bounds__(WM::kThreads, 2)
       //     them; on exit acc[i][j], this warp's 4 x 2 fp32 accumulator fragments of 16 x 16 (its
       //     64 x 32 warp tile at rows warp_m * 64, columns warp_n * 32 of the block tile), have
       //     accumulated this tile's products. Do not touch the other buffer (it is being filled).
-      //   Constraints: nvcuda::wmma only (fragments, load_matrix_sync, mma_sync), 16 x 16 x 16, T =
-      //     half or bfloat16 inputs with fp32 accumulation; the shared tiles are padded (ldm kLdA,
-      //     kLdB).
+      //   Constraints: the WMMA API only (nvcuda::wmma fragments of 16 x 16 x 16), T = half or
+      //     bfloat16 inputs with fp32 accumulation; the shared tiles are padded (ldm kLdA, kLdB).
       //   Goal: BM_tc_gemm/wmma_fp16/8192 >= 0.26x BM_tc_gemm_cublas/fp16/8192;
       //     `scripts/lab check 6.5`.
     if (has_next) stash(cur ^ 1);  // cur ^ 1 was last read before the previous barrier
@@ -148,7 +147,7 @@ __global__ void __launch_bounds__(WM::kThreads, 2)
   // TODO(6.5): the epilogue. C = alpha acc + beta C for the warp's 64 x 32 tile (4 x 2 fragments),
   //   only inside M x N (partial tiles at the edges), C not read when beta == 0 (it may hold NaN).
   //   Constraints: a fragment's element-to-lane mapping is unspecified, so go through the warp's
-  //     own staging tile stage[warp] (fp32, ldm kLdStage) with wmma::store_matrix_sync; coalesced
+  //     own staging tile stage[warp] (fp32, ldm kLdStage); coalesced
   //     stores to C; warp-level synchronization only (no __syncthreads here).
   (void)stage; (void)lane; (void)warp_m; (void)warp_n; (void)alpha; (void)beta; (void)C;
 }

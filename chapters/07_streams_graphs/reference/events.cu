@@ -67,8 +67,7 @@ void fork_join(const float* x, float* a, float* b, float* out, std::size_t n, cu
   //            `main` afterwards sees out.
   //            Constraints: no host wait (no synchronize of any kind, no cudaStreamQuery loop); the
   //            ordering is expressed on the GPU. The tests hold each stream in turn with a Gate and
-  //            check that nothing starts early. Events you create may be destroyed before the GPU
-  //            reaches them (the runtime defers it). Hints: scripts/lab hint 7.2
+  //            check that nothing starts early. Hints: scripts/lab hint 7.2
   // STARTER: (void)launch_square; (void)launch_affine; (void)launch_add;
   // STARTER: throw NotImplemented("Exercise 7.2: fork_join (chapters/07_streams_graphs/starter/events.cu)");
   // Events only order: no timestamps needed (cudaEventDisableTiming is cheaper to record).

@@ -63,13 +63,13 @@ std::size_t KernelChain::graph_kernel_nodes() const {
 void KernelChain::capture(cudaStream_t stream) {
   // TODO(7.3): contract — leave in graph_ the chain that launch_plain(stream) enqueues (length_
   //            kernel nodes, in order), in exec_ its instantiation, and count it in
-  //            instantiations_. Nothing runs: capturing records the launches instead of executing
-  //            them. If anything throws while the stream is being captured, end the capture before
-  //            rethrowing (a stream left capturing refuses all later work).
-  //            Constraints: build the graph by stream capture of launch_plain (not node by node);
-  //            capture mode thread-local (other threads' CUDA calls are not this capture's
-  //            business). Goal (bench/ch07.toml): a chain of 100 tiny kernels >= 3.5x faster as
-  //            a graph than as plain launches. Hints: scripts/lab hint 7.3
+  //            instantiations_; no kernel of the chain runs during the call. If anything throws
+  //            while the stream is being captured, end the capture before rethrowing (a stream
+  //            left capturing refuses all later work).
+  //            Constraints: the graph comes from launch_plain itself, by stream capture (not node
+  //            by node); other threads' CUDA calls must not interfere with the capture.
+  //            Goal (bench/ch07.toml): a chain of 100 tiny kernels >= 3.5x faster as a graph
+  //            than as plain launches. Hints: scripts/lab hint 7.3
   (void)stream;
   throw NotImplemented("Exercise 7.3: KernelChain::capture (chapters/07_streams_graphs/starter/graph.cu)");
 }
@@ -90,8 +90,7 @@ void KernelChain::set_data(float* x) {
   //            kernel node of the instantiated graph gets x_ as its first argument, every other
   //            argument (n, scale, shift) unchanged. graph_ describes the same chain as exec_.
   //            Constraints: no new capture and no new instantiation (the tests check that
-  //            instantiations() stays 1): update the executable graph in place. No stream is at
-  //            hand, and none is needed; kernel_nodes() (above) lists the nodes to change.
+  //            instantiations() stays 1); no stream.
   //            Goal (bench/ch07.toml): retargeting a 100-kernel chain >= 1.3x faster than a new
   //            capture and instantiation. Hints: scripts/lab hint 7.4
   throw NotImplemented("Exercise 7.4: KernelChain::set_data (chapters/07_streams_graphs/starter/graph.cu)");

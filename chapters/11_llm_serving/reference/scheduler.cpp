@@ -51,20 +51,24 @@ IterationPlan ContinuousScheduler::plan() {
   std::vector<char> fresh(trace.size(), 0);  // admitted (prefilled) in this iteration
   long prefill = 0;
   // BEGIN EXERCISE 11.5
-  // TODO(11.5): one iteration's scheduling decisions; the plan's lists are filled below.
-  //   Contract: (1) admission, first come first served (preempted sequences first): a queued
-  //   request joins while a batch slot is free, the prompt tokens of this iteration stay within
-  //   the prefill budget (a lone request joins whatever its length) and the allocator holds
-  //   blocks for its tokens (prompt + already generated) beyond the watermark (none needed when
-  //   nothing runs). A joining request gets its sequence in the allocator (SeqId = its trace
-  //   index), its mark in `fresh`, its place at the back of the running list, and its tokens
-  //   count towards `prefill`. (2) every sequence already running appends one token; when the
-  //   cache is full, the most recently admitted one is preempted (its blocks freed, queued
-  //   again at the head, recorded in p.preempted), then retry; a sequence that has itself
-  //   been preempted stops there.
-  //   Constraints: no sequence is ever lost or duplicated; never more than max_batch running.
-  //   Goal: >= 2x the static batching throughput on the skewed trace (tests/ch11). Hints:
-  //   scripts/lab hint 11.5
+  // TODO(11.5): one iteration's scheduling decisions (the plan's lists are filled below from
+  //   `running`, `fresh` and `prefill`). The policy is vLLM's, and the tests replay it exactly:
+  //   Contract, as the state after the call:
+  //   - admitted: the longest prefix of `waiting` (in order; preempted sequences sit at its head)
+  //     such that the batch stays within c.max_batch, this iteration's prompt tokens within
+  //     c.max_prefill_tokens (the first admission of an iteration however long its prompt), and
+  //     the allocator kept `watermark` free blocks once each admitted request holds all its
+  //     tokens (prompt + generated; no watermark for a request that joins an idle batch). An
+  //     admitted request i is sequence i of the allocator, marked in `fresh`, at the end of
+  //     `running`, its tokens added to `prefill`.
+  //   - every other running sequence is one token longer, unless the cache ran out: then the
+  //     latest admitted sequences gave their blocks back, latest first, just enough for the
+  //     earlier ones to grow; they are back at the head of `waiting` (earliest first) and listed
+  //     in p.preempted; a sequence that had to give its own blocks back ends the growing.
+  //   Constraints: no sequence lost or duplicated; running never exceeds c.max_batch; the
+  //     allocator's invariants (BlockAllocator) hold.
+  //   Goal: correctness against the tests (the exact replay), then >= 2x the static batching
+  //     throughput on the skewed trace, which tests/ch11 asserts. Hints: scripts/lab hint 11.5
   // STARTER: (void)kv, (void)waiting, (void)running, (void)generated, (void)c, (void)watermark;
   // STARTER: throw NotImplemented("Exercise 11.5: the scheduler step (chapters/11_llm_serving/starter/scheduler.cpp)");
   while (!waiting.empty() && static_cast<int>(running.size()) < c.max_batch) {

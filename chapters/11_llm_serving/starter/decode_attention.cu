@@ -17,10 +17,8 @@
 // What limits it: not DRAM alone. With 16 warps per SM (128 registers a thread, 4 blocks: batch 64
 // x 8 KV heads is then one wave on 132 SMs) every lane converts, multiplies, shuffles and
 // exponentiates for each 32 bytes of K and V it reads, and the SM's issue slots run out before
-// HBM's bandwidth does unless the loop stays lean: one address per run of tokens (no per-token
-// division or table load on a paged cache), V converted once for the whole group, no branch per
-// head, the rescaling skipped while the maximum holds, and the next tokens' loads in flight while
-// the current ones are used (each register is refilled as soon as it is read).
+// HBM's bandwidth does unless the loop stays lean and keeps loads in flight while it computes:
+// exercise 11.2's design (the reference's choices: `scripts/lab hint 11.2 solution`).
 //
 // Split-K (flash-decoding): with few sequences, batch * kv_heads blocks leave most SMs idle.
 // grid.y cuts each sequence into `splits` chunks; each block writes its unnormalized (m, l, acc)
@@ -149,7 +147,7 @@ __global__ void __launch_bounds__(kThreads, kMaxG <= 4 ? 4 : 2)
   //   per KV byte and loads in flight while computing. Hints: scripts/lab hint 11.2
   (void)t_begin, (void)t_end, (void)kc, (void)vc, (void)addr, (void)b, (void)kh, (void)qf;
 
-  // Merge the token groups: the largest max wins, the others are rescaled to it.
+  // Merge the token groups' states (exercise 11.2's second region).
   __shared__ float sm_m[kGroups][kMaxG], sm_l[kGroups][kMaxG];
   __shared__ float sm_acc[kGroups][kMaxG][D];
 #pragma unroll
@@ -169,15 +167,12 @@ __global__ void __launch_bounds__(kThreads, kMaxG <= 4 ? 4 : 2)
   __syncthreads();
   for (int idx = threadIdx.x; idx < group * D; idx += kThreads) {
     const int g = idx / D, d = idx % D;
-    float mx = -INFINITY;
-    for (int j = 0; j < kGroups; ++j) mx = fmaxf(mx, sm_m[j][g]);
-    float sum = 0, o = 0;
-    if (mx != -INFINITY)
-      for (int j = 0; j < kGroups; ++j) {
-        const float w = exp2f(sm_m[j][g] - mx);
-        sum = fmaf(sm_l[j][g], w, sum);
-        o = fmaf(sm_acc[j][g][d], w, o);
-      }
+    // TODO(11.2): the block's softmax state for query head g and dimension d (its maximum mx, its
+    //   weight total and its unnormalized output o, the names the stores below read) from the
+    //   states the kGroups token groups left in shared memory (sm_m, sm_l, sm_acc: per group and
+    //   head, sm_acc also per dimension), equal to fp32 rounding to the state of one group that
+    //   had seen all the block's tokens; when no group saw a token: -INFINITY, 0 and 0. fp32.
+    float mx = -INFINITY, sum = 0, o = 0;
     const int h = kh * group + g;
     if constexpr (kSplit) {
       const std::size_t slot = (static_cast<std::size_t>(b) * q_heads + h) * gridDim.y + blockIdx.y;
@@ -207,7 +202,9 @@ __global__ void combine_kernel(const float* __restrict__ ws, T* __restrict__ out
     //   ml[2 s] (log2 domain, -INFINITY when the chunk was empty), its sum ml[2 s + 1] and its
     //   unnormalized output acc[s * D + d]. The result must equal one pass over all tokens (to
     //   fp32 rounding); a row whose chunks are all empty gives 0.
-    //   Constraints: fp32, no division but the last one. Hints: scripts/lab hint 11.3
+    //   Constraints: fp32, no division but the last one.
+    //   Goal (bench/ch11.toml): the split-K decode >= 15x the unsplit kernel at batch 2 x 131072
+    //   tokens (best split count); `scripts/lab check 11.3`. Hints: scripts/lab hint 11.3
     out[static_cast<std::size_t>(row) * D + d] = from_float<T>(acc[d] + ml[0]);
   }
 }

@@ -105,8 +105,8 @@ ForwardTiming time_forward(Block& block, Mode mode, int batch, int reps, cudaStr
 // issued as the mode issues them but with no host wait between them: kGraph's graph launch,
 // kFused's three launches, the eager modes' seven kernels back to back. Inside the wall clock of
 // the same forward by construction, so other_us >= 0 up to noise. (Summing each kernel timed
-// alone instead counts every kernel's start-up, which a chain overlaps: more than a graph's whole
-// wall clock at batch 1 on the H200, 2026-12-02.)
+// alone instead counts every kernel's start-up, which a chain overlaps: on the H200 that sum
+// exceeds a graph's whole wall clock at batch 1.)
 double kernel_time_us(Block& block, Mode mode, const float* x, float* y, int batch, int reps,
                       cudaStream_t stream);
 

@@ -33,8 +33,8 @@ void cublas_sgemm_strided_batched_row_major(cublasHandle_t handle, int M, int N,
                                             long long strideC, int batch,
                                             cudaStream_t stream = nullptr);
 
-// The tensor-core vendor row (tensor_core.hpp): cublasGemmEx with CUBLAS_COMPUTE_32F, same
-// row-major convention; A and B of type ab_type (CUDA_R_16F or CUDA_R_16BF).
+// C (fp32) = alpha A B + beta C, dense row-major, A and B of type ab_type (CUDA_R_16F or
+// CUDA_R_16BF), fp32 accumulation on the tensor cores: one cuBLAS call (exercise 6.3).
 void cublas_gemm_ex_row_major(cublasHandle_t handle, int M, int N, int K, float alpha,
                               const void* A, const void* B, cudaDataType_t ab_type, float beta,
                               float* C, cudaStream_t stream = nullptr);
