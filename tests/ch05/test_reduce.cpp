@@ -19,8 +19,10 @@
 #include <vector>
 
 #include "ch05/reduce.hpp"
+#include "cudalab/delay.hpp"
 #include "cudalab/device_fill.hpp"
 #include "cudalab/random.hpp"
+#include "cudalab/stream.hpp"
 #include "cudalab/testing.hpp"
 #include "reduce_scan_testing.hpp"
 
@@ -175,6 +177,60 @@ INSTANTIATE_TEST_SUITE_P(Ladder, ReduceLargeGpu, ::testing::ValuesIn(ch05::kAllR
                          [](const ::testing::TestParamInfo<ReduceVariant>& p) {
                            return std::string(ch05::to_string(p.param)) + "_n_2147483653";
                          });
+
+// n = 2^32 + 5 ints (17.2 GB): a block's first element computed as a 32-bit product (blockIdx.x *
+// elements per block, unsigned) is right below 2^32 elements and wraps past it (the blocks past
+// 2^32 re-read the first elements). Same inputs and oracle as PastTwoToThe31. Cost on an H200, per
+// variant: ~52 GB moved, ~15 ms, plus the allocation.
+class ReduceWideLargeGpu : public ::testing::TestWithParam<ReduceVariant> {};
+
+TEST_P(ReduceWideLargeGpu, PastTwoToThe32) {
+  const ReduceVariant v = GetParam();
+  const std::size_t n = (std::size_t{1} << 32) + 5;
+  CUDALAB_REQUIRE_DEVICE_MEMORY(n * sizeof(int) + ch05::reduce_workspace_bytes(n) +
+                                (std::size_t{1} << 30));
+  const std::uint64_t seed = Rng().seed();
+  DeviceBuffer<int> in(n);
+  fill_uniform_device(in.data(), n, seed, -2, 2);
+  const long long want = cudalab::testing::sum_int64(in.data(), n);
+  auto ws = make_workspace(n);
+  const std::vector<int> got{run_reduce(in.data(), n, v, ws)};
+  EXPECT_MATCHES(compare(got, std::vector<int>{static_cast<int>(want)}, {},
+                         what(v, "int", n, 0, "2^32 + 5 ints in [-2, 2], exact")));
+}
+
+INSTANTIATE_TEST_SUITE_P(Ladder, ReduceWideLargeGpu, ::testing::ValuesIn(ch05::kAllReduceVariants),
+                         [](const ::testing::TestParamInfo<ReduceVariant>& p) {
+                           return std::string(ch05::to_string(p.param)) + "_n_4294967301";
+                         });
+
+// The one-pass reduction's hand-off between blocks (partials published, an arrival counter, the
+// last block reading every partial) under memory contention: a kernel on another stream hammers
+// L2 with atomics while 30 reductions run, so stores and loads are delayed and reordered far more
+// than on an idle GPU. Every result must be exact (ints) and the workspace clean afterwards.
+TEST(ReduceContentionGpu, OnePassUnderMemoryContention) {
+  CUDALAB_REQUIRE_GPU();
+  const std::size_t n = (std::size_t{1} << 22) + 17;  // hundreds of blocks
+  Rng rng;
+  const std::vector<int> x = rng.uniform<int>(n, -1000, 1000);
+  long long want = 0;
+  for (int e : x) want += e;
+  GuardedInput<int> in(x, 0);
+  auto ws = make_workspace(n);
+  Stream side, main;
+  Contention contention;
+  DeviceBuffer<int> out(30);
+  poison_device(out.data(), out.bytes());
+  contention.run(side, 20'000, 16);
+  for (int call = 0; call < 30; ++call)
+    ch05::reduce_sum(in.data(), out.data() + call, n, ws.data(), ws.bytes(),
+                     ReduceVariant::kOnePass, main);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  const std::vector<int> got = out.to_host();
+  EXPECT_MATCHES(compare(got, std::vector<int>(30, static_cast<int>(want)), {},
+                         what(ReduceVariant::kOnePass, "int", n, 0, "30 calls under contention")));
+  EXPECT_NO_THROW(ch05::reduce_check_workspace(ws.data(), ws.bytes()));
+}
 
 TEST(ReduceEmptyGpu, ZeroElementsGiveZero) {
   CUDALAB_REQUIRE_GPU();
