@@ -48,9 +48,24 @@ ch05.load_two_u32_product
 ch05.lookback_tile_base_u32_product
 ch05.lookback_vector_path_on_input_alignment
 ch05.unroll_vector_path_on_x_alignment
+ch05.stencil_halo_bottom_unbounded
+ch06.sgemm_at_int_product
+ch06.sgemm_vectorized_c_alignment_by_row_length
+ch06.sgemm_async_fast_path_ignores_c
+ch06.sgemm_warptile_interior_ignores_n_edge
+ch06.sgemm_warptile_interior_ignores_k_tile
 ch07.overlap_kernels_on_first_stream
 ch07.overlap_copy_out_on_first_stream
 ch07.graph_replayed_on_legacy_stream
+ch08.ring_inputs_not_recorded
+ch08.ring_step_does_not_wait_for_left
+ch11.paged_offset_int_product
+ch11.contiguous_offset_int_product
+ch11.decoder_cache_fit_unchecked
+ch11.decoder_staging_overwritten_in_flight
+ch11.gemv_int8_row_int_product
+ch11.gemv_int8_vector_path_ignores_x
+ch11.gemv_fp16_vector_path_on_row_length
 """.split())
 t0 = time.time()
 seconds = {}
@@ -86,11 +101,21 @@ for d in sorted(Path("chapters").glob("[0-9][0-9]_*")):
     for msg in lt.mutant_problems(ms, lt.reference_texts(d), d.name):
         problem(msg)
     declared.update({f"{ch}.{m['name']}": m for m in ms})
-res, race_exes = [], {}
+# As gpu_suite's step 4b (every case but the *FaultGpu ones), in two rounds to save device time:
+# first without the *LargeGpu suites, then those (one executable at a time, as scripts/lab test
+# runs them) only for the mutants that no other test killed. The verdicts are the same.
+res, race_exes, all_tests = [], {}, {}
 for ch in CHAPTERS:
-    res += lt.run_by_executable(bdir, [lt.MUTANT_LABEL, ch], work / f"mutant_{ch}", 16, skip_suite=lt.FAULT_SUITE)
-    race_exes.update(lt.race_mutant_executables(lt.list_tests(bdir, [lt.MUTANT_LABEL, ch], with_command=True),
-                                                {n for n, m in declared.items() if m.get("race")}))
+    tests = lt.list_tests(bdir, [lt.MUTANT_LABEL, ch], with_command=True)
+    all_tests.update(tests)
+    res += lt.run_by_executable(bdir, [lt.MUTANT_LABEL, ch], work / f"mutant_{ch}", 16,
+                                skip_suite=(lt.FAULT_SUITE, lt.LARGE_SUITE), tests=tests)
+    race_exes.update(lt.race_mutant_executables(tests, {n for n, m in declared.items() if m.get("race")}))
+first = lt.mutant_table(res)
+alive = {n for n, c in first.items() if not c.get("failed")}
+large = {name: v for name, v in all_tests.items() if lt.mutant_of(v[0]) in alive}
+res += lt.run_by_executable(bdir, [lt.MUTANT_LABEL], work / "mutant_large", 16,
+                            only_suite=lt.LARGE_SUITE, serial=True, tests=large)
 counts = lt.mutant_table(res)
 jobs = [(Path(e), name) for name, m in declared.items() if m.get("race")
         for e in race_exes.get(name, []) if Path(e).exists() and gs.has_gpu_tests(Path(e))]

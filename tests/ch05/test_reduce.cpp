@@ -154,11 +154,10 @@ INSTANTIATE_TEST_SUITE_P(Misaligned, ReduceGpu,
 // a 64-bit sum on the device. A 32-bit element or byte index drops or re-reads elements and fails.
 // Cost on an H200 (~4 TB/s), per variant: fill 8.6 GB, oracle 8.6 GB, the reduction 8.6 GB read:
 // ~26 GB, ~7 ms of GPU time, plus ~0.1 s of allocation; 8 variants, ~1 s.
-class ReduceLargeGpu : public ::testing::TestWithParam<ReduceVariant> {};
-
-TEST_P(ReduceLargeGpu, PastTwoToThe31) {
-  const ReduceVariant v = GetParam();
-  const std::size_t n = (std::size_t{1} << 31) + 5;
+namespace {
+// n ints in [-2, 2] from the device fill, reduced by variant v, against a 64-bit sum on the
+// device (skipped without the memory; the large-test lock is held while it runs).
+void check_large_int_sum(ReduceVariant v, std::size_t n, const char* input) {
   CUDALAB_REQUIRE_DEVICE_MEMORY(n * sizeof(int) + ch05::reduce_workspace_bytes(n) +
                                 (std::size_t{1} << 30));
   const std::uint64_t seed = Rng().seed();
@@ -167,8 +166,16 @@ TEST_P(ReduceLargeGpu, PastTwoToThe31) {
   const long long want = cudalab::testing::sum_int64(in.data(), n);
   auto ws = make_workspace(n);
   const std::vector<int> got{run_reduce(in.data(), n, v, ws)};
-  EXPECT_MATCHES(compare(got, std::vector<int>{static_cast<int>(want)}, {},
-                         what(v, "int", n, 0, "2^31 + 5 ints in [-2, 2], exact")));
+  EXPECT_MATCHES(
+      compare(got, std::vector<int>{static_cast<int>(want)}, {}, what(v, "int", n, 0, input)));
+}
+}  // namespace
+
+class ReduceLargeGpu : public ::testing::TestWithParam<ReduceVariant> {};
+
+TEST_P(ReduceLargeGpu, PastTwoToThe31) {
+  const ReduceVariant v = GetParam();
+  check_large_int_sum(v, (std::size_t{1} << 31) + 5, "2^31 + 5 ints in [-2, 2], exact");
 }
 
 // One case per variant, named <variant>_n_2147483653 (so lab_test's CASES give each exercise its
@@ -186,17 +193,7 @@ class ReduceWideLargeGpu : public ::testing::TestWithParam<ReduceVariant> {};
 
 TEST_P(ReduceWideLargeGpu, PastTwoToThe32) {
   const ReduceVariant v = GetParam();
-  const std::size_t n = (std::size_t{1} << 32) + 5;
-  CUDALAB_REQUIRE_DEVICE_MEMORY(n * sizeof(int) + ch05::reduce_workspace_bytes(n) +
-                                (std::size_t{1} << 30));
-  const std::uint64_t seed = Rng().seed();
-  DeviceBuffer<int> in(n);
-  fill_uniform_device(in.data(), n, seed, -2, 2);
-  const long long want = cudalab::testing::sum_int64(in.data(), n);
-  auto ws = make_workspace(n);
-  const std::vector<int> got{run_reduce(in.data(), n, v, ws)};
-  EXPECT_MATCHES(compare(got, std::vector<int>{static_cast<int>(want)}, {},
-                         what(v, "int", n, 0, "2^32 + 5 ints in [-2, 2], exact")));
+  check_large_int_sum(v, (std::size_t{1} << 32) + 5, "2^32 + 5 ints in [-2, 2], exact");
 }
 
 INSTANTIATE_TEST_SUITE_P(Ladder, ReduceWideLargeGpu, ::testing::ValuesIn(ch05::kAllReduceVariants),
