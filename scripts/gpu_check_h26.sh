@@ -66,6 +66,10 @@ ch11.decoder_staging_overwritten_in_flight
 ch11.gemv_int8_row_int_product
 ch11.gemv_int8_vector_path_ignores_x
 ch11.gemv_fp16_vector_path_on_row_length
+ch11.paged_v_cache_alignment_unchecked
+ch11.contiguous_k_alignment_unchecked
+ch11.prefill_q_offset_int_product
+ch11.prefill_out_offset_int_product
 """.split())
 t0 = time.time()
 seconds = {}

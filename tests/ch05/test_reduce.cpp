@@ -201,6 +201,39 @@ INSTANTIATE_TEST_SUITE_P(Ladder, ReduceWideLargeGpu, ::testing::ValuesIn(ch05::k
                            return std::string(ch05::to_string(p.param)) + "_n_4294967301";
                          });
 
+// Identity: one workspace for every call (the one-pass variant keeps an arrival counter and an
+// epoch in it between calls), the same size, other inputs and contents, on two streams in turn.
+// Each call must sum its own input: nothing may be keyed on the size alone.
+TEST(ReduceIdentityGpu, OneWorkspaceOtherInputsAndStreams) {
+  CUDALAB_REQUIRE_GPU();
+  const std::size_t n = (std::size_t{1} << 20) + 3;
+  Rng rng;
+  const std::vector<int> x1 = rng.uniform<int>(n, -1000, 1000), x2 = rng.uniform<int>(n, -7, 9);
+  long long s1 = 0, s2 = 0;
+  for (std::size_t i = 0; i < n; ++i) s1 += x1[i], s2 += x2[i];
+  GuardedInput<int> in1(x1, 0), in2(x2, 1);
+  Stream a, b;
+  for (ReduceVariant v : {ReduceVariant::kVectorized, ReduceVariant::kOnePass}) {
+    auto ws = make_workspace(n);
+    DeviceBuffer<int> out(4);
+    poison_device(out.data(), out.bytes());
+    ch05::reduce_sum(in1.data(), out.data() + 0, n, ws.data(), ws.bytes(), v, a);
+    CUDALAB_CHECK(cudaStreamSynchronize(a));
+    ch05::reduce_sum(in2.data(), out.data() + 1, n, ws.data(), ws.bytes(), v, b);
+    CUDALAB_CHECK(cudaStreamSynchronize(b));
+    ch05::reduce_sum(in1.data(), out.data() + 2, n, ws.data(), ws.bytes(), v, b);
+    CUDALAB_CHECK(cudaStreamSynchronize(b));
+    ch05::reduce_sum(in2.data(), out.data() + 3, n, ws.data(), ws.bytes(), v, a);
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+    const std::vector<int> want{static_cast<int>(s1), static_cast<int>(s2), static_cast<int>(s1),
+                                static_cast<int>(s2)};
+    EXPECT_MATCHES(compare(out.to_host(), want, {},
+                           what(v, "int", n, 0,
+                                "x1, x2 (+1 view), x1, x2 on streams a, b, b, a, "
+                                "one workspace")));
+  }
+}
+
 // The one-pass reduction's hand-off between blocks (partials published, an arrival counter, the
 // last block reading every partial) under memory contention: a kernel on another stream hammers
 // L2 with atomics while 30 reductions run, so stores and loads are delayed and reordered far more

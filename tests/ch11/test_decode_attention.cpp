@@ -198,6 +198,52 @@ TEST_P(DecodeAttentionGpu, SplitKMatchesOracle) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, DecodeAttentionGpu, ::testing::ValuesIn(kCases), case_name);
 
+// Alignment: the kernels load q and the K / V rows 16 bytes at a time, so a +1-element view of
+// any of them must be refused by name before anything runs (a misaligned vector load is a fault
+// that ends the process's CUDA context). The output is stored element by element: a +1 view of
+// out works and leaves the element in front of it alone.
+TEST(DecodeAttentionAlignmentGpu, MisalignedInputsAreRefusedMisalignedOutputWorks) {
+  CUDALAB_REQUIRE_GPU();
+  const Problem p(kCases[1]);
+  const auto want = p.oracle();
+  cudalab::testing::GuardedOutput<std::uint16_t> out(1 + p.out_size());
+  PagedKv kv = p.paged();
+  const auto* q1 = p.dq.data() + 1;
+  cudalab::testing::expect_throws_naming(
+      [&] { decode_attention_paged(q1, kv, out.data(), p.shape, p.c.dtype); }, "q");
+  kv.k_cache = p.dk_paged.data() + 1;
+  cudalab::testing::expect_throws_naming(
+      [&] { decode_attention_paged(p.dq.data(), kv, out.data(), p.shape, p.c.dtype); }, "k_cache");
+  kv = p.paged();
+  kv.v_cache = p.dv_paged.data() + 1;
+  cudalab::testing::expect_throws_naming(
+      [&] { decode_attention_paged(p.dq.data(), kv, out.data(), p.shape, p.c.dtype); }, "v_cache");
+  DeviceBuffer<float> ws(split_k_workspace_floats(p.shape, 4));
+  cudalab::testing::expect_throws_naming(
+      [&] {
+        decode_attention_paged_split_k(p.dq.data(), kv, out.data(), p.shape, p.c.dtype, 4,
+                                       ws.data(), ws.size());
+      },
+      "v_cache");
+  const auto contiguous = [&](const void* q, const void* k, const void* v) {
+    decode_attention_contiguous(q, k, v, p.dlens.data(), p.max_len, out.data(), p.shape, p.c.dtype);
+  };
+  cudalab::testing::expect_throws_naming([&] { contiguous(q1, p.dk.data(), p.dv.data()); }, "q");
+  cudalab::testing::expect_throws_naming(
+      [&] { contiguous(p.dq.data(), p.dk.data() + 1, p.dv.data()); }, "k");
+  cudalab::testing::expect_throws_naming(
+      [&] { contiguous(p.dq.data(), p.dk.data(), p.dv.data() + 1); }, "v");
+  CUDALAB_CHECK(cudaDeviceSynchronize());  // nothing was launched
+  decode_attention_paged(p.dq.data(), p.paged(), out.data() + 1, p.shape, p.c.dtype);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  std::vector<float> got;
+  for (const std::uint16_t bits : out.result()) got.push_back(from_bits(bits, p.c.dtype));
+  EXPECT_MATCHES(compare(std::vector<float>(got.begin() + 1, got.end()), want, p.tol(),
+                         "decode_attention_paged, out at +1 element"));
+  EXPECT_TRUE(out.untouched(0, 1, "decode_attention_paged, out at +1 element"));
+  EXPECT_TRUE(out.guard_intact());
+}
+
 // Identity: two problems of the same shape (same sizes, other block tables, caches, lengths'
 // buffers and contents), one after the other on the same output and the same split-K workspace.
 // Nothing may carry over from the first call (a plan or a workspace keyed on the shape alone).
