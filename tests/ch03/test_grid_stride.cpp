@@ -57,6 +57,49 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values<std::size_t>(0, 1)),
     param_name);
 
+// Each pointer on its own alignment: a, b and c each at +0 or +1 float (a +1 view of a larger
+// allocation is 4-byte aligned, not 16). The float4 path may be taken only when all three allow
+// it; a choice made on the inputs alone stores 16 bytes to a misaligned c (a misaligned-address
+// fault), one made on c alone loads from a misaligned input. The scalar variant must not care.
+using MixedParam =
+    std::tuple<StrideVariant, std::size_t, std::size_t, std::size_t>;  // a, b, c offsets
+std::string mixed_name(const ::testing::TestParamInfo<MixedParam>& p) {
+  const auto [v, oa, ob, oc] = p.param;
+  return std::string(v == StrideVariant::kScalar ? "scalar" : "float4") + "_a" +
+         std::to_string(oa) + "_b" + std::to_string(ob) + "_c" + std::to_string(oc);
+}
+class GridStrideAlignmentGpu : public ::testing::TestWithParam<MixedParam> {};
+
+TEST_P(GridStrideAlignmentGpu, EveryPointerOnItsOwnAlignment) {
+  CUDALAB_REQUIRE_GPU();
+  const auto [variant, oa, ob, oc] = GetParam();
+  const std::size_t n = 4099;
+  Rng rng;
+  const auto a = rng.uniform<float>(n, -4.0f, 4.0f), b = rng.uniform<float>(n, -4.0f, 4.0f);
+  const cudalab::testing::GuardedInput<float> da(a, oa), db(b, ob);
+  cudalab::testing::GuardedOutput<float> c(n + oc);
+  ch03::vector_add_grid_stride(da.data(), db.data(), c.data() + oc, n, variant);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  const std::vector<float> all = c.result();
+  const std::vector<float> got(all.begin() + static_cast<std::ptrdiff_t>(oc), all.end());
+  std::vector<float> want(n);
+  for (std::size_t i = 0; i < n; ++i) want[i] = a[i] + b[i];
+  const std::string what = std::string("vector_add_grid_stride ") +
+                           (variant == StrideVariant::kScalar ? "scalar" : "float4") +
+                           " (exercise 3.4, n = 4099, offsets a +" + std::to_string(oa) + " b +" +
+                           std::to_string(ob) + " c +" + std::to_string(oc) + " floats)";
+  EXPECT_MATCHES(compare(got, want, {}, what));
+  EXPECT_TRUE(c.guard_intact()) << what;
+  EXPECT_TRUE(c.untouched(0, oc, what));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Offsets, GridStrideAlignmentGpu,
+    ::testing::Combine(::testing::Values(StrideVariant::kScalar, StrideVariant::kFloat4),
+                       ::testing::Values<std::size_t>(0, 1), ::testing::Values<std::size_t>(0, 1),
+                       ::testing::Values<std::size_t>(0, 1)),
+    mixed_name);
+
 // n = 2^31 + 4099 floats (25.8 GB), both variants: the loop index (and the float4 index times 4)
 // must be 64-bit; a loop on an int index stops (or wraps) at 2^31 and leaves the rest poisoned.
 // Checked on the device (c[i] == a[i] + b[i]). Cost on an H200: ~2 x (9 + 26 + 26) GB + 17 GB of

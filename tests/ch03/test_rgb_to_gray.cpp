@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ch03/ch03.hpp"
+#include "cudalab/device_fill.hpp"
 #include "cudalab/random.hpp"
 #include "cudalab/testing.hpp"
 
@@ -70,6 +71,53 @@ INSTANTIATE_TEST_SUITE_P(OddShapes, RgbToGrayGpu,
                          ::testing::Values(Shape{1, 1}, Shape{33, 17}, Shape{31, 9}, Shape{1, 1000},
                                            Shape{1000, 1}, Shape{647, 483}, Shape{1920, 1080}),
                          shape_name);
+
+// A 40000 x 60000 image with pitches of 120064 (rgb) and 40032 (gray) bytes: the rgb image is 7.2
+// GB, the gray one 2.4 GB, so row offsets y * pitch pass 2^31 (rgb from row 17887, gray from row
+// 53645) and 2^32 (rgb from row 35773). An offset computed in int (y * pitch before widening)
+// reads and writes the wrong rows there. The rgb bytes come from the device fill (as ints, four
+// bytes each); the pixels checked are the first, last and random columns of the rows on both
+// sides of each crossing, the first and the last row. Cost: ~10 GB of memory, a few ms.
+TEST(RgbToGrayLargeGpu, RowOffsetsPastTwoToThe31Bytes) {
+  const int w = 40000, h = 60000;
+  const std::size_t rgb_pitch = 3 * std::size_t{w} + 64, gray_pitch = std::size_t{w} + 32;
+  const std::size_t rgb_bytes = rgb_pitch * h, gray_bytes = gray_pitch * h;
+  CUDALAB_REQUIRE_DEVICE_MEMORY(rgb_bytes + gray_bytes + (std::size_t{1} << 30));
+  const std::uint64_t seed = Rng().seed();
+  DeviceBuffer<int> rgb(rgb_bytes / 4);
+  DeviceBuffer<std::uint8_t> gray(gray_bytes);
+  fill_uniform_device(rgb.data(), rgb.size(), seed, 0, 0x7FFFFFFF);
+  poison_device(gray.data(), gray.bytes());
+  const auto* rgb_bytes_ptr = reinterpret_cast<const std::uint8_t*>(rgb.data());
+  ch03::rgb_to_gray(rgb_bytes_ptr, rgb_pitch, gray.data(), gray_pitch, w, h);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  auto byte_at = [&](std::size_t off) {
+    const auto word = static_cast<unsigned>(uniform_at(seed, off / 4, 0, 0x7FFFFFFF));
+    return static_cast<std::uint8_t>(word >> (8 * (off % 4)));
+  };
+  std::vector<std::size_t> rows{0, static_cast<std::size_t>(h) - 1};
+  for (const std::size_t edge : {std::size_t{1} << 31, std::size_t{1} << 32}) {
+    for (const std::size_t pitch : {rgb_pitch, gray_pitch}) {
+      const std::size_t r = edge / pitch;  // the row holding byte `edge`, and its neighbours
+      for (const std::size_t y : {r, r + 1})
+        if (y < static_cast<std::size_t>(h)) rows.push_back(y);
+    }
+  }
+  std::vector<std::size_t> idx;
+  std::vector<std::uint8_t> want;
+  Rng rng(seed);
+  for (const std::size_t y : rows)
+    for (const std::size_t x : {std::size_t{0}, std::size_t{1}, std::size_t{w} - 1,
+                                static_cast<std::size_t>(rng.scalar<int>(0, w - 1))}) {
+      idx.push_back(y * gray_pitch + x);
+      const std::size_t in = y * rgb_pitch + 3 * x;
+      want.push_back(ch03::gray_of(byte_at(in), byte_at(in + 1), byte_at(in + 2)));
+    }
+  EXPECT_TRUE(cudalab::testing::samples_match(
+      idx, cudalab::testing::download_at(gray.data(), idx), want, {},
+      "rgb_to_gray (exercise 3.5, 40000x60000, rgb pitch "
+      "120064, gray pitch 40032; index = y * gray_pitch + x)"));
+}
 
 TEST(RgbToGrayArgs, RejectsBadShapesAndPitches) {
   EXPECT_THROW(ch03::rgb_to_gray(nullptr, 0, nullptr, 0, -1, 4), std::invalid_argument);

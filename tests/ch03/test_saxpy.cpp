@@ -75,6 +75,28 @@ TEST(SaxpyLargeGpu, PastTwoToThe31Elements) {
   }
 }
 
+// n = 2^32 + 4099 floats (x, y: 34 GB): the index must be widened before the multiply; a 32-bit
+// unsigned product passes every size below 2^32 and wraps past it (the elements from 2^32 on keep
+// their input, the first ones are updated twice). Sampled elements against the double oracle.
+TEST(SaxpyLargeGpu, PastTwoToThe32Elements) {
+  const std::size_t n = (std::size_t{1} << 32) + 4099;
+  CUDALAB_REQUIRE_DEVICE_MEMORY(2 * n * sizeof(float) + (std::size_t{1} << 30));
+  const std::uint64_t seed = Rng().seed();
+  const float alpha = 1.25f;
+  DeviceBuffer<float> x(n), y(n);
+  fill_uniform_device(x.data(), n, seed, 0.5f, 1.5f);
+  fill_uniform_device(y.data(), n, seed + 1, 0.5f, 1.5f);
+  ch03::saxpy(alpha, x.data(), y.data(), n);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  const auto idx = cudalab::testing::boundary_samples(n, seed);
+  std::vector<float> want(idx.size());
+  for (std::size_t k = 0; k < idx.size(); ++k)
+    want[k] = static_cast<float>(static_cast<double>(alpha) * uniform_at(seed, idx[k], 0.5f, 1.5f) +
+                                 uniform_at(seed + 1, idx[k], 0.5f, 1.5f));
+  EXPECT_TRUE(cudalab::testing::samples_match(idx, cudalab::testing::download_at(y.data(), idx),
+                                              want, kTol, "saxpy (exercise 3.3, n = 2^32 + 4099)"));
+}
+
 TEST(SaxpyArgs, NullPointersAreRejectedByName) {
   try {
     ch03::saxpy(2.0f, nullptr, nullptr, 3);

@@ -61,6 +61,32 @@ TEST(VectorAddLargeGpu, PastTwoToThe31Elements) {
                                        "vector_add (exercise 3.2, n = 2^31 + 4099)"));
 }
 
+// n = 2^32 + 4099 floats: an index computed as a 32-bit product (blockIdx.x * blockDim.x, unsigned)
+// and widened afterwards is right up to 2^32 and wraps there: the elements past 2^32 are never
+// written, and the wrapped threads rewrite the first ones. a and b are one buffer (c = a + a), so
+// 2 x 17.2 GB. The oracle runs on the host at the sampled elements only (both sides of 2^31 and
+// 2^32, the last, random ones), from the fill's host twin. Cost on an H200: fill 17 GB, poison 17
+// GB, add 52 GB: ~25 ms of GPU time plus the allocation.
+TEST(VectorAddLargeGpu, PastTwoToThe32Elements) {
+  const std::size_t n = (std::size_t{1} << 32) + 4099;
+  CUDALAB_REQUIRE_DEVICE_MEMORY(2 * n * sizeof(float) + (std::size_t{1} << 30));
+  const std::uint64_t seed = Rng().seed();
+  DeviceBuffer<float> a(n), c(n);
+  fill_uniform_device(a.data(), n, seed, -10.0f, 10.0f);
+  poison_device(c.data(), c.bytes());
+  ch03::vector_add(a.data(), a.data(), c.data(), n);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  const auto idx = cudalab::testing::boundary_samples(n, seed);
+  std::vector<float> want(idx.size());
+  for (std::size_t k = 0; k < idx.size(); ++k) {
+    const float x = uniform_at(seed, idx[k], -10.0f, 10.0f);
+    want[k] = x + x;
+  }
+  EXPECT_TRUE(cudalab::testing::samples_match(idx, cudalab::testing::download_at(c.data(), idx),
+                                              want, {},
+                                              "vector_add (exercise 3.2, n = 2^32 + 4099)"));
+}
+
 TEST(VectorAddArgs, NullPointersAreRejectedByName) {
   float* p = nullptr;
   try {

@@ -66,6 +66,44 @@ INSTANTIATE_TEST_SUITE_P(Shapes, TransposeGpu,
                                   shape_str(std::get<1>(p.param));
                          });
 
+// Shape classes: rows and cols each a multiple of every tile (64), a partial tile that is still a
+// multiple of 4 (68) and odd (67); the input sits in front of a NaN guard zone (a load past its
+// end shows as NaN in the output), the output is poisoned and guarded. These *ShapesGpu cases
+// also run under compute-sanitizer memcheck, where a read past an edge that lands in the guard
+// or in padding still shows.
+using ShapeCase = std::tuple<ch04::TransposeVariant, int, int>;
+class TransposeShapesGpu : public ::testing::TestWithParam<ShapeCase> {};
+
+TEST_P(TransposeShapesGpu, TileMultipleAlignedPartialAndOdd) {
+  CUDALAB_REQUIRE_GPU();
+  const auto [variant, rows, cols] = GetParam();
+  Rng rng;
+  const std::size_t n = static_cast<std::size_t>(rows) * cols;
+  const auto x = rng.uniform<float>(n, -100.0f, 100.0f);
+  const cudalab::testing::GuardedInput<float> in(x, 0);
+  cudalab::testing::GuardedOutput<float> out(n);
+  ch04::transpose(in.data(), out.data(), rows, cols, variant);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  std::vector<float> want(n);
+  for (std::size_t r = 0; r < static_cast<std::size_t>(rows); ++r)
+    for (std::size_t c = 0; c < static_cast<std::size_t>(cols); ++c)
+      want[c * rows + r] = x[r * cols + c];
+  const std::string what = "transpose " + std::string(ch04::name(variant)) + " (exercise 4.2, " +
+                           shape_str({rows, cols}) + ", NaN behind the input)";
+  EXPECT_MATCHES(compare(out.result(), want, {}, what));
+  EXPECT_TRUE(out.guard_intact()) << what;
+}
+
+INSTANTIATE_TEST_SUITE_P(Classes, TransposeShapesGpu,
+                         ::testing::Combine(::testing::ValuesIn(ch04::kTransposeVariants),
+                                            ::testing::Values(64, 68, 67),
+                                            ::testing::Values(64, 68, 67)),
+                         [](const ::testing::TestParamInfo<ShapeCase>& p) {
+                           return std::string(ch04::name(std::get<0>(p.param))) + "_" +
+                                  std::to_string(std::get<1>(p.param)) + "x" +
+                                  std::to_string(std::get<2>(p.param));
+                         });
+
 // 65537 x 65541 = 4,295,360,517 elements: past 2^32, so a 32-bit index (int: past 2^31; unsigned:
 // past 2^32) in the load or the store breaks. Every variant, checked on the device (out[c rows +
 // r] == in[r cols + c], 64-bit). Memory: 2 x 17.2 GB. Cost on an H200, per variant: fill 17 GB,

@@ -20,31 +20,7 @@
 
 namespace ch05_testing {
 
-// An input on the device with a guard zone of "loud" values around it: `offset` elements before
-// (also misaligns the data by offset * 4 bytes when offset % 4 != 0) and kGuard after. A kernel
-// that reads past n adds NaN (float) or 2^24 (int) to its result, which no tolerance hides.
-template <class T>
-class GuardedInput {
- public:
-  static constexpr std::size_t kGuard = 64;
-  static T loud() {
-    if constexpr (std::is_floating_point_v<T>)
-      return std::numeric_limits<T>::quiet_NaN();
-    else
-      return T{1} << 24;
-  }
-  GuardedInput(const std::vector<T>& host, std::size_t offset = 0)
-      : offset_(offset), buf_(offset + host.size() + kGuard) {
-    std::vector<T> all(buf_.size(), loud());
-    for (std::size_t i = 0; i < host.size(); ++i) all[offset + i] = host[i];
-    buf_.upload(std::span<const T>(all));
-  }
-  const T* data() const noexcept { return buf_.data() + offset_; }
-
- private:
-  std::size_t offset_;
-  cudalab::DeviceBuffer<T> buf_;
-};
+using cudalab::testing::GuardedInput;
 
 // Rounding error of float sums (Higham, "Accuracy and Stability of Numerical Algorithms", 4.2):
 // a sum evaluated in any order in which every input passes through at most D roundings obeys
@@ -157,7 +133,7 @@ inline ::testing::AssertionResult scan_within_bound(const std::vector<float>& go
 template <class T>
 void check_scan(const std::function<void(const T*, T*)>& op, std::size_t n,
                 cudalab::ch05::ScanKind kind, std::size_t segment, std::size_t offset,
-                const std::string& what) {
+                const std::string& what, std::size_t out_offset = 0) {
   cudalab::Rng rng;
   const bool exact_float = std::is_floating_point_v<T> && n <= kExactFloatMaxN;
   std::vector<T> x(n);
@@ -175,13 +151,17 @@ void check_scan(const std::function<void(const T*, T*)>& op, std::size_t n,
     x = rng.uniform<T>(n, T(-1000), T(1000));
   }
   GuardedInput<T> in(x, offset);
-  cudalab::testing::GuardedOutput<T> out(n);
-  op(in.data(), out.data());
+  cudalab::testing::GuardedOutput<T> out(out_offset + n);
+  op(in.data(), out.data() + out_offset);
   CUDALAB_CHECK(cudaDeviceSynchronize());
-  const std::vector<T> got = out.result();
+  const std::vector<T> all = out.result();
+  const std::vector<T> got(all.begin() + static_cast<std::ptrdiff_t>(out_offset), all.end());
   const std::string full =
       what + " (" + (kind == cudalab::ch05::ScanKind::kInclusive ? "inclusive" : "exclusive") +
-      ", n = " + std::to_string(n) + ", offset = " + std::to_string(offset) + ", " + input + ")";
+      ", n = " + std::to_string(n) + ", offset = " + std::to_string(offset) +
+      (out_offset ? ", output offset = " + std::to_string(out_offset) : std::string()) + ", " +
+      input + ")";
+  EXPECT_TRUE(out.untouched(0, out_offset, full));
   if constexpr (std::is_floating_point_v<T>) {
     if (!exact_float) {
       EXPECT_TRUE(scan_within_bound(got, x, kind, segment, full));

@@ -2,10 +2,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "ch05/fusion.hpp"
+#include "cudalab/device_fill.hpp"
 #include "cudalab/random.hpp"
 #include "cudalab/testing.hpp"
 
@@ -93,6 +95,35 @@ TEST(BiasReluScaleRowsGpu, ManyRows) {
     EXPECT_MATCHES(
         compare(y.result(), want, {},
                 std::string("bias_relu_scale ") + ch05::to_string(v) + " (exercise 5.9, 70001x3)"));
+  }
+}
+
+// Index width: 65537 x 32771 = 2^31 + 2,182,139 elements (8.6 GB, in place): the element offset
+// r * cols + c passes 2^31 in the last rows, where a 32-bit product breaks. x from the device fill;
+// sampled elements (both sides of 2^31, the last, random ones) against the exact oracle. Both
+// variants, each on a fresh fill (in place: the first would otherwise feed the second).
+TEST(BiasReluScaleLargeGpu, PastTwoToThe31Elements) {
+  const Shape s{65537, 32771};
+  const std::size_t n = s.rows * s.cols;
+  CUDALAB_REQUIRE_DEVICE_MEMORY(n * sizeof(float) + (std::size_t{1} << 30));
+  const std::uint64_t seed = Rng().seed();
+  Rng rng(seed);
+  const auto bias = rng.uniform<float>(s.cols, -1.0f, 1.0f);
+  const float scale = 1.5f;
+  auto db = to_device(bias);
+  DeviceBuffer<float> y(n);
+  const auto idx = cudalab::testing::boundary_samples(n, seed);
+  std::vector<float> want(idx.size());
+  for (std::size_t k = 0; k < idx.size(); ++k)
+    want[k] = scale * std::max(uniform_at(seed, idx[k], -2.0f, 2.0f) + bias[idx[k] % s.cols], 0.0f);
+  for (const auto v : {ch05::FusionVariant::kThreeKernels, ch05::FusionVariant::kFused}) {
+    fill_uniform_device(y.data(), n, seed, -2.0f, 2.0f);
+    ch05::bias_relu_scale(y.data(), db.data(), y.data(), s.rows, s.cols, scale, v);
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(cudalab::testing::samples_match(
+        idx, cudalab::testing::download_at(y.data(), idx), want, {},
+        std::string("bias_relu_scale ") + ch05::to_string(v) +
+            " (exercise 5.9, 65537 x 32771 in place: offsets past 2^31)"));
   }
 }
 

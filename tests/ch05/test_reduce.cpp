@@ -19,8 +19,10 @@
 #include <vector>
 
 #include "ch05/reduce.hpp"
+#include "cudalab/delay.hpp"
 #include "cudalab/device_fill.hpp"
 #include "cudalab/random.hpp"
+#include "cudalab/stream.hpp"
 #include "cudalab/testing.hpp"
 #include "reduce_scan_testing.hpp"
 
@@ -152,11 +154,10 @@ INSTANTIATE_TEST_SUITE_P(Misaligned, ReduceGpu,
 // a 64-bit sum on the device. A 32-bit element or byte index drops or re-reads elements and fails.
 // Cost on an H200 (~4 TB/s), per variant: fill 8.6 GB, oracle 8.6 GB, the reduction 8.6 GB read:
 // ~26 GB, ~7 ms of GPU time, plus ~0.1 s of allocation; 8 variants, ~1 s.
-class ReduceLargeGpu : public ::testing::TestWithParam<ReduceVariant> {};
-
-TEST_P(ReduceLargeGpu, PastTwoToThe31) {
-  const ReduceVariant v = GetParam();
-  const std::size_t n = (std::size_t{1} << 31) + 5;
+namespace {
+// n ints in [-2, 2] from the device fill, reduced by variant v, against a 64-bit sum on the
+// device (skipped without the memory; the large-test lock is held while it runs).
+void check_large_int_sum(ReduceVariant v, std::size_t n, const char* input) {
   CUDALAB_REQUIRE_DEVICE_MEMORY(n * sizeof(int) + ch05::reduce_workspace_bytes(n) +
                                 (std::size_t{1} << 30));
   const std::uint64_t seed = Rng().seed();
@@ -165,8 +166,16 @@ TEST_P(ReduceLargeGpu, PastTwoToThe31) {
   const long long want = cudalab::testing::sum_int64(in.data(), n);
   auto ws = make_workspace(n);
   const std::vector<int> got{run_reduce(in.data(), n, v, ws)};
-  EXPECT_MATCHES(compare(got, std::vector<int>{static_cast<int>(want)}, {},
-                         what(v, "int", n, 0, "2^31 + 5 ints in [-2, 2], exact")));
+  EXPECT_MATCHES(
+      compare(got, std::vector<int>{static_cast<int>(want)}, {}, what(v, "int", n, 0, input)));
+}
+}  // namespace
+
+class ReduceLargeGpu : public ::testing::TestWithParam<ReduceVariant> {};
+
+TEST_P(ReduceLargeGpu, PastTwoToThe31) {
+  const ReduceVariant v = GetParam();
+  check_large_int_sum(v, (std::size_t{1} << 31) + 5, "2^31 + 5 ints in [-2, 2], exact");
 }
 
 // One case per variant, named <variant>_n_2147483653 (so lab_test's CASES give each exercise its
@@ -175,6 +184,83 @@ INSTANTIATE_TEST_SUITE_P(Ladder, ReduceLargeGpu, ::testing::ValuesIn(ch05::kAllR
                          [](const ::testing::TestParamInfo<ReduceVariant>& p) {
                            return std::string(ch05::to_string(p.param)) + "_n_2147483653";
                          });
+
+// n = 2^32 + 5 ints (17.2 GB): a block's first element computed as a 32-bit product (blockIdx.x *
+// elements per block, unsigned) is right below 2^32 elements and wraps past it (the blocks past
+// 2^32 re-read the first elements). Same inputs and oracle as PastTwoToThe31. Cost on an H200, per
+// variant: ~52 GB moved, ~15 ms, plus the allocation.
+class ReduceWideLargeGpu : public ::testing::TestWithParam<ReduceVariant> {};
+
+TEST_P(ReduceWideLargeGpu, PastTwoToThe32) {
+  const ReduceVariant v = GetParam();
+  check_large_int_sum(v, (std::size_t{1} << 32) + 5, "2^32 + 5 ints in [-2, 2], exact");
+}
+
+INSTANTIATE_TEST_SUITE_P(Ladder, ReduceWideLargeGpu, ::testing::ValuesIn(ch05::kAllReduceVariants),
+                         [](const ::testing::TestParamInfo<ReduceVariant>& p) {
+                           return std::string(ch05::to_string(p.param)) + "_n_4294967301";
+                         });
+
+// Identity: one workspace for every call (the one-pass variant keeps an arrival counter and an
+// epoch in it between calls), the same size, other inputs and contents, on two streams in turn.
+// Each call must sum its own input: nothing may be keyed on the size alone.
+TEST(ReduceIdentityGpu, OneWorkspaceOtherInputsAndStreams) {
+  CUDALAB_REQUIRE_GPU();
+  const std::size_t n = (std::size_t{1} << 20) + 3;
+  Rng rng;
+  const std::vector<int> x1 = rng.uniform<int>(n, -1000, 1000), x2 = rng.uniform<int>(n, -7, 9);
+  long long s1 = 0, s2 = 0;
+  for (std::size_t i = 0; i < n; ++i) s1 += x1[i], s2 += x2[i];
+  GuardedInput<int> in1(x1, 0), in2(x2, 1);
+  Stream a, b;
+  for (ReduceVariant v : {ReduceVariant::kVectorized, ReduceVariant::kOnePass}) {
+    auto ws = make_workspace(n);
+    DeviceBuffer<int> out(4);
+    poison_device(out.data(), out.bytes());
+    ch05::reduce_sum(in1.data(), out.data() + 0, n, ws.data(), ws.bytes(), v, a);
+    CUDALAB_CHECK(cudaStreamSynchronize(a));
+    ch05::reduce_sum(in2.data(), out.data() + 1, n, ws.data(), ws.bytes(), v, b);
+    CUDALAB_CHECK(cudaStreamSynchronize(b));
+    ch05::reduce_sum(in1.data(), out.data() + 2, n, ws.data(), ws.bytes(), v, b);
+    CUDALAB_CHECK(cudaStreamSynchronize(b));
+    ch05::reduce_sum(in2.data(), out.data() + 3, n, ws.data(), ws.bytes(), v, a);
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+    const std::vector<int> want{static_cast<int>(s1), static_cast<int>(s2), static_cast<int>(s1),
+                                static_cast<int>(s2)};
+    EXPECT_MATCHES(compare(out.to_host(), want, {},
+                           what(v, "int", n, 0,
+                                "x1, x2 (+1 view), x1, x2 on streams a, b, b, a, "
+                                "one workspace")));
+  }
+}
+
+// The one-pass reduction's hand-off between blocks (partials published, an arrival counter, the
+// last block reading every partial) under memory contention: a kernel on another stream hammers
+// L2 with atomics while 30 reductions run, so stores and loads are delayed and reordered far more
+// than on an idle GPU. Every result must be exact (ints) and the workspace clean afterwards.
+TEST(ReduceContentionGpu, OnePassUnderMemoryContention) {
+  CUDALAB_REQUIRE_GPU();
+  const std::size_t n = (std::size_t{1} << 22) + 17;  // hundreds of blocks
+  Rng rng;
+  const std::vector<int> x = rng.uniform<int>(n, -1000, 1000);
+  long long want = 0;
+  for (int e : x) want += e;
+  GuardedInput<int> in(x, 0);
+  auto ws = make_workspace(n);
+  Stream side, main;
+  Contention contention;
+  DeviceBuffer<int> out(30);
+  poison_device(out.data(), out.bytes());
+  contention.run(side, 20'000, 16);
+  for (int call = 0; call < 30; ++call)
+    ch05::reduce_sum(in.data(), out.data() + call, n, ws.data(), ws.bytes(),
+                     ReduceVariant::kOnePass, main);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  const std::vector<int> got = out.to_host();
+  EXPECT_MATCHES(compare(got, std::vector<int>(30, static_cast<int>(want)), {},
+                         what(ReduceVariant::kOnePass, "int", n, 0, "30 calls under contention")));
+  EXPECT_NO_THROW(ch05::reduce_check_workspace(ws.data(), ws.bytes()));
+}
 
 TEST(ReduceEmptyGpu, ZeroElementsGiveZero) {
   CUDALAB_REQUIRE_GPU();

@@ -78,6 +78,44 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Conv2dGpu,
                                                               ch05::ConvVariant::kTiled)),
                          shape_name);
 
+// Shape classes against the tiled kernel's 32 x 128 output tile: width a tile multiple (64), a
+// partial tile aligned to 4 (36) or odd (35); height 128, 132 or 131; radius 1 and the largest,
+// 4. The image sits in front of a NaN guard zone (a halo load past its end shows), the output is
+// poisoned and guarded. Also run under memcheck (the *ShapesGpu suites).
+using ConvShape = std::tuple<ch05::ConvVariant, int, int, int>;  // variant, w, h, r
+class Conv2dShapesGpu : public ::testing::TestWithParam<ConvShape> {};
+
+TEST_P(Conv2dShapesGpu, TileMultipleAlignedPartialAndOdd) {
+  CUDALAB_REQUIRE_GPU();
+  const auto [variant, w, h, r] = GetParam();
+  Rng rng;
+  const int k = 2 * r + 1;
+  const auto in = rng.uniform<float>(static_cast<std::size_t>(w) * h, -1.0f, 1.0f);
+  const auto filter = rng.uniform<float>(static_cast<std::size_t>(k) * k, -1.0f, 1.0f);
+  const cudalab::testing::GuardedInput<float> din(in, 0), dfilter(filter, 0);
+  cudalab::testing::GuardedOutput<float> out(in.size());
+  ch05::conv2d(din.data(), out.data(), w, h, dfilter.data(), r, variant);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  const double tol = 2.0 * k * k * k * k * std::ldexp(1.0, -24);  // as in Conv2dGpu
+  const std::string what = std::string("conv2d ") +
+                           (variant == ch05::ConvVariant::kNaive ? "naive" : "tiled") + " " +
+                           std::to_string(w) + "x" + std::to_string(h) + " r" + std::to_string(r) +
+                           " (exercise 5.5, NaN behind the image and the filter)";
+  EXPECT_MATCHES(compare(out.result(), conv2d_oracle(in, w, h, filter, r), {tol, 0}, what));
+  EXPECT_TRUE(out.guard_intact()) << what;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Classes, Conv2dShapesGpu,
+    ::testing::Combine(::testing::Values(ch05::ConvVariant::kNaive, ch05::ConvVariant::kTiled),
+                       ::testing::Values(64, 36, 35), ::testing::Values(128, 132, 131),
+                       ::testing::Values(1, 4)),
+    [](const ::testing::TestParamInfo<ConvShape>& p) {
+      return std::string(std::get<0>(p.param) == ch05::ConvVariant::kNaive ? "naive" : "tiled") +
+             "_" + std::to_string(std::get<1>(p.param)) + "x" +
+             std::to_string(std::get<2>(p.param)) + "_r" + std::to_string(std::get<3>(p.param));
+    });
+
 TEST(Conv2dArgs, RejectsBadArgumentsByName) {
   float* p = nullptr;
   const auto throws_naming = [](auto&& call, const char* arg) {

@@ -32,10 +32,13 @@ std::string param_name(
 // 2 x 2^-24 x (|a x| + |y|) <= 2^-23 x 3 for |a| <= 2, |x|, |y| <= 1. Tolerance 4e-7 absolute.
 constexpr double kTol = 4e-7;
 
-void check_saxpy(ch05::UnrollVariant v, std::size_t n, std::size_t offset) {
+// x at +x_offset and y at +offset elements of their allocations (x_offset = offset unless given).
+void check_saxpy(ch05::UnrollVariant v, std::size_t n, std::size_t offset,
+                 std::size_t x_offset = static_cast<std::size_t>(-1)) {
+  if (x_offset == static_cast<std::size_t>(-1)) x_offset = offset;
   Rng rng;
   const float a = rng.scalar(-2.0f, 2.0f);
-  const auto x = rng.uniform<float>(n + offset, -1.0f, 1.0f);
+  const auto x = rng.uniform<float>(n + x_offset, -1.0f, 1.0f);
   const auto y0 = rng.uniform<float>(n + offset, -1.0f, 1.0f);
   auto dx = to_device(x);
   // y behind `offset` poisoned elements (a write before y[0] shows) and before a poisoned guard
@@ -43,16 +46,16 @@ void check_saxpy(ch05::UnrollVariant v, std::size_t n, std::size_t offset) {
   std::vector<float> init(y0);
   cudalab::poison(std::span<float>(init.data(), offset));
   cudalab::testing::GuardedOutput<float> dy(n + offset, std::span<const float>(init));
-  ch05::saxpy_unrolled(a, dx.data() + offset, dy.data() + offset, n, v);
+  ch05::saxpy_unrolled(a, dx.data() + x_offset, dy.data() + offset, n, v);
   CUDALAB_CHECK(cudaDeviceSynchronize());
   const auto all = dy.result();
   const std::vector<float> got(all.begin() + static_cast<std::ptrdiff_t>(offset), all.end());
   std::vector<float> want(n);
   for (std::size_t i = 0; i < n; ++i)
-    want[i] = static_cast<float>(double{a} * x[i + offset] + y0[i + offset]);
+    want[i] = static_cast<float>(double{a} * x[i + x_offset] + y0[i + offset]);
   const std::string what = std::string("saxpy_unrolled ") + ch05::to_string(v) +
-                           " (exercise 5.6, n = " + std::to_string(n) + ", offset " +
-                           std::to_string(offset) + ")";
+                           " (exercise 5.6, n = " + std::to_string(n) + ", x offset " +
+                           std::to_string(x_offset) + ", y offset " + std::to_string(offset) + ")";
   EXPECT_MATCHES(compare(got, want, {kTol, 0}, what));
   EXPECT_TRUE(dy.guard_intact()) << what;
   EXPECT_TRUE(dy.untouched(0, offset, what));
@@ -74,6 +77,14 @@ TEST_P(SaxpyUnrolledGpu, MisalignedPointersStillWork) {
   CUDALAB_REQUIRE_GPU();
   const auto [v, n] = GetParam();
   check_saxpy(v, n, 1);
+}
+
+// x and y on different alignments (one aligned, the other a +1 view): the float4 path needs both.
+TEST_P(SaxpyUnrolledGpu, MixedAlignmentStillWorks) {
+  CUDALAB_REQUIRE_GPU();
+  const auto [v, n] = GetParam();
+  check_saxpy(v, n, /*y offset*/ 1, /*x offset*/ 0);
+  check_saxpy(v, n, /*y offset*/ 0, /*x offset*/ 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, SaxpyUnrolledGpu,

@@ -2,6 +2,9 @@
 // CPU oracle on odd shapes, random alpha and beta, beta = 0 with a NaN-poisoned C, K = 0.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -146,6 +149,166 @@ TEST_P(SgemmLargeGpu, AtTheBenchmarkSizes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ladder, SgemmLargeGpu, ::testing::ValuesIn(ch06::kAllSgemmVariants),
+                         [](const auto& p) { return std::string(ch06::to_string(p.param)); });
+
+// Shape classes: in each of M, N and K, a multiple of every tile (128), a size aligned to the
+// vector width but not a whole tile (132: float4 rows, a partial last tile), and an odd size (131:
+// no float4 rows at all), all 27 combinations. A and B sit in front of NaN guard zones (a read
+// past their end shows as NaN in C), C is poisoned and guarded. The fast paths (float4 loads and
+// stores, a check-free interior) are taken only where the shape allows them; a tile that takes
+// one it may not (a partial edge tile aligned to 4) reads or writes past an edge. These suites
+// also run under compute-sanitizer memcheck (scripts/gpu_suite, scripts/gpu_check_h26.sh: the
+// *ShapesGpu suites), where a read past an edge that does not change C still shows.
+constexpr int kShapeClasses[] = {128, 132, 131};
+using ShapeParam = std::tuple<SgemmVariant, int, int, int>;
+std::string shape_param_name(const ::testing::TestParamInfo<ShapeParam>& p) {
+  const auto [v, m, n, k] = p.param;
+  return std::string(ch06::to_string(v)) + "_" + ch06_test::shape_name({m, n, k});
+}
+
+// C = alpha A B + beta C0 with A (at +a_off) and B (at +b_off) in front of NaN guard zones and C at
+// +c_off in a poisoned, guarded buffer.
+void check_guarded_sgemm(SgemmVariant v, const Shape& s, std::size_t a_off, std::size_t b_off,
+                         std::size_t c_off, const std::string& extra) {
+  Rng rng;
+  const float alpha = rng.scalar(0.5f, 2.0f), beta = rng.scalar(-1.5f, 1.5f);
+  const std::size_t mn = static_cast<std::size_t>(s.m) * s.n;
+  const auto A = rng.uniform<float>(static_cast<std::size_t>(s.m) * s.k, -1.0f, 1.0f);
+  const auto B = rng.uniform<float>(static_cast<std::size_t>(s.k) * s.n, -1.0f, 1.0f);
+  const auto C0 = rng.uniform<float>(mn, -1.0f, 1.0f);
+  const auto want = ch06_test::gemm_dense_oracle(s, alpha, A, B, beta, C0);
+  const cudalab::testing::GuardedInput<float> dA(A, a_off), dB(B, b_off);
+  cudalab::testing::GuardedOutput<float> C(c_off + mn);
+  CUDALAB_CHECK(
+      cudaMemcpy(C.data() + c_off, C0.data(), mn * sizeof(float), cudaMemcpyHostToDevice));
+  ch06::sgemm(v, s.m, s.n, s.k, alpha, dA.data(), dB.data(), beta, C.data() + c_off);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  const auto all = C.result();
+  const std::vector<float> got(all.begin() + static_cast<std::ptrdiff_t>(c_off), all.end());
+  const std::string w = what(v, s, extra.c_str());
+  EXPECT_MATCHES(
+      compare(got, ch06_test::to_float(want.c), ch06_test::gemm_tolerance(s.k, want.abs_sum), w));
+  EXPECT_TRUE(C.guard_intact()) << w;
+  EXPECT_TRUE(C.untouched(0, c_off, w));
+}
+
+class SgemmShapesGpu : public ::testing::TestWithParam<ShapeParam> {};
+
+TEST_P(SgemmShapesGpu, TileMultipleAlignedPartialAndOddInEachDimension) {
+  CUDALAB_REQUIRE_GPU();
+  const auto [v, m, n, k] = GetParam();
+  check_guarded_sgemm(v, {m, n, k}, 0, 0, 0, ", NaN behind A and B");
+}
+
+INSTANTIATE_TEST_SUITE_P(Classes, SgemmShapesGpu,
+                         ::testing::Combine(::testing::ValuesIn(ch06::kAllSgemmVariants),
+                                            ::testing::ValuesIn(kShapeClasses),
+                                            ::testing::ValuesIn(kShapeClasses),
+                                            ::testing::ValuesIn(kShapeClasses)),
+                         shape_param_name);
+
+// Alignment: A, B and C each at +0 or +1 element of their allocation (a +1 view is 4-byte aligned,
+// not 16), on a shape whose rows would allow float4 (132 x 132 x 132). A float4 path chosen on
+// the row length alone, or on some of the three pointers, loads or stores 16 bytes at a
+// misaligned address (a fault) or reads the wrong elements.
+using AlignParam = std::tuple<SgemmVariant, int>;  // variant, offsets (bit 0: A, 1: B, 2: C)
+class SgemmAlignmentGpu : public ::testing::TestWithParam<AlignParam> {};
+
+TEST_P(SgemmAlignmentGpu, EveryPointerOnItsOwnAlignment) {
+  CUDALAB_REQUIRE_GPU();
+  const auto [v, bits] = GetParam();
+  const std::size_t a = bits & 1, b = (bits >> 1) & 1, c = (bits >> 2) & 1;
+  check_guarded_sgemm(v, {132, 132, 132}, a, b, c,
+                      (", A +" + std::to_string(a) + ", B +" + std::to_string(b) + ", C +" +
+                       std::to_string(c) + " floats")
+                          .c_str());
+}
+
+INSTANTIATE_TEST_SUITE_P(Offsets, SgemmAlignmentGpu,
+                         ::testing::Combine(::testing::ValuesIn(ch06::kAllSgemmVariants),
+                                            ::testing::Range(0, 8)),
+                         [](const ::testing::TestParamInfo<AlignParam>& p) {
+                           const int bits = std::get<1>(p.param);
+                           return std::string(ch06::to_string(std::get<0>(p.param))) + "_A" +
+                                  std::to_string(bits & 1) + "_B" +
+                                  std::to_string((bits >> 1) & 1) + "_C" +
+                                  std::to_string((bits >> 2) & 1);
+                         });
+
+// Index width: each of A (M x K), B (K x N) and C (M x N) in turn past 2^31 elements (8.6 GB), the
+// other two small, so the row offsets row * cols pass 2^31 in that matrix only. An offset computed
+// as an int product breaks there. Inputs from the device fill (uniform [-1, 1]); C (beta = 0,
+// poisoned) is checked at sampled elements against a double oracle on the host: rows and columns
+// on both sides of the crossing, the last ones, random ones (each a K-long dot product).
+// Cost on an H200, per variant: ~50 GFLOP on skinny shapes plus ~26 GB of fills and poison.
+class SgemmWideLargeGpu : public ::testing::TestWithParam<SgemmVariant> {};
+
+TEST_P(SgemmWideLargeGpu, EachMatrixPastTwoToThe31Elements) {
+  const SgemmVariant v = GetParam();
+  const std::size_t big = (std::size_t{1} << 31) + (std::size_t{1} << 20);
+  CUDALAB_REQUIRE_DEVICE_MEMORY(big * sizeof(float) * 5 / 4 + (std::size_t{1} << 30));
+  const std::uint64_t seed = Rng().seed();
+  const struct {
+    const char* name;
+    Shape s;
+  } cases[] = {{"A = 131075 x 16388", {131075, 4, 16388}},
+               {"C = 65540 x 32772", {65540, 32772, 4}},
+               {"B = 16388 x 131076", {4, 131076, 16388}}};
+  for (const auto& c : cases) {
+    const Shape s = c.s;
+    const std::size_t na = std::size_t(s.m) * s.k, nb = std::size_t(s.k) * s.n,
+                      nc = std::size_t(s.m) * s.n;
+    DeviceBuffer<float> A(na), B(nb), C(nc);
+    fill_uniform_device(A.data(), na, seed, -1.0f, 1.0f);
+    fill_uniform_device(B.data(), nb, seed + 1, -1.0f, 1.0f);
+    poison_device(C.data(), C.bytes());
+    ch06::sgemm(v, s.m, s.n, s.k, 1.0f, A.data(), B.data(), 0.0f, C.data());
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+    // Rows and columns to check: both sides of the row where the big matrix passes 2^31
+    // elements, the first and last, and random ones; plus C's own boundary samples.
+    std::vector<std::size_t> idx;
+    auto rows = [&](std::size_t count, std::size_t cols) {
+      std::vector<std::size_t> r{0, count - 1};
+      const std::size_t cross = (std::size_t{1} << 31) / cols;
+      for (const std::size_t x : {cross, cross + 1})
+        if (x < count) r.push_back(x);
+      Rng pick(seed + count);
+      for (int i = 0; i < 4; ++i)
+        r.push_back(
+            static_cast<std::size_t>(pick.scalar<long long>(0, static_cast<long long>(count) - 1)));
+      return r;
+    };
+    const auto ar = rows(std::size_t(s.m), std::size_t(s.k));  // A rows = C rows
+    const auto bc = rows(std::size_t(s.n), 1);                 // columns of B and C
+    for (const std::size_t i : ar)
+      for (const std::size_t j : bc) idx.push_back(i * s.n + j);
+    for (const std::size_t k : cudalab::testing::boundary_samples(nc, seed, 16)) idx.push_back(k);
+    std::sort(idx.begin(), idx.end());
+    idx.erase(std::unique(idx.begin(), idx.end()), idx.end());
+    // (Every element of C reads all K rows of B, those past 2^31 elements included.)
+    std::vector<float> want(idx.size());
+    std::vector<double> bound(idx.size());
+    double worst = 0;
+    for (std::size_t t = 0; t < idx.size(); ++t) {
+      const std::size_t i = idx[t] / s.n, j = idx[t] % s.n;
+      double acc = 0, abs_sum = 0;
+      for (std::size_t k = 0; k < std::size_t(s.k); ++k) {
+        const double p = double{uniform_at(seed, i * s.k + k, -1.0f, 1.0f)} *
+                         uniform_at(seed + 1, k * s.n + j, -1.0f, 1.0f);
+        acc += p, abs_sum += std::fabs(p);
+      }
+      want[t] = static_cast<float>(acc);
+      worst = std::max(worst, abs_sum);
+    }
+    const auto tol = ch06_test::gemm_tolerance(s.k, std::vector<double>{worst});
+    EXPECT_TRUE(cudalab::testing::samples_match(
+        idx, cudalab::testing::download_at(C.data(), idx), want, tol,
+        "sgemm " + std::string(ch06::to_string(v)) + " (" + exercise_name(v) + ", " + c.name +
+            ": M x N x K = " + ch06_test::shape_name(s) + ", C index = row * N + col)"));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ladder, SgemmWideLargeGpu, ::testing::ValuesIn(ch06::kAllSgemmVariants),
                          [](const auto& p) { return std::string(ch06::to_string(p.param)); });
 
 // Technique (exercises 6.1, 6.2): what ptxas gave the kernels (cudaFuncGetAttributes of the kernel

@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "ch07/ch07.hpp"
+#include "cudalab/delay.hpp"
 #include "cudalab/random.hpp"
+#include "cudalab/stream.hpp"
 #include "cudalab/testing.hpp"
 #include "streams_testing.hpp"
 
@@ -80,4 +82,29 @@ TEST_F(KernelChainMixGpu, GraphAndPlainLaunchesInterleaveInStreamOrder) {
   cudaStreamCaptureStatus status{};
   ASSERT_EQ(cudaStreamIsCapturing(stream, &status), cudaSuccess);
   EXPECT_EQ(status, cudaStreamCaptureStatusNone);
+}
+
+// Identity and ordering: the graph is instantiated once, on the stream of the first call; a
+// replay on another stream must run there, after what the caller enqueued on it. The new contents
+// of x arrive on stream b behind a 20 ms delay (cudalab/delay.hpp): a replay on any other stream
+// (the capture's, the legacy one) runs on the old contents, every time.
+TEST(KernelChainStreamsGpu, ReplayOnAnotherStreamFollowsThatStream) {
+  CUDALAB_REQUIRE_GPU();
+  const int length = 7;
+  const std::size_t n = 4099;
+  Rng rng;
+  const auto x_old = rng.uniform<float>(n, -2.0f, 2.0f), x_new = rng.uniform<float>(n, -2.0f, 2.0f);
+  auto x = ch07_test::uploaded(x_old), fresh = ch07_test::uploaded(x_new);
+  Stream a, b;
+  ch07::KernelChain chain(x.data(), n, length);
+  chain.launch_graph(a);  // captured on a
+  a.synchronize();
+  delay_stream(b, kOrderingDelayUs);
+  CUDALAB_CHECK(cudaMemcpyAsync(x.data(), fresh.data(), x.bytes(), cudaMemcpyDeviceToDevice, b));
+  chain.launch_graph(b);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  EXPECT_MATCHES(compare(x.to_host(), oracle(x_new, length, 1), {},
+                         "x after new contents on stream b (behind a delay) and a replay on b "
+                         "(exercise 7.3: the replay must run on the caller's stream)"));
+  EXPECT_EQ(chain.instantiations(), 1);
 }

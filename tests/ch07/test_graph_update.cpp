@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "ch07/ch07.hpp"
+#include "cudalab/delay.hpp"
 #include "cudalab/random.hpp"
+#include "cudalab/stream.hpp"
 #include "cudalab/testing.hpp"
 #include "streams_testing.hpp"
 
@@ -58,6 +60,34 @@ TEST_P(KernelChainUpdateGpu, SetDataRetargetsTheInstantiatedGraph) {
 
 INSTANTIATE_TEST_SUITE_P(Lengths, KernelChainUpdateGpu, ::testing::Values(1, 7, 200),
                          [](const auto& p) { return "length_" + std::to_string(p.param); });
+
+// Identity and ordering: retargeted with set_data to a second array of the same size, whose
+// contents arrive on the replay's stream behind a 20 ms delay (cudalab/delay.hpp). The replay
+// must run on y as it is then, on that stream, and leave x alone.
+TEST(KernelChainStreamsGpu, SetDataThenReplayOnAnotherStream) {
+  CUDALAB_REQUIRE_GPU();
+  const int length = 7;
+  const std::size_t n = 4099;
+  Rng rng;
+  const auto x0 = rng.uniform<float>(n, -2.0f, 2.0f), y_new = rng.uniform<float>(n, -2.0f, 2.0f),
+             y0 = rng.uniform<float>(n, -2.0f, 2.0f);
+  auto x = ch07_test::uploaded(x0), fresh = ch07_test::uploaded(y_new), y = ch07_test::uploaded(y0);
+  Stream a, b;
+  ch07::KernelChain chain(x.data(), n, length);
+  chain.launch_graph(a);  // captured on a: x0 -> one replay
+  a.synchronize();
+  chain.set_data(y.data());
+  delay_stream(b, kOrderingDelayUs);
+  CUDALAB_CHECK(cudaMemcpyAsync(y.data(), fresh.data(), y.bytes(), cudaMemcpyDeviceToDevice, b));
+  chain.launch_graph(b);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  EXPECT_MATCHES(compare(y.to_host(), oracle(y_new, length, 1), {},
+                         "y after set_data(y), new contents on stream b and a replay on b "
+                         "(exercise 7.4)"));
+  EXPECT_MATCHES(compare(x.to_host(), oracle(x0, length, 1), {},
+                         "x, which the replay on y must not touch (exercise 7.4)"));
+  EXPECT_EQ(chain.instantiations(), 1);
+}
 
 TEST(KernelChainArgs, RejectsBadArgumentsByName) {
   float* fake = reinterpret_cast<float*>(0x100);

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "ch07/ch07.hpp"
+#include "cudalab/delay.hpp"
+#include "cudalab/device_fill.hpp"
 #include "cudalab/random.hpp"
 #include "cudalab/testing.hpp"
 #include "streams_testing.hpp"
@@ -154,6 +156,36 @@ TEST_F(RunChunkedStructureGpu, ReturnsAndOtherStreamsFinishWhileTheFirstIsHeld) 
 }
 
 // Arguments: refused before any CUDA call (n = 0 buffers allocate nothing), on CPU machines too.
+// Ordering: each chunk's copy in, kernel and copy out must follow one another on the chunk's
+// stream. One stream at a time is held back by a 20 ms delay before the call (cudalab/delay.hpp):
+// a kernel or a copy out enqueued on any other stream than its chunk's copy in runs before its
+// input is there (the device buffers are poisoned first), every time, instead of only when the
+// scheduler happens to lose the race.
+TEST(RunChunkedOrderingGpu, EveryStageWaitsForTheOneBeforeOnItsStream) {
+  CUDALAB_REQUIRE_GPU();
+  const std::size_t n = (1u << 16) + 5;
+  const int chunks = 6, nstreams = 3;
+  Rng rng;
+  ch07::OverlapBuffers b(n);
+  Streams streams(nstreams);
+  for (int held = 0; held < nstreams; ++held) {
+    fill_input(b, rng);
+    poison_device(b.dev_in.data(), b.dev_in.bytes());
+    poison_device(b.dev_out.data(), b.dev_out.bytes());
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+    delay_stream(streams.raw[static_cast<std::size_t>(held)], kOrderingDelayUs);
+    ch07::run_chunked(b, kIters, chunks, streams.raw);
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+    const std::size_t bad = first_wrong(b, 0, n);
+    EXPECT_EQ(bad, n) << "run_chunked (exercise 7.1, n = " << n
+                      << ", 6 chunks on 3 streams, stream " << held
+                      << " delayed 20 ms before the call): element " << bad << " is "
+                      << (bad < n ? b.host_out.data()[bad] : 0.0f) << ", expected "
+                      << (bad < n ? ch07::process_oracle(b.host_in.data()[bad], kIters) : 0.0f)
+                      << ": a stage on another stream than its chunk's copy in did not wait for it";
+  }
+}
+
 TEST(RunChunkedArgs, RejectsBadArgumentsByName) {
   ch07::OverlapBuffers b(0);
   cudaStream_t fake = reinterpret_cast<cudaStream_t>(0x1);

@@ -8,6 +8,7 @@
 
 #include "ch08/ch08.hpp"
 #include "cudalab/check.hpp"
+#include "cudalab/delay.hpp"
 #include "cudalab/memory.hpp"
 #include "cudalab/stream.hpp"
 #include "multi_gpu_testing.hpp"
@@ -22,7 +23,10 @@ namespace {
 // reads of a neighbour after them), and right after it each rank copies its result out and
 // overwrites its buffer with NaNs on its own stream (the ring must keep that after the right
 // neighbour's last read).
-void check_ring(const std::vector<int>& devices, std::size_t count) {
+// delayed >= 0: that rank's stream is held back by a 20 ms delay (cudalab/delay.hpp) before its
+// inputs are written, so a rank that reads its left neighbour without waiting for it reads a
+// buffer that is not there yet, every time, not only when the scheduler happens to lose the race.
+void check_ring(const std::vector<int>& devices, std::size_t count, int delayed = -1) {
   const int n = static_cast<int>(devices.size());
   const auto data = tests::rank_data(n, count);
   const std::vector<float> want = allreduce_sum_oracle(data);
@@ -38,6 +42,7 @@ void check_ring(const std::vector<int>& devices, std::size_t count) {
   }
   for (int r = 0; r < n; ++r) {
     CUDALAB_CHECK(cudaSetDevice(devices[r]));
+    if (r == delayed) delay_stream(streams[r], kOrderingDelayUs);
     CUDALAB_CHECK(cudaMemsetAsync(ptrs[r], 0xff, count * sizeof(float), streams[r]));
     CUDALAB_CHECK(cudaMemcpyAsync(ptrs[r], data[r].data(), count * sizeof(float),
                                   cudaMemcpyHostToDevice, streams[r]));
@@ -73,6 +78,17 @@ TEST(RingGpu, SimulatedRanksOnOneGpuEqualTheSum) {
       SCOPED_TRACE(::testing::Message() << n << " ranks on GPU 0, count " << count);
       check_ring(std::vector<int>(n, 0), count);
     }
+}
+
+// Ordering: 4 simulated ranks, each one in turn delayed before its inputs are written. Every step
+// must wait for its left neighbour's previous step (and the first for its inputs).
+TEST(RingOrderingGpu, EachRankDelayedInTurn) {
+  CUDALAB_REQUIRE_GPU();
+  for (int delayed = 0; delayed < 4; ++delayed) {
+    SCOPED_TRACE(::testing::Message()
+                 << "4 ranks on GPU 0, rank " << delayed << " delayed 20 ms before its inputs");
+    check_ring(std::vector<int>(4, 0), 100'003, delayed);
+  }
 }
 
 TEST(RingGpu, ZeroCountAndOneRankAreNoOps) {

@@ -198,6 +198,209 @@ TEST_P(DecodeAttentionGpu, SplitKMatchesOracle) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, DecodeAttentionGpu, ::testing::ValuesIn(kCases), case_name);
 
+// Alignment: the kernels load q and the K / V rows 16 bytes at a time, so a +1-element view of
+// any of them must be refused by name before anything runs (a misaligned vector load is a fault
+// that ends the process's CUDA context). The output is stored element by element: a +1 view of
+// out works and leaves the element in front of it alone.
+TEST(DecodeAttentionAlignmentGpu, MisalignedInputsAreRefusedMisalignedOutputWorks) {
+  CUDALAB_REQUIRE_GPU();
+  const Problem p(kCases[1]);
+  const auto want = p.oracle();
+  cudalab::testing::GuardedOutput<std::uint16_t> out(1 + p.out_size());
+  PagedKv kv = p.paged();
+  const auto* q1 = p.dq.data() + 1;
+  cudalab::testing::expect_throws_naming(
+      [&] { decode_attention_paged(q1, kv, out.data(), p.shape, p.c.dtype); }, "q");
+  kv.k_cache = p.dk_paged.data() + 1;
+  cudalab::testing::expect_throws_naming(
+      [&] { decode_attention_paged(p.dq.data(), kv, out.data(), p.shape, p.c.dtype); }, "k_cache");
+  kv = p.paged();
+  kv.v_cache = p.dv_paged.data() + 1;
+  cudalab::testing::expect_throws_naming(
+      [&] { decode_attention_paged(p.dq.data(), kv, out.data(), p.shape, p.c.dtype); }, "v_cache");
+  DeviceBuffer<float> ws(split_k_workspace_floats(p.shape, 4));
+  cudalab::testing::expect_throws_naming(
+      [&] {
+        decode_attention_paged_split_k(p.dq.data(), kv, out.data(), p.shape, p.c.dtype, 4,
+                                       ws.data(), ws.size());
+      },
+      "v_cache");
+  const auto contiguous = [&](const void* q, const void* k, const void* v) {
+    decode_attention_contiguous(q, k, v, p.dlens.data(), p.max_len, out.data(), p.shape, p.c.dtype);
+  };
+  cudalab::testing::expect_throws_naming([&] { contiguous(q1, p.dk.data(), p.dv.data()); }, "q");
+  cudalab::testing::expect_throws_naming(
+      [&] { contiguous(p.dq.data(), p.dk.data() + 1, p.dv.data()); }, "k");
+  cudalab::testing::expect_throws_naming(
+      [&] { contiguous(p.dq.data(), p.dk.data(), p.dv.data() + 1); }, "v");
+  CUDALAB_CHECK(cudaDeviceSynchronize());  // nothing was launched
+  decode_attention_paged(p.dq.data(), p.paged(), out.data() + 1, p.shape, p.c.dtype);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  std::vector<float> got;
+  for (const std::uint16_t bits : out.result()) got.push_back(from_bits(bits, p.c.dtype));
+  EXPECT_MATCHES(compare(std::vector<float>(got.begin() + 1, got.end()), want, p.tol(),
+                         "decode_attention_paged, out at +1 element"));
+  EXPECT_TRUE(out.untouched(0, 1, "decode_attention_paged, out at +1 element"));
+  EXPECT_TRUE(out.guard_intact());
+}
+
+// Identity: two problems of the same shape (same sizes, other block tables, caches, lengths'
+// buffers and contents), one after the other on the same output and the same split-K workspace.
+// Nothing may carry over from the first call (a plan or a workspace keyed on the shape alone).
+TEST(DecodeAttentionIdentityGpu, SameShapeOtherTablesAndContents) {
+  CUDALAB_REQUIRE_GPU();
+  const Case& c = kCases[0];
+  const Problem p1(c), p2(c);
+  const auto want1 = p1.oracle(), want2 = p2.oracle();
+  cudalab::testing::GuardedOutput<std::uint16_t> out(p1.out_size());
+  DeviceBuffer<float> ws(split_k_workspace_floats(p1.shape, 8));
+  for (const Problem* p : {&p1, &p2, &p1}) {
+    const auto& want = p == &p2 ? want2 : want1;
+    decode_attention_paged(p->dq.data(), p->paged(), out.data(), p->shape, p->c.dtype);
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+    EXPECT_MATCHES(compare(p->result(out), want, p->tol(),
+                           std::string("decode_attention_paged, problem ") +
+                               (p == &p2 ? "2" : "1") + " after another of the same shape"));
+    decode_attention_paged_split_k(p->dq.data(), p->paged(), out.data(), p->shape, p->c.dtype, 8,
+                                   ws.data(), ws.size());
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+    EXPECT_MATCHES(compare(p->result(out), want, p->tol(),
+                           std::string("decode_attention_paged_split_k, problem ") +
+                               (p == &p2 ? "2" : "1") + ", the workspace of the previous call"));
+  }
+}
+
+namespace {
+// q for a large-cache test: [batch][q_heads][D] values rounded to dtype, on the host and device.
+struct Queries {
+  std::vector<float> host;
+  DeviceBuffer<std::uint16_t> dev;
+  Queries(std::size_t n, DType t, Rng& rng) {
+    host = rng.uniform<float>(n, -1.0f, 1.0f);
+    std::vector<std::uint16_t> bits(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      bits[i] = to_bits(host[i], t);
+      host[i] = from_bits(bits[i], t);
+    }
+    dev = to_device(bits);
+  }
+};
+constexpr std::uint64_t kKSeedOffset = 1, kVSeedOffset = 2;
+
+// The oracle of a large-cache test: sequence b's K and V rows gathered from the fill's host twin
+// (random_at with seed + kKSeedOffset / kVSeedOffset) at the element offsets `at(b, h, tok, d)`
+// of the cache, then decode_attention_oracle. Returns [batch][q_heads][D].
+template <class At>
+std::vector<float> large_cache_oracle(const Queries& q, const std::vector<int>& lens,
+                                      const DecodeShape& shape, std::uint64_t seed, DType t,
+                                      At at) {
+  const int KH = shape.kv_heads, QH = shape.q_heads, D = shape.head_dim;
+  std::vector<float> want;
+  for (int b = 0; b < static_cast<int>(lens.size()); ++b) {
+    const int L = lens[static_cast<std::size_t>(b)];
+    std::vector<float> kb(static_cast<std::size_t>(KH) * L * D), vb(kb.size());
+    for (int h = 0; h < KH; ++h)
+      for (int tok = 0; tok < L; ++tok)
+        for (int d = 0; d < D; ++d) {
+          const std::size_t i = at(b, h, tok, d);
+          const std::size_t dst = (static_cast<std::size_t>(h) * L + tok) * D + d;
+          kb[dst] = random_at(seed + kKSeedOffset, i, t, -1.0f, 1.0f);
+          vb[dst] = random_at(seed + kVSeedOffset, i, t, -1.0f, 1.0f);
+        }
+    const std::vector<float> qb(q.host.begin() + static_cast<std::ptrdiff_t>(b) * QH * D,
+                                q.host.begin() + static_cast<std::ptrdiff_t>(b + 1) * QH * D);
+    const auto o = decode_attention_oracle(qb, kb, vb, QH, KH, D, L, shape.scale);
+    want.insert(want.end(), o.begin(), o.end());
+  }
+  return want;
+}
+}  // namespace
+
+// Index width, paged: K and V caches of 131112 blocks x 8 heads x 16 rows x 128 = 2^31 + 655360
+// fp16 elements each (4.3 GB), so the blocks from 131072 on start past 2^31 elements. The block
+// tables point there, at the last blocks, at the ones across the crossing and at low ones: an
+// element offset (block * kv_heads + head) * block_size * head_dim computed in int reads the
+// wrong rows. The caches come from the device fill (fill_random); the oracle gathers the rows the
+// tables name from its host twin. Plain and split-K. Cost: 8.6 GB, a few ms.
+TEST(DecodeAttentionLargeGpu, PagedCachePastTwoToThe31Elements) {
+  const DType t = DType::kF16;
+  const int D = 128, KH = 8, QH = 32, bs = 16, num_blocks = 131072 + 40;
+  const std::size_t cache = static_cast<std::size_t>(num_blocks) * KH * bs * D;
+  CUDALAB_REQUIRE_DEVICE_MEMORY(2 * cache * 2 + (std::size_t{1} << 30));
+  const std::uint64_t seed = Rng().seed();
+  const std::vector<int> lens{37, 70, 50};
+  const std::vector<std::vector<int>> seq_tables{
+      {131111, 131100, 131071}, {131072, 131070, 131073, 5, 131099}, {0, 65536, 131105, 131074}};
+  const int B = static_cast<int>(lens.size()), max_blocks = 5;
+  std::vector<int> tables(static_cast<std::size_t>(B) * max_blocks, 0);
+  for (int b = 0; b < B; ++b)
+    for (std::size_t j = 0; j < seq_tables[b].size(); ++j)
+      tables[static_cast<std::size_t>(b) * max_blocks + j] = seq_tables[b][j];
+  DeviceBuffer<std::uint16_t> k(cache), v(cache);
+  fill_random(k.data(), cache, seed + kKSeedOffset, t, -1.0f, 1.0f);
+  fill_random(v.data(), cache, seed + kVSeedOffset, t, -1.0f, 1.0f);
+  auto dtables = to_device(tables), dlens = to_device(lens);
+  Rng rng(seed);
+  const Queries q(static_cast<std::size_t>(B) * QH * D, t, rng);
+  const DecodeShape shape{B, QH, KH, D, 1.0f / std::sqrt(static_cast<float>(D))};
+  const auto want = large_cache_oracle(q, lens, shape, seed, t, [&](int b, int h, int tok, int d) {
+    const auto blk = static_cast<std::size_t>(seq_tables[static_cast<std::size_t>(b)][tok / bs]);
+    return ((blk * KH + h) * bs + tok % bs) * D + d;
+  });
+  const PagedKv kv{k.data(), v.data(), dtables.data(), dlens.data(), num_blocks, bs, max_blocks};
+  for (const int splits : {1, 4}) {
+    cudalab::testing::GuardedOutput<std::uint16_t> out(q.host.size());
+    DeviceBuffer<float> ws(split_k_workspace_floats(shape, splits));
+    if (splits == 1)
+      decode_attention_paged(q.dev.data(), kv, out.data(), shape, t);
+    else
+      decode_attention_paged_split_k(q.dev.data(), kv, out.data(), shape, t, splits, ws.data(),
+                                     ws.size());
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+    std::vector<float> got;
+    for (const std::uint16_t bits : out.result()) got.push_back(from_bits(bits, t));
+    EXPECT_MATCHES(compare(got, want, Tolerance{1e-3, 0},
+                           std::string(splits == 1 ? "decode_attention_paged (exercise 11.2"
+                                                   : "decode_attention_paged_split_k (exercise "
+                                                     "11.3, 4 splits") +
+                               ", 131112 blocks: cache offsets past 2^31 elements)"));
+    EXPECT_TRUE(out.guard_intact());
+  }
+}
+
+// Index width, contiguous: [3][8][1048600][128] fp16 (3.2 G elements, 6.4 GB each for K and V):
+// every row of sequence 2 starts past 2^31 elements ((b * kv_heads + h) * max_len + t) * head_dim
+// in int overflows there). Cost: 12.9 GB, a few ms.
+TEST(DecodeAttentionLargeGpu, ContiguousCachePastTwoToThe31Elements) {
+  const DType t = DType::kBF16;
+  const int D = 128, KH = 8, QH = 16, max_len = 1048600;
+  const std::vector<int> lens{37, 100, 45};
+  const int B = static_cast<int>(lens.size());
+  const std::size_t cache = static_cast<std::size_t>(B) * KH * max_len * D;
+  CUDALAB_REQUIRE_DEVICE_MEMORY(2 * cache * 2 + (std::size_t{1} << 30));
+  const std::uint64_t seed = Rng().seed();
+  DeviceBuffer<std::uint16_t> k(cache), v(cache);
+  fill_random(k.data(), cache, seed + kKSeedOffset, t, -1.0f, 1.0f);
+  fill_random(v.data(), cache, seed + kVSeedOffset, t, -1.0f, 1.0f);
+  auto dlens = to_device(lens);
+  Rng rng(seed);
+  const Queries q(static_cast<std::size_t>(B) * QH * D, t, rng);
+  const DecodeShape shape{B, QH, KH, D, 1.0f / std::sqrt(static_cast<float>(D))};
+  const auto want = large_cache_oracle(q, lens, shape, seed, t, [&](int b, int h, int tok, int d) {
+    return ((static_cast<std::size_t>(b) * KH + h) * max_len + tok) * D + d;
+  });
+  cudalab::testing::GuardedOutput<std::uint16_t> out(q.host.size());
+  decode_attention_contiguous(q.dev.data(), k.data(), v.data(), dlens.data(), max_len, out.data(),
+                              shape, t);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  std::vector<float> got;
+  for (const std::uint16_t bits : out.result()) got.push_back(from_bits(bits, t));
+  EXPECT_MATCHES(compare(got, want, Tolerance{4e-3, 0},
+                         "decode_attention_contiguous (exercise 11.2, [3][8][1048600][128]: rows "
+                         "of sequence 2 past 2^31 elements)"));
+  EXPECT_TRUE(out.guard_intact());
+}
+
 TEST(DecodeAttentionArgs, ShapesAreCheckedBeforeAnyPointer) {
   const PagedKv kv{};
   DecodeShape s{2, 32, 8, 96, 0.1f};

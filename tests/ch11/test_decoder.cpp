@@ -30,7 +30,9 @@
 
 #include "ch11/ch11.hpp"
 #include "ch11/decoder.hpp"
+#include "cudalab/delay.hpp"
 #include "cudalab/memory.hpp"
+#include "cudalab/stream.hpp"
 #include "cudalab/testing.hpp"
 
 using namespace cudalab;
@@ -311,6 +313,65 @@ TEST(DecoderGpu, AWrongBlockTableChangesTheLogits) {
   EXPECT_GT(max_abs_diff(bad[0], want), 10 * kTol) << "the decode step must read through the table";
   const auto good = g.forward({{40, 1, 40, -1, ta}});  // rewrites the same slot, correctly
   EXPECT_LT(max_abs_diff(good[0], want), kTol);
+}
+
+// Ordering: forward() stages each pass's metadata (token indices, positions, cache slots, block
+// tables) in one pinned host array and uploads it asynchronously on the caller's stream, so the
+// next pass may overwrite that array only once the previous upload has read it. Two passes are
+// enqueued back to back behind a 20 ms delay on the stream (cudalab/delay.hpp): the first
+// upload is still waiting when the host prepares the second pass, every time. Each pass must
+// compute from its own metadata.
+TEST(DecoderOrderingGpu, BackToBackPassesBehindADelayKeepTheirOwnMetadata) {
+  CUDALAB_REQUIRE_GPU();
+  Gpu g;
+  const auto a = prompt_tokens(8, 29, 512), b = prompt_tokens(9, 44, 512);
+  std::vector<int> all(a);
+  all.insert(all.end(), b.begin(), b.end());
+  g.set_tokens(all, 4);
+  DeviceBuffer<float> logits_a(512), logits_b(512);
+  const std::vector<int> ta{11, 3}, tb{30, 2, 47};
+  const std::vector<SeqStep> pass_a{{0, 29, 0, -1, ta}}, pass_b{{0, 44, 29, -1, tb}};
+  // A first pass as large as pass b, into spare blocks: the activations and the metadata arrays
+  // are sized by it, so the two passes below allocate nothing (an allocation would synchronize).
+  g.forward({{0, 44, 29, -1, std::vector<int>{60, 61, 62}}});
+  Stream s;
+  delay_stream(s, kOrderingDelayUs);
+  g.model.forward(pass_a, g.cache, g.tokens.data(), g.tokens.size(), g.margins.data(),
+                  logits_a.data(), s);
+  g.model.forward(pass_b, g.cache, g.tokens.data(), g.tokens.size(), g.margins.data(),
+                  logits_b.data(), s);
+  s.synchronize();
+  EXPECT_LT(max_abs_diff(logits_a.to_host(), decoder_oracle_logits(weights(), a).back()), kTol)
+      << "the first of two passes enqueued behind a delay (its metadata overwritten by the "
+         "second's before its upload ran?)";
+  EXPECT_LT(max_abs_diff(logits_b.to_host(), decoder_oracle_logits(weights(), b).back()), kTol)
+      << "the second of two passes enqueued behind a delay";
+}
+
+// Identity: a paged cache holds one model's layout (layers x kv_heads x head_dim per block). A
+// cache made for a model that differs in any one of them has the same kind of buffers and block
+// count, and forward() must refuse it (naming 'cache'), not read and write it with the wrong
+// strides.
+TEST(DecoderIdentityGpu, ACacheOfAnotherModelIsRefused) {
+  CUDALAB_REQUIRE_GPU();
+  Gpu g;
+  g.set_tokens(prompt_tokens(3, 8, 512), 2);
+  const SeqStep s{0, 8, 0, -1, std::vector<int>{1}};
+  DecoderConfig other_layers, other_heads, other_dim;
+  other_layers.layers = 3;
+  other_heads.kv_heads = 4;
+  other_dim.head_dim = 128, other_dim.q_heads = 2;  // q_heads * head_dim == d_model still
+  for (const DecoderConfig& c : {other_layers, other_heads, other_dim}) {
+    PagedKvCache other(c, 64, 16);
+    cudalab::testing::expect_throws_naming(
+        [&] {
+          g.model.forward({&s, 1}, other, g.tokens.data(), g.tokens.size(), nullptr, nullptr);
+        },
+        "cache");
+  }
+  EXPECT_NO_THROW(
+      g.model.forward({&s, 1}, g.cache, g.tokens.data(), g.tokens.size(), nullptr, nullptr));
+  CUDALAB_CHECK(cudaDeviceSynchronize());
 }
 
 TEST(DecoderGpu, ArgmaxTakesTheLowestIndexOfTies) {

@@ -95,6 +95,49 @@ TEST_P(PrefillGpu, MatchesOracle) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, PrefillGpu, ::testing::ValuesIn(kCases), case_name);
 
+// Index width: 5250 sequences of 100 tokens x 32 query heads x 128 = 2^31 + 2,516,352 fp16 elements
+// in q and out (4.3 GB each; K and V a quarter of that): the sequences from 5243 on start past 2^31
+// elements, where an offset b * len * q_heads * head_dim computed in int breaks. q, K and V come
+// from the device fill; the output of the first sequence, of the ones across the crossing and of
+// the last is checked against the double oracle (the fill's host twin gives their inputs).
+// Cost on an H200: ~0.4 TFLOP of causal attention (a few ms) and ~11 GB of fills.
+TEST(PrefillLargeGpu, SequencesPastTwoToThe31Elements) {
+  const DType t = DType::kF16;
+  const int B = 5250, L = 100, QH = 32, KH = 8, D = 128;
+  const std::size_t nq = static_cast<std::size_t>(B) * L * QH * D,
+                    nkv = static_cast<std::size_t>(B) * L * KH * D;
+  CUDALAB_REQUIRE_DEVICE_MEMORY(2 * (2 * nq + 2 * nkv) + (std::size_t{1} << 30));
+  const std::uint64_t seed = Rng().seed();
+  DeviceBuffer<std::uint16_t> q(nq), k(nkv), v(nkv), out(nq);
+  fill_random(q.data(), nq, seed, t, -1.0f, 1.0f);
+  fill_random(k.data(), nkv, seed + 1, t, -1.0f, 1.0f);
+  fill_random(v.data(), nkv, seed + 2, t, -1.0f, 1.0f);
+  poison_device(out.data(), out.bytes());
+  const DecodeShape shape{B, QH, KH, D, 1.0f / std::sqrt(static_cast<float>(D))};
+  prefill_attention(q.data(), k.data(), v.data(), out.data(), shape, L, t);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  const std::size_t per_q = static_cast<std::size_t>(L) * QH * D,
+                    per_kv = static_cast<std::size_t>(L) * KH * D;
+  const int crossing = static_cast<int>((std::size_t{1} << 31) / per_q);  // 5242
+  for (const int b : {0, crossing, crossing + 1, B - 1}) {
+    std::vector<float> qb(per_q), kb(per_kv), vb(per_kv);
+    for (std::size_t i = 0; i < per_q; ++i) qb[i] = random_at(seed, b * per_q + i, t, -1.0f, 1.0f);
+    for (std::size_t i = 0; i < per_kv; ++i) {
+      kb[i] = random_at(seed + 1, b * per_kv + i, t, -1.0f, 1.0f);
+      vb[i] = random_at(seed + 2, b * per_kv + i, t, -1.0f, 1.0f);
+    }
+    const auto o = prefill_attention_oracle(qb, kb, vb, QH, KH, D, L, shape.scale);
+    std::vector<std::uint16_t> bits(per_q);
+    CUDALAB_CHECK(cudaMemcpy(bits.data(), out.data() + b * per_q, per_q * sizeof(std::uint16_t),
+                             cudaMemcpyDeviceToHost));
+    std::vector<float> got(per_q);
+    for (std::size_t i = 0; i < per_q; ++i) got[i] = from_bits(bits[i], t);
+    EXPECT_MATCHES(compare(got, std::vector<float>(o.begin(), o.end()), Tolerance{1e-3, 0},
+                           "prefill_attention (5250 x 100 tokens x 32 heads x 128, sequence " +
+                               std::to_string(b) + ": offsets past 2^31 elements from 5243 on)"));
+  }
+}
+
 TEST(PrefillArgs, NamedErrors) {
   const DecodeShape s{1, 8, 2, 128, 0.1f};
   cudalab::testing::expect_throws_naming(

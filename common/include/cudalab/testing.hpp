@@ -8,11 +8,16 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <limits>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cudalab/compare.hpp"
@@ -153,6 +158,91 @@ class GuardedOutput {
   DeviceBuffer<T> buf_;
   std::vector<T> all_;
 };
+
+// An input on the device with a guard zone of "loud" values around it: `offset` elements before
+// (also misaligns the data by offset * sizeof(T) bytes: a +1-element view of a larger allocation)
+// and kGuard after. A kernel that reads past n (or before 0) picks up NaN (float) or 2^24
+// (integers), which no tolerance hides: a read outside the input shows in the result even where
+// it does not crash.
+template <class T>
+class GuardedInput {
+ public:
+  static constexpr std::size_t kGuard = 64;
+  static T loud() {
+    if constexpr (std::is_floating_point_v<T>)
+      return std::numeric_limits<T>::quiet_NaN();
+    else
+      return T{1} << 24;
+  }
+  GuardedInput(const std::vector<T>& host, std::size_t offset = 0)
+      : GuardedInput(host, offset, loud()) {}
+  // With another loud value (the bits of an fp16 NaN, 0x7E00, for a buffer of uint16_t).
+  GuardedInput(const std::vector<T>& host, std::size_t offset, T loud_value)
+      : offset_(offset), buf_(offset + host.size() + kGuard) {
+    std::vector<T> all(buf_.size(), loud_value);
+    for (std::size_t i = 0; i < host.size(); ++i) all[offset + i] = host[i];
+    buf_.upload(std::span<const T>(all));
+  }
+  const T* data() const noexcept { return buf_.data() + offset_; }
+
+ private:
+  std::size_t offset_;
+  DeviceBuffer<T> buf_;
+};
+
+// Indices to check in a large output (the *LargeGpu tests, whose inputs are filled on the device
+// and whose oracle is computed only at these indices): the first and last elements, both sides of
+// 2^31 and 2^32 (where a 32-bit int or unsigned index breaks), and `random` more drawn from
+// `seed`, all below n, sorted, without repeats.
+inline std::vector<std::size_t> boundary_samples(std::size_t n, std::uint64_t seed,
+                                                 std::size_t random = 64) {
+  std::vector<std::size_t> s;
+  if (n == 0) return s;
+  for (const std::size_t edge : {std::size_t{0}, std::size_t{1} << 31, std::size_t{1} << 32, n})
+    for (std::size_t d = 0; d < 3; ++d) {
+      if (edge + d >= 1 && edge + d - 1 < n) s.push_back(edge + d - 1);  // edge - 1 .. edge + 1
+    }
+  std::uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (std::size_t k = 0; k < random; ++k) {
+    x ^= x >> 12, x ^= x << 25, x ^= x >> 27;  // xorshift64*
+    s.push_back(static_cast<std::size_t>((x * 0x2545F4914F6CDD1Dull) % n));
+  }
+  std::sort(s.begin(), s.end());
+  s.erase(std::unique(s.begin(), s.end()), s.end());
+  return s;
+}
+
+// The device elements p[i] for the given indices (one small copy each: for a few hundred samples).
+template <class T>
+std::vector<T> download_at(const T* p, const std::vector<std::size_t>& indices) {
+  std::vector<T> out(indices.size());
+  for (std::size_t k = 0; k < indices.size(); ++k)
+    CUDALAB_CHECK(cudaMemcpy(&out[k], p + indices[k], sizeof(T), cudaMemcpyDeviceToHost));
+  return out;
+}
+
+// The first index of `indices` where got and want differ beyond `tol` (exact by default), as an
+// assertion result naming the element: "<what>: element 4294967296: got NaN (poison: never
+// written), want 1.25; 3 of 80 sampled elements differ".
+template <class T>
+::testing::AssertionResult samples_match(const std::vector<std::size_t>& indices,
+                                         const std::vector<T>& got, const std::vector<T>& want,
+                                         Tolerance tol, const std::string& what) {
+  std::size_t bad = 0, first = indices.size();
+  for (std::size_t k = 0; k < indices.size(); ++k) {
+    const double g = static_cast<double>(got[k]), w = static_cast<double>(want[k]);
+    if (!(std::abs(g - w) <= tol.abs + tol.rel * std::abs(w))) {
+      ++bad;
+      if (first == indices.size()) first = k;
+    }
+  }
+  if (bad == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << what << ": element " << indices[first] << ": got " << static_cast<double>(got[first])
+         << (is_poison(got[first]) ? " (poison: never written)" : "") << ", want "
+         << static_cast<double>(want[first]) << "; " << bad << " of " << indices.size()
+         << " sampled elements differ (tolerance " << tol.abs << " + " << tol.rel << " |want|)";
+}
 
 }  // namespace cudalab::testing
 
