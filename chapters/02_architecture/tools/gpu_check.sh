@@ -65,6 +65,8 @@ for g in c["goals"]:
     print(f"  {g['goal']}: {g['value']} (target {g['target']}): {met}")
 print("rows outside [0.5, 1.02] of their peak: " + (", ".join(c["outside_0_5_to_1_02"]) or "none"))
 print("guard failures: " + ("; ".join(c["guard_failures"]) or "none"))
+if c.get("run_notes"):
+    print("run notes: " + c["run_notes"])
 PY
 if [ -f "$OUT/bench/bench_ch02.json" ]; then
   python3 scripts/report.py "$OUT/report" "$OUT/bench/bench_ch02.json" > "$OUT/report.log" 2>&1 && \
