@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ch02/spec.hpp"
+#include "cudalab/device.hpp"
 #include "cudalab/testing.hpp"
 
 using namespace cudalab;
@@ -247,4 +248,26 @@ TEST(SpecJson, SheetRowsAndJsonCarryTheFormula) {
   EXPECT_NE(formula(gpu("B200"), Metric::bf16).find("implied"), std::string::npos);
   EXPECT_EQ(metric_from_name("BF16"), Metric::bf16);
   EXPECT_EQ(metric_from_name("fp4"), std::nullopt);
+}
+
+// The calculator fed from this device: when the GPU is in the table, what cudaDeviceProp reports
+// (SMs, bus, memory clock, L2, the maximum SM clock) agrees with the table row.
+TEST(SpecDeviceGpu, TableAgreesWithThisDevice) {
+  CUDALAB_REQUIRE_GPU();
+  const DeviceInfo d = device_info();
+  const GpuSpec* g = find_gpu(d.name);
+  if (g == nullptr)
+    GTEST_SKIP() << "skipped: " << d.name << " is not in the table (" << known_gpus() << ")";
+  EXPECT_EQ(d.sm_count, g->sms) << d.name;
+  EXPECT_EQ(d.cc(), g->cc) << d.name;
+  EXPECT_EQ(d.bus_width_bits, g->reported_bus_width_bits) << d.name << ": the driver's bus width";
+  EXPECT_NEAR(d.mem_clock_khz / 1000.0, g->mem_clock_mhz, 0.01 * g->mem_clock_mhz) << d.name;
+  EXPECT_NEAR(d.l2_bytes / 1048576.0, g->l2_mb, 1.0) << d.name;
+  if (g->core_clock_mhz > 0) {
+    EXPECT_NEAR(d.sm_clock_khz / 1000.0, g->core_clock_mhz, 0.01 * g->core_clock_mhz)
+        << d.name << ": the maximum SM clock is the clock of the CUDA-core rows";
+  }
+  EXPECT_NEAR(d.peak_dram_gbps(), dram_gbps(g->reported_bus_width_bits, g->mem_clock_mhz),
+              0.01 * d.peak_dram_gbps())
+      << "DeviceInfo's derived peak and the calculator agree";
 }

@@ -29,6 +29,14 @@ grep -E "^\s+[0-9]+ - pitfall" "$OUT/ch02_tests.log" | head -20
 ref_fail=$(grep -cE "^\s+[0-9]+ - reference\.ch02\..*\((Failed|Timeout|SEGFAULT|Subprocess aborted)\)" "$OUT/ch02_tests.log")
 [ "$ref_fail" -eq 0 ] || status=1
 
+echo "== SASS: the instructions the tensor-core rows really issue (cuobjdump)"
+CO=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
+for f in wgmma_peak mma_sync; do
+  o=$(find "$BUILD/chapters/02_architecture" -path "*ch02_reference_${f}_cu.dir*" -name "*.o" | head -1)
+  [ -n "$o" ] && echo "   $f: $("$CO" -sass "$o" 2>/dev/null | grep -oE '(HGMMA|HMMA|IMMA|QMMA|WARPGROUP\.[A-Z]+)[A-Z0-9._]*' | sort | uniq -c | tr '\n' ';')"
+done | tee "$OUT/sass.txt"
+grep -q HGMMA "$OUT/sass.txt" || { echo "   no HGMMA in wgmma_peak: the wgmma rows do not use the Hopper path"; status=1; }
+
 echo "== scripts/lab gpu-card (every benchmark row once, the card)"
 start=$(date +%s)
 timeout 200 python3 chapters/02_architecture/tools/gpu_card.py --out "$OUT" --preset gpu --no-build > "$OUT/gpu_card.log" 2>&1
