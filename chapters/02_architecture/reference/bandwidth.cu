@@ -41,6 +41,24 @@ __device__ __forceinline__ float sum4(float4 v) {
   return (v.x + v.y) + (v.z + v.w);
 }
 
+// One trip of a thread: the kLoads vectors at base, base + stride, ... (zero past n4), every load
+// issued before any value is used, so kLoads x 16 bytes are in flight.
+template <class Load>
+__device__ __forceinline__ void load_trip(float4 (&vec)[kLoads], std::size_t base,
+                                          std::size_t stride, std::size_t n4, Load load) {
+#pragma unroll
+  for (int k = 0; k < kLoads; ++k) {
+    const std::size_t at = base + k * stride;
+    vec[k] = at < n4 ? load(at) : make_float4(0.f, 0.f, 0.f, 0.f);
+  }
+}
+__device__ __forceinline__ float trip_sum(const float4 (&vec)[kLoads]) {
+  float acc = 0.0f;
+#pragma unroll
+  for (int k = 0; k < kLoads; ++k) acc += sum4(vec[k]);
+  return acc;
+}
+
 __device__ __forceinline__ std::size_t thread_index() {
   return blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
 }
@@ -62,18 +80,12 @@ __global__ void __launch_bounds__(kMaxThreads)
   const std::size_t t = thread_index(), T = grid_threads(), n4 = n / 4;
   const float4* in4 = reinterpret_cast<const float4*>(in);
   float4* out4 = reinterpret_cast<float4*>(out);
-  for (std::size_t base = t; base < n4; base += T * kLoads) {
-    float4 v[kLoads];
+  for (std::size_t trip = t; trip < n4; trip += T * kLoads) {
+    float4 vec[kLoads];
+    load_trip(vec, trip, T, n4, [&](std::size_t at) { return in4[at]; });  // all loads first
 #pragma unroll
-    for (int u = 0; u < kLoads; ++u) {  // all loads first: kLoads x 16 B in flight
-      const std::size_t i = base + u * T;
-      v[u] = i < n4 ? in4[i] : make_float4(0.f, 0.f, 0.f, 0.f);
-    }
-#pragma unroll
-    for (int u = 0; u < kLoads; ++u) {
-      const std::size_t i = base + u * T;
-      if (i < n4) out4[i] = v[u];
-    }
+    for (int k = 0; k < kLoads; ++k)
+      if (trip + k * T < n4) out4[trip + k * T] = vec[k];
   }
   for (std::size_t i = 4 * n4 + t; i < n; i += T) out[i] = in[i];
 }
@@ -85,15 +97,10 @@ __global__ void __launch_bounds__(kMaxThreads)
   const float4* in4 = reinterpret_cast<const float4*>(in);
   float s = 0.0f;
   for (int p = 0; p < passes; ++p) {
-    for (std::size_t base = t; base < n4; base += T * kLoads) {
-      float4 v[kLoads];
-#pragma unroll
-      for (int u = 0; u < kLoads; ++u) {
-        const std::size_t i = base + u * T;
-        v[u] = i < n4 ? load_cg(in4 + i) : make_float4(0.f, 0.f, 0.f, 0.f);
-      }
-#pragma unroll
-      for (int u = 0; u < kLoads; ++u) s += sum4(v[u]);
+    for (std::size_t trip = t; trip < n4; trip += T * kLoads) {
+      float4 vec[kLoads];
+      load_trip(vec, trip, T, n4, [&](std::size_t at) { return load_cg(in4 + at); });
+      s += trip_sum(vec);
     }
     for (std::size_t i = 4 * n4 + t; i < n; i += T) s += in[i];
   }
@@ -108,15 +115,10 @@ __global__ void __launch_bounds__(kMaxThreads)
   const float4* in4 = reinterpret_cast<const float4*>(in);
   float s = 0.0f;
   for (int p = 0; p < passes; ++p) {
-    for (std::size_t base = threadIdx.x; base < n4; base += T * kLoads) {
-      float4 v[kLoads];
-#pragma unroll
-      for (int u = 0; u < kLoads; ++u) {
-        const std::size_t i = base + u * T;
-        v[u] = i < n4 ? load_ca(in4 + i) : make_float4(0.f, 0.f, 0.f, 0.f);
-      }
-#pragma unroll
-      for (int u = 0; u < kLoads; ++u) s += sum4(v[u]);
+    for (std::size_t trip = threadIdx.x; trip < n4; trip += T * kLoads) {
+      float4 vec[kLoads];
+      load_trip(vec, trip, T, n4, [&](std::size_t at) { return load_ca(in4 + at); });
+      s += trip_sum(vec);
     }
     for (std::size_t i = 4 * n4 + threadIdx.x; i < n; i += T) s += in[i];
   }

@@ -42,16 +42,16 @@ std::vector<std::uint32_t> make_chase_ring(std::size_t bytes, std::size_t stride
           "must be a multiple of stride_bytes and hold at least two lines");
   require(bytes / 4 <= std::size_t{0xFFFFFFFFu}, "bytes", "the ring indexes words in 32 bits");
   // TODO(2.2): make_chase_ring(bytes, stride_bytes, seed).
-  //   Contract: return bytes / 4 words; with w = stride_bytes / 4 and L = bytes / stride_bytes
-  //     lines, ring[line * w] holds the word index of the next line's first word, so that
-  //     starting at word 0 and following ring[] visits every one of the L lines exactly once
+  //   Contract: return bytes / 4 words, the buffer cut into lines of stride_bytes; the first
+  //     word of each line holds the word index of the first word of the line visited next, so
+  //     that starting at word 0 and following ring[] visits every line exactly once
   //     before it returns to word 0 (ONE cycle, not several), in a random order fixed by `seed`
   //     (same seed, same ring), and for L >= 5 no hop goes to an adjacent line (line +- 1: what a
   //     next-line prefetcher fetches for free; with 4 lines or fewer it cannot be avoided).
   //     Every other word is 0.
   //   Constraints: host code, standard library only; O(L) expected time (rings of 2^24 lines).
-  //   Goal: correctness (CPU exercise: `scripts/lab check 2.2`). The sequential ring
-  //     ring[i * w] = (i + 1) * w is one cycle too, and what the prefetcher loves: the DRAM row
+  //   Goal: correctness (CPU exercise: `scripts/lab check 2.2`). The sequential ring (each line
+  //     pointing at the next one) is one cycle too, and what the prefetcher loves: the DRAM row
   //     of the latency benchmark then reads ~L2 latency.
   (void)seed;
   throw NotImplemented("Exercise 2.2: make_chase_ring (chapters/02_architecture/starter/chase_ring.cpp)");

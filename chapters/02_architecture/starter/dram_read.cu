@@ -27,16 +27,16 @@ __global__ void __launch_bounds__(kMaxThreads)
   const std::size_t T = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   const std::size_t n4 = n / 4;  // whole float4s; the tail (n % 4 floats) is read one by one
   float s = 0.0f;
-  // TODO(2.3): read every float4 of in4[0, n4) once, summing into s, with kLoads independent
-  //   loads in flight per thread.
+  // TODO(2.3): read each of the n4 whole 16-byte vectors at the start of `in` once, summing
+  //   into s, with kLoads independent vector loads in flight per thread.
   //   Contract: thread t reads a set of float4 indices such that the T threads together read
   //     each index of [0, n4) exactly once (the tail below handles in[4 n4, n)); adjacent
   //     threads read adjacent float4s in each trip (coalesced: a warp reads 512 contiguous bytes).
   //   Constraints: any n (n4 = 0 included); issue all kLoads loads of a trip before adding any
   //     (an add that waits for load 1 before load 2 is issued puts one load in flight again).
-  //   Goal: BM_dram_read/kernel:0/warps:8 >= 0.85x cudaMemcpy D2D (bench/ch02.toml) at 8 warps per
-  //     SM. A one-float-per-iteration grid-stride loop is correct and reaches a few percent there.
-  s = 0.0f * kLoads;  // replace with the kLoads-deep float4 loop over in4
+  //   Goal: BM_dram_read/warps:8 >= 0.85x cudaMemcpy D2D (bench/ch02.toml) at 8 warps per SM. A
+  //     one-float-per-iteration grid-stride loop is correct and reaches a few percent there.
+  s = 0.0f * kLoads;  // replace with the kLoads-deep vector loop
   // The lesson: float4 loads cover 4 * (n / 4) elements; the last n % 4 must be read one by one.
   // Without this loop every size that is not a multiple of 4 loses up to 3 elements: the
   // bandwidth looks the same, the answer is wrong. Caught by DramReadGpu.ReadsEveryElementOnce
