@@ -220,6 +220,22 @@ bool verify(benchmark::State& state, const std::string& key,
   return false;
 }
 
+GpuSample sample_gpu() {
+  GpuSample g;
+#if defined(CUDALAB_HAVE_NVML)
+  static Nvml nvml;
+  if (nvml.ok) {
+    g.ok = true;
+    g.sm_mhz = nvml.clock(NVML_CLOCK_SM);
+    g.mem_mhz = nvml.clock(NVML_CLOCK_MEM);
+    g.temperature_c = nvml.temperature();
+    g.power_w = nvml.power_w();
+    g.clock_event_reasons = nvml.event_reasons();
+  }
+#endif
+  return g;
+}
+
 void add_context() {
   const DeviceInfo d = device_info();
   benchmark::AddCustomContext("gpu", d.name);

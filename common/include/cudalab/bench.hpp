@@ -99,6 +99,15 @@ void add_percent(benchmark::State& state, const char* name, double value, double
 // Adds GPU context (name, cc, SMs, clocks, driver, NVML readings when available) to the JSON.
 void add_context();
 
+// One NVML reading of the device in use (ok = false without NVML or when it cannot be read):
+// what a row that states a clock-adjusted ratio records right after its timed loop.
+struct GpuSample {
+  bool ok = false;
+  double sm_mhz = 0, mem_mhz = 0, temperature_c = 0, power_w = 0;
+  unsigned long long clock_event_reasons = 0;  // NVML clocks event reason bits
+};
+GpuSample sample_gpu();
+
 // main() of every bench executable: without a GPU it prints why and exits 0 (nothing to measure).
 int main(int argc, char** argv);
 

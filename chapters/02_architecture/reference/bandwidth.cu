@@ -1,0 +1,219 @@
+// Bandwidth by level (worked examples): the DRAM write and copy rows, the L2 and L1 read rows and
+// the shared-memory conflict ladder of the card. The DRAM read row is exercise 2.3 (dram_read.cu).
+//
+// Every kernel is a grid-stride loop over 16-byte accesses with kLoads of them in flight per
+// thread (Little's law: exercise 2.4), so the benchmark can sweep the resident warps per SM and
+// find where each level saturates. The cache rows use volatile asm loads: the same addresses are
+// read pass after pass, and a plain load the compiler may prove loop-invariant. Launch shape:
+// blocks x threads, any (threads <= kMaxThreads); every function accepts any n.
+#include "ch02/ch02.hpp"
+#include "cudalab/check.hpp"
+
+namespace cudalab::ch02 {
+namespace {
+
+constexpr int kMaxThreads = 1024;
+constexpr int kLoads = kCopyBytesInFlight / 16;  // 16-byte accesses in flight per thread per trip
+constexpr int kSmemWords = 1024;                 // the shared-memory ladder's buffer: 4 KiB
+constexpr int kSmemReads = 8;                    // shared reads per thread per iteration
+constexpr std::size_t kMaxL1Bytes = 64 * 1024;
+
+__device__ __forceinline__ float4 load_cg(const float4* p) {  // cached in L2 only
+  float4 v;
+  asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "l"(p));
+  return v;
+}
+__device__ __forceinline__ float4 load_ca(const float4* p) {  // cached in L1 and L2
+  float4 v;
+  asm volatile("ld.global.ca.v4.f32 {%0, %1, %2, %3}, [%4];"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "l"(p));
+  return v;
+}
+__device__ __forceinline__ float load_smem(std::uint32_t addr) {
+  float v;
+  asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(addr));
+  return v;
+}
+__device__ __forceinline__ float sum4(float4 v) {
+  return (v.x + v.y) + (v.z + v.w);
+}
+
+// One trip of a thread: the kLoads vectors at base, base + stride, ... (zero past n4), every load
+// issued before any value is used, so kLoads x 16 bytes are in flight.
+template <class Load>
+__device__ __forceinline__ void load_trip(float4 (&vec)[kLoads], std::size_t base,
+                                          std::size_t stride, std::size_t n4, Load load) {
+#pragma unroll
+  for (int k = 0; k < kLoads; ++k) {
+    const std::size_t at = base + k * stride;
+    vec[k] = at < n4 ? load(at) : make_float4(0.f, 0.f, 0.f, 0.f);
+  }
+}
+__device__ __forceinline__ float trip_sum(const float4 (&vec)[kLoads]) {
+  float acc = 0.0f;
+#pragma unroll
+  for (int k = 0; k < kLoads; ++k) acc += sum4(vec[k]);
+  return acc;
+}
+
+__device__ __forceinline__ std::size_t thread_index() {
+  return blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+}
+__device__ __forceinline__ std::size_t grid_threads() {
+  return static_cast<std::size_t>(gridDim.x) * blockDim.x;
+}
+
+__global__ void __launch_bounds__(kMaxThreads)
+    fill_kernel(float* __restrict__ out, std::size_t n, float value) {
+  const std::size_t t = thread_index(), T = grid_threads(), n4 = n / 4;
+  float4* out4 = reinterpret_cast<float4*>(out);
+  const float4 v = make_float4(value, value, value, value);
+  for (std::size_t i = t; i < n4; i += T) out4[i] = v;
+  for (std::size_t i = 4 * n4 + t; i < n; i += T) out[i] = value;
+}
+
+__global__ void __launch_bounds__(kMaxThreads)
+    copy_kernel_impl(const float* __restrict__ in, float* __restrict__ out, std::size_t n) {
+  const std::size_t t = thread_index(), T = grid_threads(), n4 = n / 4;
+  const float4* in4 = reinterpret_cast<const float4*>(in);
+  float4* out4 = reinterpret_cast<float4*>(out);
+  for (std::size_t trip = t; trip < n4; trip += T * kLoads) {
+    float4 vec[kLoads];
+    load_trip(vec, trip, T, n4, [&](std::size_t at) { return in4[at]; });  // all loads first
+#pragma unroll
+    for (int k = 0; k < kLoads; ++k)
+      if (trip + k * T < n4) out4[trip + k * T] = vec[k];
+  }
+  for (std::size_t i = 4 * n4 + t; i < n; i += T) out[i] = in[i];
+}
+
+__global__ void __launch_bounds__(kMaxThreads)
+    l2_read_kernel(const float* __restrict__ in, std::size_t n, int passes,
+                   float* __restrict__ partial) {
+  const std::size_t t = thread_index(), T = grid_threads(), n4 = n / 4;
+  const float4* in4 = reinterpret_cast<const float4*>(in);
+  float s = 0.0f;
+  for (int p = 0; p < passes; ++p) {
+    for (std::size_t trip = t; trip < n4; trip += T * kLoads) {
+      float4 vec[kLoads];
+      load_trip(vec, trip, T, n4, [&](std::size_t at) { return load_cg(in4 + at); });
+      s += trip_sum(vec);
+    }
+    for (std::size_t i = 4 * n4 + t; i < n; i += T) s += in[i];
+  }
+  partial[t] = s;
+}
+
+__global__ void __launch_bounds__(kMaxThreads)
+    l1_read_kernel(const float* __restrict__ in, std::size_t n, int passes,
+                   float* __restrict__ partial) {
+  // Every block reads all of in[0, n): its SM's L1 holds it after the first pass.
+  const std::size_t n4 = n / 4, T = blockDim.x;
+  const float4* in4 = reinterpret_cast<const float4*>(in);
+  float s = 0.0f;
+  for (int p = 0; p < passes; ++p) {
+    for (std::size_t trip = threadIdx.x; trip < n4; trip += T * kLoads) {
+      float4 vec[kLoads];
+      load_trip(vec, trip, T, n4, [&](std::size_t at) { return load_ca(in4 + at); });
+      s += trip_sum(vec);
+    }
+    for (std::size_t i = 4 * n4 + threadIdx.x; i < n; i += T) s += in[i];
+  }
+  partial[thread_index()] = s;
+}
+
+__global__ void __launch_bounds__(kMaxThreads)
+    smem_read_kernel(int stride, int iterations, float* __restrict__ partial) {
+  __shared__ float buf[kSmemWords];
+  for (int w = threadIdx.x; w < kSmemWords; w += blockDim.x) buf[w] = static_cast<float>(w & 7);
+  __syncthreads();  // the buffer is written before any thread reads it
+  const int lane = threadIdx.x % 32;
+  const std::uint32_t base = static_cast<std::uint32_t>(__cvta_generic_to_shared(buf));
+  // Lane l reads word (l * stride + u) % kSmemWords: stride 1 spreads a warp over the 32 banks;
+  // stride 2^k puts 2^k lanes on each bank it uses (a 2^k-way conflict), stride 32 all 32 on one.
+  std::uint32_t addr[kSmemReads];
+#pragma unroll
+  for (int u = 0; u < kSmemReads; ++u)
+    addr[u] = base + 4u * static_cast<std::uint32_t>((lane * stride + u) % kSmemWords);
+  float s[4] = {0.f, 0.f, 0.f, 0.f};  // four sums: the adds never wait on one chain
+  for (int i = 0; i < iterations; ++i) {
+#pragma unroll
+    for (int u = 0; u < kSmemReads; ++u) s[u % 4] += load_smem(addr[u]);
+  }
+  partial[thread_index()] = (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+void check_grid(int blocks, int threads) {
+  require(blocks >= 1, "blocks", "must be >= 1");
+  require(threads >= 1 && threads <= kMaxThreads, "threads", "must be in [1, 1024]");
+}
+void check_aligned(const void* p, const char* name) {
+  require(reinterpret_cast<std::uintptr_t>(p) % 16 == 0, name, "must be 16-byte aligned");
+}
+
+}  // namespace
+
+void fill_write(float* out, std::size_t n, float value, int blocks, int threads,
+                cudaStream_t stream) {
+  check_grid(blocks, threads);
+  require(out != nullptr || n == 0, "out", "must not be null");
+  check_aligned(out, "out");
+  fill_kernel<<<blocks, threads, 0, stream>>>(out, n, value);
+  CUDALAB_CHECK_LAUNCH();
+}
+
+void copy_kernel(const float* in, float* out, std::size_t n, int blocks, int threads,
+                 cudaStream_t stream) {
+  check_grid(blocks, threads);
+  require((in != nullptr && out != nullptr) || n == 0, "in", "in and out must not be null");
+  check_aligned(in, "in");
+  check_aligned(out, "out");
+  copy_kernel_impl<<<blocks, threads, 0, stream>>>(in, out, n);
+  CUDALAB_CHECK_LAUNCH();
+}
+
+void l2_read(const float* in, std::size_t n, int passes, float* partial, int blocks, int threads,
+             cudaStream_t stream) {
+  check_grid(blocks, threads);
+  require(in != nullptr || n == 0, "in", "must not be null");
+  check_aligned(in, "in");
+  require(passes >= 1, "passes", "must be >= 1");
+  require(partial != nullptr, "partial", "must not be null");
+  l2_read_kernel<<<blocks, threads, 0, stream>>>(in, n, passes, partial);
+  CUDALAB_CHECK_LAUNCH();
+}
+
+void l1_read(const float* in, std::size_t n, int passes, float* partial, int blocks, int threads,
+             cudaStream_t stream) {
+  check_grid(blocks, threads);
+  require(in != nullptr || n == 0, "in", "must not be null");
+  check_aligned(in, "in");
+  require(n * 4 <= kMaxL1Bytes, "n", "the L1 buffer is at most 64 KiB");
+  require(passes >= 1, "passes", "must be >= 1");
+  require(partial != nullptr, "partial", "must not be null");
+  l1_read_kernel<<<blocks, threads, 0, stream>>>(in, n, passes, partial);
+  CUDALAB_CHECK_LAUNCH();
+}
+
+void smem_read(int stride, int iterations, float* partial, int blocks, int threads,
+               cudaStream_t stream) {
+  check_grid(blocks, threads);
+  require(stride >= 1 && stride <= 32, "stride", "must be in [1, 32] words");
+  require(iterations >= 1 && iterations <= (1 << 18), "iterations",
+          "must be in [1, 2^18] (the sums stay exact)");
+  require(partial != nullptr, "partial", "must not be null");
+  smem_read_kernel<<<blocks, threads, 0, stream>>>(stride, iterations, partial);
+  CUDALAB_CHECK_LAUNCH();
+}
+
+double smem_expected(std::size_t t, int threads, int stride, int iterations) {
+  const int lane = static_cast<int>(t % static_cast<std::size_t>(threads)) % 32;
+  double per_iteration = 0;
+  for (int u = 0; u < kSmemReads; ++u) per_iteration += ((lane * stride + u) % kSmemWords) & 7;
+  return per_iteration * iterations;
+}
+
+}  // namespace cudalab::ch02
