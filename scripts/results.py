@@ -18,7 +18,9 @@ commits them). Output:
     declared with `block = "NAME"`, a row per step, its median and % of the vendor row), from the
     primary GPU (--gpu, default H200 when present, else the first);
   * the block `<!-- results:goals begin -->` of docs/instructors.md: every exercise speed goal
-    beside the reference's measured ratio.
+    beside the reference's measured ratio;
+  * the roofline of every row with FLOPs and bytes (chapters/09_profiling/tools/roofline.py):
+    docs/results/<GPU>_roofline.md (+ .png) and the block `results:ch09-roofline` of chapter 9.
 Each block names the GPU and the run's date.
 Without raw JSON a block says so and lists the declared ratios and goals, with no number measured.
 The output depends only on the committed files, so running it twice changes nothing
@@ -27,6 +29,7 @@ The output depends only on the committed files, so running it twice changes noth
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import re
 import sys
@@ -296,7 +299,20 @@ def outputs(tree: Tree, gpu_wanted: str | None, plots: bool) -> dict[Path, str]:
                 raise SystemExit(f"results: bench/{chapter}.toml declares ladder block {key!r}, but "
                                  f"{path.relative_to(tree.root)} has no <!-- results:{key} begin/end --> markers")
             out[path] = text = new
+    out.update(roofline_outputs(tree, gpu, plots, out))
     return out
+
+
+def roofline_outputs(tree: Tree, gpu: str | None, plots: bool, pending: dict[Path, str]) -> dict[Path, str]:
+    """Chapter 9's roofline of every row (its tool, from this checkout, on `tree`'s data); nothing
+    when the chapter is absent."""
+    tool = ROOT / "chapters" / "09_profiling" / "tools" / "roofline.py"
+    if not tool.exists():
+        return {}
+    spec = importlib.util.spec_from_file_location("cudalab_roofline", tool)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.outputs(tree.root, gpu, plots, pending)
 
 
 def main() -> int:

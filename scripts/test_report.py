@@ -158,7 +158,9 @@ def listed_rows(exe: Path) -> list[str]:
 class Declarations(unittest.TestCase):
     def test_every_chapter_declares_valid_ratios_and_goals(self):
         chapters = sorted(p.stem for p in (ROOT / "bench").glob("ch[0-9][0-9].toml"))
-        self.assertEqual(chapters, ["ch01", "ch02", "ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch11"])
+        # every chapter with a benchmark executable declares its ratios
+        self.assertEqual(chapters, sorted(p.stem for p in (ROOT / "bench").glob("ch[0-9][0-9].cmake")))
+        self.assertIn("ch06", chapters)
         exercises = []
         for ch in chapters:
             d = report.load_declarations(ch)
