@@ -88,6 +88,11 @@ class Fake:
         snap["source"] = f"fake:{self.path.name}"
         return snap
 
+    def describe(self, i: int) -> dict:
+        """name, uuid, pci_bus_id of device i (the exporter's labels)."""
+        d = self.data["devices"][i]
+        return {k: d.get(k) for k in ("name", "uuid", "pci_bus_id")}
+
     def sample(self, i: int) -> dict:
         if not 0 <= i < self.device_count():
             raise NvmlError(f"device index {i}: the fixture has {self.device_count()} device(s)")
@@ -107,7 +112,8 @@ class Fake:
 def _load_fixture(p: Path, name) -> dict:
     """A fixture's JSON. One that names a "base" fixture is that fixture with this one's top-level
     keys and its "device_overrides" (merged into devices[i], key by key) laid over it: a failure
-    fixture states only what differs from the healthy machine."""
+    fixture states only what differs from the healthy machine. An overridden device keeps no
+    "samples" of the base unless the override gives its own (a failure state is its own timeline)."""
     try:
         data = json.loads(p.read_text())
     except FileNotFoundError:
@@ -130,6 +136,8 @@ def _load_fixture(p: Path, name) -> dict:
                 raise FixtureError(f"fixture {p}: device_overrides[{i}] but the base has "
                                    f"{len(merged.get('devices', []))} device(s)")
             _merge(merged["devices"][i], over)
+            if "samples" not in over:  # the base's timeline belongs to the base's state
+                merged["devices"][i].pop("samples", None)
         data = merged
     return data
 
@@ -244,6 +252,11 @@ class Nvml:
         n = ctypes.c_uint()
         self._call("nvmlDeviceGetCount_v2", ctypes.byref(n))
         return n.value
+
+    def describe(self, i: int) -> dict:
+        h = self._h(i)
+        return {"name": self._str("nvmlDeviceGetName", h), "uuid": self._str("nvmlDeviceGetUUID", h),
+                "pci_bus_id": self._pci(h)[0]}
 
     def reasons(self, h) -> int | None:
         v = ctypes.c_ulonglong()
