@@ -1,0 +1,41 @@
+// Starter track — write your code at the TODO marks; the tests of each exercise
+// fail until you do. (Generated from chapters/12_production/reference/budget.cpp by scripts/variants.py.)
+// Exercise 12.1 — the memory budget of a serving replica (ch12.hpp): what fits beside the weights.
+//
+// Chapter 11's kv_budget gives the weights and the KV bytes per sequence on one GPU; a process
+// also holds the CUDA context, the libraries' workspace, the activations of the tokens in flight,
+// and loses a share to fragmentation. Forgetting either of the last two is how a "fits on paper"
+// deployment dies with cudaErrorMemoryAllocation at its first busy minute.
+#include <cmath>
+#include <cstdint>
+
+#include "ch12/ch12.hpp"
+#include "cudalab/check.hpp"
+
+namespace cudalab::ch12 {
+
+std::uint64_t MemoryBudget::allocated_at(std::uint64_t batch) const {
+  return fixed - reserve + batch * per_sequence;
+}
+
+MemoryBudget memory_budget(const BudgetInputs& in) {
+  require(in.context_tokens > 0, "context_tokens", "must be positive");
+  require(in.fragmentation_reserve >= 0 && in.fragmentation_reserve < 1, "fragmentation_reserve",
+          "must be in [0, 1)");
+  ch11::Deployment d = in.deployment;
+  d.reserved_fraction = 0;  // this budget counts the reserve itself, item by item
+  const ch11::KvBudget kv = ch11::kv_budget(in.model, d, in.context_tokens);
+  MemoryBudget b;
+  b.gpu_bytes = d.gpu_bytes;
+  b.weights = kv.weight_bytes_per_gpu;
+  b.kv_per_sequence = kv.kv_bytes_per_sequence_per_gpu;
+  // TODO(12.1): fill the fixed part (cuda_context, workspace, reserve =
+  // floor(fragmentation_reserve * gpu_bytes), prefill_activations = activation_bytes_per_token *
+  // prefill_tokens, fixed = weights + the four), per_sequence = kv_per_sequence + one token's
+  // activations, and max_batch = the largest batch with fixed + batch * per_sequence <= gpu_bytes
+  // (0 when the fixed part alone does not fit). All in 64-bit: a 70B model's weights pass 2^32.
+  (void)in;
+  return b;
+}
+
+}  // namespace cudalab::ch12
