@@ -48,9 +48,16 @@ static_assert(Config::kMaxPartials <= Config::kMaxGridY);
 template <class T>
 using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
+// Explicit conversions: torch's extension build defines __CUDA_NO_HALF_CONVERSIONS__ and
+// __CUDA_NO_BFLOAT16_CONVERSIONS__, so the implicit ones do not exist there.
 template <class T>
 __device__ __forceinline__ Acc<T> to_acc(T v) {
-  return static_cast<Acc<T>>(v);
+  if constexpr (std::is_same_v<T, __half>)
+    return __half2float(v);
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+    return __bfloat162float(v);
+  else
+    return static_cast<Acc<T>>(v);
 }
 template <class T>
 __device__ __forceinline__ T from_acc(Acc<T> v) {

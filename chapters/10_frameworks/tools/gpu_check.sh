@@ -65,6 +65,7 @@ step torch_build torch_build.log python3 chapters/10_frameworks/torch/ops.py
 step torch_tests torch_tests.log python3 -m unittest discover -s chapters/10_frameworks/torch \
   -p 'test_*.py' -v
 step bench_op bench_op.log python3 chapters/10_frameworks/torch/bench_op.py --json "$out/bench_op.json"
+step xla_fusion xla_fusion.log python3 chapters/10_frameworks/torch/xla_fusion.py
 step silent_losses silent_losses.log python3 chapters/10_frameworks/torch/silent_losses.py \
   --json "$out/silent_losses.json"
 
@@ -73,7 +74,7 @@ echo "## chapter 10 GPU check ($(nvidia-smi --query-gpu=name --format=csv,nohead
 echo
 echo "| step | result |"
 echo "| --- | --- |"
-for k in build ctest_reference pitfalls bench torch_build torch_tests bench_op silent_losses; do
+for k in build ctest_reference pitfalls bench torch_build torch_tests bench_op xla_fusion silent_losses; do
   echo "| $k | ${status[$k]:-not run} |"
 done
 echo
@@ -84,6 +85,8 @@ echo
 [ -f "$out/bench_op.log" ] && sed -n '/^## bias/,$p' "$out/bench_op.log"
 echo
 [ -f "$out/silent_losses.log" ] && sed -n '/^## silent/,$p' "$out/silent_losses.log"
+echo
+[ -f "$out/xla_fusion.log" ] && grep -E "^(XLA|Inductor)|^  [a-z_]+: " "$out/xla_fusion.log"
 fail=0
 for k in "${!status[@]}"; do case "${status[$k]}" in FAIL*) fail=1 ;; esac; done
 exit $fail
