@@ -108,18 +108,20 @@ class MixedPrecisionInTorch(unittest.TestCase):
         self.assertTrue(torch.equal(p.detach(), before), "the step must be skipped")
         self.assertEqual(scaler.get_scale(), 512.0)
 
-    def test_autocast_keeps_softmax_in_fp32(self):
-        if not CUDA:
-            d = traps.autocast_dtypes(torch, "cpu", torch.bfloat16)
-            self.assertEqual(d["matmul"], "bfloat16")
-            self.skipTest("softmax's fp32 rule is CUDA autocast's (checked on the GPU); CPU: matmul -> bf16 checked")
+    def test_cpu_autocast_casts_gemms_down_and_losses_up(self):
+        d = traps.autocast_dtypes(torch, "cpu", torch.bfloat16)
+        self.assertEqual(d["matmul"], "bfloat16")
+        self.assertEqual(d["mse_loss"], "float32")
+
+    @unittest.skipUnless(CUDA, "CUDA autocast's fp32 list (softmax) needs a CUDA device")
+    def test_cuda_autocast_keeps_softmax_in_fp32(self):
+        # CPU autocast leaves a bf16 softmax in bf16: the lists differ by device.
         d = traps.autocast_dtypes(torch, "cuda", torch.float16)
         self.assertEqual(d["matmul"], "float16")
         self.assertEqual(d["linear"], "float16")
-        self.assertEqual(d["softmax"], "float32")
-        self.assertEqual(d["log_softmax"], "float32")
-        self.assertEqual(d["layer_norm"], "float32")
-        self.assertEqual(d["sum"], "float32")
+        for op in ("softmax", "log_softmax", "layer_norm", "sum", "mse_loss"):
+            self.assertEqual(d[op], "float32", f"{op} on a float16 input under autocast")
+        self.assertEqual(d["gelu"], "float16", "an op on neither list keeps its input's type")
 
 
 @unittest.skipUnless(CUDA, REASON or "needs a CUDA device (host syncs, TF32, CUDA graphs)")

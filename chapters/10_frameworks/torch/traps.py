@@ -154,17 +154,21 @@ def cudnn_tf32_enabled(torch) -> bool:
 # --- autocast ---------------------------------------------------------------------------------
 
 def autocast_dtypes(torch, device: str, dtype) -> dict[str, str]:
-    """The output dtype of a few ops inside autocast(device, dtype) on fp32 inputs."""
+    """The output dtype of a few ops inside autocast(device, dtype): the GEMMs on fp32 inputs
+    (autocast casts them down), the others on inputs already in `dtype` (an op on autocast's fp32
+    list casts them up; any other op keeps the input's type)."""
     F = torch.nn.functional
     a = torch.randn(16, 16, device=device)
+    h = a.to(dtype)
     out = {}
     with torch.autocast(device_type=device, dtype=dtype):
         out["matmul"] = a @ a
         out["linear"] = F.linear(a, a)
-        out["softmax"] = torch.softmax(a, dim=-1)
-        out["log_softmax"] = F.log_softmax(a, dim=-1)
-        out["layer_norm"] = F.layer_norm(a, (16,))
-        out["gelu"] = F.gelu(a)
-        out["sum"] = a.sum()
-        out["add"] = a + a
+        out["softmax"] = torch.softmax(h, dim=-1)
+        out["log_softmax"] = F.log_softmax(h, dim=-1)
+        out["layer_norm"] = F.layer_norm(h, (16,))
+        out["sum"] = h.sum()
+        out["mse_loss"] = F.mse_loss(h, h)
+        out["gelu"] = F.gelu(h)
+        out["add"] = h + h
     return {k: str(v.dtype).replace("torch.", "") for k, v in out.items()}
