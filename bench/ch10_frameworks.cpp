@@ -114,19 +114,24 @@ void BM_memcpy(benchmark::State& state) {
              {.bytes = 2.0 * kN * sizeof(T)});
 }
 
+// The autograd backend of a row, or nullptr after marking the row skipped with the reason.
+std::unique_ptr<ch10::ag::Backend> backend_or_skip(benchmark::State& state, bool gpu) {
+  try {
+    return gpu ? ch10::ag::gpu_backend() : ch10::ag::cpu_backend();
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return nullptr;
+  }
+}
+
 // The host cost of one recorded op: kOps adds of 1 x 1 tensors (the GPU's work is one tiny
 // kernel each, so the time is the dispatch: shape checks, allocation, the node, the launch),
 // with recording on (grad) or off (nograd). Wall clock, the stream synchronized at the end.
 constexpr int kOps = 1000;
 
 void BM_autograd_op(benchmark::State& state, bool gpu, bool grad) {
-  std::unique_ptr<ch10::ag::Backend> be;
-  try {
-    be = gpu ? ch10::ag::gpu_backend() : ch10::ag::cpu_backend();
-  } catch (const std::exception& e) {
-    state.SkipWithError(e.what());
-    return;
-  }
+  const std::unique_ptr<ch10::ag::Backend> be = backend_or_skip(state, gpu);
+  if (!be) return;
   const ch10::ag::Tensor x = ch10::ag::Tensor::from(*be, 1, 1, {1.0f}, true);
   for (auto _ : state) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -145,13 +150,8 @@ void BM_autograd_op(benchmark::State& state, bool gpu, bool grad) {
 
 // One SGD step of the two-layer MLP (256 x 8 -> 32 -> 2): forward, backward, update.
 void BM_autograd_mlp_step(benchmark::State& state, bool gpu) {
-  std::unique_ptr<ch10::ag::Backend> be;
-  try {
-    be = gpu ? ch10::ag::gpu_backend() : ch10::ag::cpu_backend();
-  } catch (const std::exception& e) {
-    state.SkipWithError(e.what());
-    return;
-  }
+  const std::unique_ptr<ch10::ag::Backend> be = backend_or_skip(state, gpu);
+  if (!be) return;
   Rng rng(5);
   const ch10::ag::Tensor x = ch10::ag::Tensor::from(*be, 256, 8, rng.uniform<float>(2048, -1, 1));
   const ch10::ag::Tensor y = ch10::ag::Tensor::from(*be, 256, 2, rng.uniform<float>(512, -1, 1));

@@ -27,21 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import ops as cops  # noqa: E402
-
-
-def cuda_time_us(torch, fn, reps: int, warmup: int = 5) -> float:
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) * 1e3)
-    return statistics.median(times)
+import traps  # noqa: E402
 
 
 def overhead_us_per_op(torch, device: str, grad: bool, n_ops: int = 1000, reps: int = 20) -> float:
@@ -98,10 +84,10 @@ def main(argv: list[str] | None = None) -> int:
         xt = x.t().contiguous().t()  # same values, column-major: the op copies it first
         torch.testing.assert_close(ops.bias_gelu(x, b, "none"), composition(x, b),
                                    rtol=2e-2 if dtype == torch.bfloat16 else 1e-5, atol=1e-2 if dtype == torch.bfloat16 else 1e-5)
-        t = {"eager": cuda_time_us(torch, lambda: composition(x, b), a.reps),
-             "compile": cuda_time_us(torch, lambda: compiled(x, b), a.reps),
-             "op": cuda_time_us(torch, lambda: ops.bias_gelu(x, b, "none"), a.reps),
-             "op_transposed": cuda_time_us(torch, lambda: ops.bias_gelu(xt, b, "none"), a.reps)}
+        t = {"eager": traps.event_us(torch, lambda: composition(x, b), a.reps),
+             "compile": traps.event_us(torch, lambda: compiled(x, b), a.reps),
+             "op": traps.event_us(torch, lambda: ops.bias_gelu(x, b, "none"), a.reps),
+             "op_transposed": traps.event_us(torch, lambda: ops.bias_gelu(xt, b, "none"), a.reps)}
         t["op_over_eager"] = t["eager"] / t["op"]
         t["op_over_compile"] = t["compile"] / t["op"]
         t["op_gbps"] = 2 * x.numel() * x.element_size() / (t["op"] * 1e3)
@@ -121,8 +107,8 @@ def main(argv: list[str] | None = None) -> int:
             xg.grad = bg.grad = None
             ops.bias_gelu(xg, bg, "none").backward(gy)
 
-        results["train_step_us"][name] = {"eager": cuda_time_us(torch, step_eager, a.reps),
-                                          "op": cuda_time_us(torch, step_op, a.reps)}
+        results["train_step_us"][name] = {"eager": traps.event_us(torch, step_eager, a.reps),
+                                          "op": traps.event_us(torch, step_op, a.reps)}
     print(f"## bias + GELU, {a.rows} x {a.cols}, {results['device']}, torch {torch.__version__}\n")
     print("\n".join(lines))
     print("\n| dtype | train step eager µs | train step op µs | op / eager |\n| --- | ---: | ---: | ---: |")

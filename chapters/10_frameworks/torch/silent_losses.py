@@ -34,32 +34,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import ops as cops  # noqa: E402
 
 
-def event_us(torch, fn, reps=20, warmup=3):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        ts.append(a.elapsed_time(b) * 1e3)
-    return statistics.median(ts)
-
-
-def wall_us(torch, fn, reps=10):
-    ts = []
-    for _ in range(reps):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        fn()
-        torch.cuda.synchronize()
-        ts.append((time.perf_counter() - t0) * 1e6)
-    return statistics.median(ts)
-
-
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--json", type=Path)
@@ -87,7 +61,7 @@ def main(argv=None) -> int:
         torch._dynamo.reset()
         f = torch.compile(fn)
         with quiet:
-            us = event_us(torch, lambda: f(x))
+            us = traps.event_us(torch, lambda: f(x))
         gb[name] = {"breaks": breaks, "graphs": graphs, "us": us}
         rows.append(("graph breaks", f"{name}: {breaks} breaks, {graphs} graphs", f"{us:.1f} µs"))
     res["graph_breaks"] = gb
@@ -99,19 +73,19 @@ def main(argv=None) -> int:
     first_call = []
     for n in range(1, 13):
         xs = torch.randn(1024 + 64 * n, 1024, device="cuda")
-        first_call.append(wall_us(torch, lambda: f(xs), reps=1))
+        first_call.append(traps.wall_us(torch, lambda: f(xs), reps=1))
     past = torch.randn(1024 + 64 * 12, 1024, device="cuda")   # compiled? no: past the limit
     inside = torch.randn(1024 + 64 * 1, 1024, device="cuda")  # compiled
-    us_past = event_us(torch, lambda: f(past))
-    us_inside = event_us(torch, lambda: f(inside))
-    eager_past = event_us(torch, lambda: traps.shape_fn(past))
+    us_past = traps.event_us(torch, lambda: f(past))
+    us_inside = traps.event_us(torch, lambda: f(inside))
+    eager_past = traps.event_us(torch, lambda: traps.shape_fn(past))
     torch._dynamo.reset()
     fd = torch.compile(traps.shape_fn)
     dyn_first = []
     for n in range(1, 13):
         xs = torch.randn(1024 + 64 * n, 1024, device="cuda")
         torch._dynamo.mark_dynamic(xs, 0)
-        dyn_first.append(wall_us(torch, lambda: fd(xs), reps=1))
+        dyn_first.append(traps.wall_us(torch, lambda: fd(xs), reps=1))
     res["recompiles"] = {"limit": limit, "limit_name": traps.recompile_limit_name(torch),
                          "first_call_us_static": first_call, "first_call_us_mark_dynamic": dyn_first,
                          "per_call_us_past_limit": us_past, "per_call_us_compiled": us_inside,
@@ -128,8 +102,8 @@ def main(argv=None) -> int:
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)
     xb, yb = torch.randn(512, 256, device="cuda"), torch.randn(512, 1, device="cuda")
     traps.train_loop(torch, model, opt, xb, yb, 5, False)
-    sync = wall_us(torch, lambda: traps.train_loop(torch, model, opt, xb, yb, 100, True), reps=5)
-    nosync = wall_us(torch, lambda: traps.train_loop(torch, model, opt, xb, yb, 100, False), reps=5)
+    sync = traps.wall_us(torch, lambda: traps.train_loop(torch, model, opt, xb, yb, 100, True), reps=5)
+    nosync = traps.wall_us(torch, lambda: traps.train_loop(torch, model, opt, xb, yb, 100, False), reps=5)
     res["host_syncs"] = {"us_per_step_sync": sync / 100, "us_per_step_device": nosync / 100}
     rows.append(("host syncs", "100 steps, .item()/.cpu()/nonzero() each step vs none",
                  f"{sync / 100:.1f} vs {nosync / 100:.1f} µs/step ({sync / nosync:.2f}x)"))
@@ -141,7 +115,7 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     m @ m
     unsynced = (time.perf_counter() - t0) * 1e6
-    synced = wall_us(torch, lambda: m @ m, reps=5)
+    synced = traps.wall_us(torch, lambda: m @ m, reps=5)
     res["timing"] = {"unsynchronized_us": unsynced, "synchronized_us": synced}
     rows.append(("timing", "4096^3 matmul, host clock without / with synchronize",
                  f"{unsynced:.1f} vs {synced:.1f} µs"))
@@ -151,8 +125,8 @@ def main(argv=None) -> int:
     xc = torch.randn(8192, 4096, device="cuda", dtype=torch.bfloat16)
     xt = xc.t().contiguous().t()
     bb = torch.randn(4096, device="cuda", dtype=torch.bfloat16)
-    c_us = event_us(torch, lambda: ops.bias_gelu(xc, bb, "none"))
-    t_us = event_us(torch, lambda: ops.bias_gelu(xt, bb, "none"))
+    c_us = traps.event_us(torch, lambda: ops.bias_gelu(xc, bb, "none"))
+    t_us = traps.event_us(torch, lambda: ops.bias_gelu(xt, bb, "none"))
     res["non_contiguous"] = {"contiguous_us": c_us, "transposed_us": t_us}
     rows.append(("non-contiguous", "custom op 8192x4096 bf16, contiguous vs transposed input",
                  f"{c_us:.1f} vs {t_us:.1f} µs ({t_us / c_us:.2f}x)"))
@@ -165,11 +139,11 @@ def main(argv=None) -> int:
     for t in fixed + varying:  # compile + record every shape once
         g(t)
         g(t)
-    us_fixed = wall_us(torch, lambda: [g(t) for t in fixed], reps=20) / 4
-    us_vary = wall_us(torch, lambda: [g(t) for t in varying], reps=20) / 4
+    us_fixed = traps.wall_us(torch, lambda: [g(t) for t in fixed], reps=20) / 4
+    us_vary = traps.wall_us(torch, lambda: [g(t) for t in varying], reps=20) / 4
     torch._dynamo.reset()
     gfirst = torch.compile(traps.shape_fn, mode="reduce-overhead", dynamic=False)
-    first = [wall_us(torch, lambda t=t: gfirst(t), reps=1) for t in varying]
+    first = [traps.wall_us(torch, lambda t=t: gfirst(t), reps=1) for t in varying]
     res["cuda_graphs"] = {"us_per_call_fixed": us_fixed, "us_per_call_4_shapes_warm": us_vary,
                           "first_call_us_per_new_shape": first}
     rows.append(("CUDA graphs", "reduce-overhead: 1 shape vs 4 shapes (all recorded), per call",
@@ -186,7 +160,7 @@ def main(argv=None) -> int:
         for on in (False, True):
             traps.set_tf32_matmul(torch, on)
             err = float(((a_ @ b_).double() - exact).abs().max() / exact.abs().max())
-            us = event_us(torch, lambda: a_ @ b_)
+            us = traps.event_us(torch, lambda: a_ @ b_)
             tf["tf32" if on else "ieee"] = {"rel_error": err, "us": us, "tflops": 2 * 4096**3 / us / 1e6}
     finally:
         traps.set_tf32_matmul(torch, default_on)

@@ -15,6 +15,8 @@ Each trap has a version that loses and the fix:
 from __future__ import annotations
 
 import contextlib
+import statistics
+import time
 
 try:
     import torch
@@ -38,6 +40,36 @@ def patched_recompile_limit(torch, value: int):
     name = recompile_limit_name(torch)
     with torch._dynamo.config.patch(**{name: value}):
         yield
+
+
+# --- timing: the fix of "timing without synchronizing" ------------------------------------
+
+def event_us(torch, fn, reps: int = 20, warmup: int = 3) -> float:
+    """Median GPU time of fn() in µs, by CUDA events around each call (after warm-up)."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        ts.append(a.elapsed_time(b) * 1e3)
+    return statistics.median(ts)
+
+
+def wall_us(torch, fn, reps: int = 10) -> float:
+    """Median host wall clock of fn() in µs, the device synchronized before and after."""
+    ts = []
+    for _ in range(reps):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        ts.append((time.perf_counter() - t0) * 1e6)
+    return statistics.median(ts)
 
 
 # --- graph breaks: the same block four ways ---------------------------------------------------
