@@ -1,0 +1,331 @@
+// Starter track — write your code at the TODO marks; the tests of each exercise
+// fail until you do. (Generated from chapters/10_frameworks/reference/bias_gelu.cu by scripts/variants.py.)
+// Exercises 10.1 and 10.2 — the fused bias + GELU, forward and backward: the lab's kernel that
+// torch/ registers as the operator cudalab::bias_gelu.
+//
+// Forward (10.1): one pass, y = gelu(x + bias). Launch: blocks of kThreadsX x kThreadsY threads;
+// threadIdx.x walks kVec consecutive columns (one 16-byte load when the rows are aligned, else
+// kVec scalar loads), threadIdx.y and blockIdx.y walk rows with a grid stride; grid.x covers the
+// columns. Bytes: 2 n sizeof(T) (x read once, y written once, + the bias row); ~20 FLOPs an
+// element (erf): memory-bound on every GPU of the course, so it should run near the copy
+// bandwidth and ~2x the eager pair (x + bias, then gelu: 4 n sizeof(T) bytes, two launches).
+//
+// Backward (10.2): dx = dy gelu'(z) elementwise, dbias = the column sums of dx. Launch: the same
+// block shape, one column a thread; each thread sums its column over its rows in the
+// accumulation type (float for half, bf16 and float; double for double), the block adds its
+// kThreadsY partial sums in shared memory and writes one partial row to the workspace; a second
+// kernel adds the partial rows of each column. Deterministic (a fixed order for a given grid), no
+// atomics. Bytes: 3 n sizeof(T) + the partials.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include "ch10/bias_gelu.hpp"
+#include "cudalab/check.hpp"
+#include "cudalab/device.hpp"
+#include "cudalab/math.hpp"
+
+namespace cudalab::ch10 {
+namespace {
+
+// One config for block shape, __launch_bounds__ and grid.
+struct Config {
+  static constexpr unsigned kThreadsX = 32;  // a warp across columns: coalesced rows
+  static constexpr unsigned kThreadsY = 8;   // rows a block walks at once
+  static constexpr unsigned kBlock = kThreadsX * kThreadsY;
+  static constexpr unsigned kMaxGridY = 65535;
+  static constexpr unsigned kMaxPartials = 64;  // row blocks of the backward: rows of the workspace
+  static constexpr unsigned kReduceBlock = 256;
+};
+static_assert(Config::kThreadsX == 32, "a block row is one warp: its loads are one row segment");
+static_assert(Config::kBlock <= 1024 && Config::kBlock % 32 == 0);
+static_assert(Config::kMaxPartials <= Config::kMaxGridY);
+
+// The arithmetic type of T: fp32 for fp32 and narrower, fp64 for fp64.
+template <class T>
+using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+// Explicit conversions: torch's extension build defines __CUDA_NO_HALF_CONVERSIONS__ and
+// __CUDA_NO_BFLOAT16_CONVERSIONS__, so the implicit ones do not exist there.
+template <class T>
+__device__ __forceinline__ Acc<T> to_acc(T v) {
+  if constexpr (std::is_same_v<T, __half>)
+    return __half2float(v);
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+    return __bfloat162float(v);
+  else
+    return static_cast<Acc<T>>(v);
+}
+template <class T>
+__device__ __forceinline__ T from_acc(Acc<T> v) {
+  if constexpr (std::is_same_v<T, __half>)
+    return __float2half_rn(v);
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+    return __float2bfloat16_rn(v);
+  else
+    return static_cast<T>(v);
+}
+
+// fp32 or fp64 math functions by type (templates: the starter leaves some unused).
+template <class A>
+__device__ __forceinline__ A erf_(A v) {
+  if constexpr (std::is_same_v<A, double>)
+    return erf(v);
+  else
+    return erff(v);
+}
+template <class A>
+__device__ __forceinline__ A tanh_(A v) {
+  if constexpr (std::is_same_v<A, double>)
+    return tanh(v);
+  else
+    return tanhf(v);
+}
+template <class A>
+__device__ __forceinline__ A exp_(A v) {
+  if constexpr (std::is_same_v<A, double>)
+    return exp(v);
+  else
+    return expf(v);
+}
+
+template <class A>
+__device__ __forceinline__ A gelu(A z, Gelu form) {
+  if (form == Gelu::kTanh) {
+    const A k0 = A(0.7978845608028654);  // sqrt(2 / pi)
+    return A(0.5) * z * (A(1) + tanh_(k0 * (z + A(0.044715) * z * z * z)));
+  }
+  return A(0.5) * z * (A(1) + erf_(z * A(0.7071067811865476)));
+}
+
+template <class A>
+__device__ __forceinline__ A gelu_grad(A z, Gelu form) {
+  if (form == Gelu::kTanh) {
+    const A k0 = A(0.7978845608028654);
+    const A t = tanh_(k0 * (z + A(0.044715) * z * z * z));
+    return A(0.5) * (A(1) + t) +
+           A(0.5) * z * (A(1) - t * t) * k0 * (A(1) + A(3 * 0.044715) * z * z);
+  }
+  const A phi = A(0.3989422804014327) * exp_(A(-0.5) * z * z);  // the normal density
+  return A(0.5) * (A(1) + erf_(z * A(0.7071067811865476))) + z * phi;
+}
+
+// kVec consecutive elements, loaded or stored as one 16-byte access when kVec > 1.
+template <class T, int kVec>
+struct alignas(sizeof(T) * kVec) Pack {
+  T v[kVec];
+};
+
+// x and y without __restrict__: in place (y == x) is allowed.
+template <class T, int kVec>
+__global__ void __launch_bounds__(Config::kBlock)
+    bias_gelu_forward_kernel(const T* x, std::size_t ldx, const T* __restrict__ bias, T* y,
+                             std::size_t ldy, std::size_t rows, std::size_t cols, Gelu form) {
+  // TODO(10.1): the fused forward, y[r * ldy + c] = gelu(x[r * ldx + c] + bias[c]).
+  //   Contract: every r < rows, c < cols, for T = float, double, __half, __nv_bfloat16; the
+  //     arithmetic in Acc<T> (to_acc, gelu, from_acc above): z = x + bias is never rounded to T.
+  //     This thread owns the kVec columns c0 .. c0 + kVec - 1, c0 = (blockIdx.x * kThreadsX +
+  //     threadIdx.x) * kVec, and the rows blockIdx.y * kThreadsY + threadIdx.y + k * gridDim.y *
+  //     kThreadsY. Columns past cols are not touched (the last pack of a row may be partial).
+  //   Constraints: one pass (x read once, y written once); the thread's bias values read once,
+  //     outside the row loop; when kVec > 1 a full pack is one Pack<T, kVec> load and one store
+  //     (the dispatch guarantees the 16-byte alignment), a partial pack falls back to scalars.
+  //   Goal: `BM_bias_gelu/fused` >= 1.6x `BM_bias_gelu/eager_pair` (bench/ch10.toml);
+  //     `scripts/lab check 10.1`.
+  (void)x; (void)ldx; (void)bias; (void)y; (void)ldy; (void)rows; (void)cols;
+  (void)form;
+}
+
+// Pass 1 of the backward: dx, and one partial column sum per block row (workspace row blockIdx.y).
+template <class T>
+__global__ void __launch_bounds__(Config::kBlock)
+    bias_gelu_backward_kernel(const T* dy, std::size_t lddy, const T* __restrict__ x,
+                              std::size_t ldx, const T* __restrict__ bias, T* dx, std::size_t lddx,
+                              Acc<T>* __restrict__ partial, std::size_t rows, std::size_t cols,
+                              Gelu form) {
+  // TODO(10.2): dx and the partial column sums of the backward.
+  //   Contract: for this thread's column c = blockIdx.x * kThreadsX + threadIdx.x and its rows
+  //     (as in the forward: blockIdx.y * kThreadsY + threadIdx.y, grid-stride gridDim.y *
+  //     kThreadsY), dx[r * lddx + c] = dy[r * lddy + c] * gelu'(x + bias[c]) (gelu_grad above,
+  //     in Acc<T>), and partial[blockIdx.y * cols + c] = the sum of those dx (before rounding to
+  //     T) over the block's rows: threads past cols or past rows contribute 0 and every thread
+  //     reaches the barrier. In place (dx == dy) is allowed.
+  //   Constraints: the sum is accumulated in Acc<T> (fp32 for __half and bf16: a half
+  //     accumulator stalls once the sum's ulp exceeds a term, and overflows at 65504); the block's
+  //     kThreadsY sums are added in shared memory, one barrier; no atomics (deterministic).
+  //   Goal: the BiasGeluBackwardGpu tests, half and bf16 included, at 1 + rows / 2^10 ulps.
+  (void)dy; (void)lddy; (void)x; (void)ldx; (void)bias; (void)dx; (void)lddx;
+  (void)partial; (void)rows; (void)cols; (void)form;
+}
+
+// Pass 2: dbias[c] = sum of the partial rows of column c, one thread a column (coalesced).
+template <class T>
+__global__ void __launch_bounds__(Config::kReduceBlock)
+    column_sum_kernel(const Acc<T>* __restrict__ partial, unsigned nparts, T* __restrict__ dbias,
+                      std::size_t cols) {
+  const std::size_t c = std::size_t{blockIdx.x} * Config::kReduceBlock + threadIdx.x;
+  if (c >= cols) return;
+  Acc<T> s = 0;
+  for (unsigned k = 0; k < nparts; ++k) s += partial[std::size_t{k} * cols + c];
+  dbias[c] = from_acc<T>(s);
+}
+
+// The eager pair (bias_gelu_two_kernels): each op a pass over the matrix, z rounded to T between
+// them as a framework's intermediate tensor is.
+template <class T>
+__global__ void __launch_bounds__(Config::kBlock)
+    add_bias_kernel(const T* x, std::size_t ldx, const T* __restrict__ bias, T* y, std::size_t ldy,
+                    std::size_t rows, std::size_t cols) {
+  const std::size_t c = std::size_t{blockIdx.x} * Config::kThreadsX + threadIdx.x;
+  if (c >= cols) return;
+  const Acc<T> b = to_acc(bias[c]);
+  for (std::size_t r = std::size_t{blockIdx.y} * Config::kThreadsY + threadIdx.y; r < rows;
+       r += std::size_t{gridDim.y} * Config::kThreadsY)
+    y[r * ldy + c] = from_acc<T>(to_acc(x[r * ldx + c]) + b);
+}
+
+template <class T>
+__global__ void __launch_bounds__(Config::kBlock)
+    gelu_kernel(T* y, std::size_t ldy, std::size_t rows, std::size_t cols, Gelu form) {
+  const std::size_t c = std::size_t{blockIdx.x} * Config::kThreadsX + threadIdx.x;
+  if (c >= cols) return;
+  for (std::size_t r = std::size_t{blockIdx.y} * Config::kThreadsY + threadIdx.y; r < rows;
+       r += std::size_t{gridDim.y} * Config::kThreadsY)
+    y[r * ldy + c] = from_acc<T>(gelu(to_acc(y[r * ldy + c]), form));
+}
+
+template <class T>
+bool aligned16(const T* p) {
+  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+}
+
+void check_shape(std::size_t rows, std::size_t cols, std::size_t ld, const char* name) {
+  require(rows <= 1 || ld >= cols, name, "row stride must be >= cols (rows may not overlap)");
+  require(cols == 0 || rows <= (~std::size_t{0} - cols) / (ld == 0 ? 1 : ld), name,
+          "rows x stride overflows size_t");
+}
+
+std::size_t extent(std::size_t rows, std::size_t cols, std::size_t ld) {
+  return rows == 0 || cols == 0 ? 0 : (rows - 1) * ld + cols;
+}
+
+unsigned grid_x(std::size_t cols, std::size_t per_thread) {
+  const std::size_t gx =
+      ceil_div<std::size_t>(ceil_div<std::size_t>(cols, per_thread), Config::kThreadsX);
+  require(gx <= 0x7FFFFFFFu, "cols", "needs more than 2^31 - 1 blocks");
+  return static_cast<unsigned>(gx);
+}
+
+}  // namespace
+
+const char* to_string(Gelu form) {
+  return form == Gelu::kTanh ? "tanh" : "erf";
+}
+
+template <class T>
+void bias_gelu_forward(const T* x, std::size_t ldx, const T* bias, T* y, std::size_t ldy,
+                       std::size_t rows, std::size_t cols, Gelu form, cudaStream_t stream) {
+  require(form == Gelu::kErf || form == Gelu::kTanh, "form", "unknown Gelu");
+  check_shape(rows, cols, ldx, "ldx");
+  check_shape(rows, cols, ldy, "ldy");
+  require(!(x == y && ldx != ldy), "y", "in place (y == x) needs ldy == ldx");
+  require_device_pointer(x, extent(rows, cols, ldx), "x");
+  require_device_pointer(bias, rows == 0 ? 0 : cols, "bias");
+  require_device_pointer(y, extent(rows, cols, ldy), "y");
+  if (rows == 0 || cols == 0) return;
+  constexpr int kVec = 16 / sizeof(T);
+  // The 16-byte path needs every row start aligned: the pointers and the strides.
+  const bool vec = aligned16(x) && aligned16(y) && ldx % kVec == 0 && ldy % kVec == 0;
+  const unsigned gy = static_cast<unsigned>(
+      std::min<std::size_t>(ceil_div<std::size_t>(rows, Config::kThreadsY), Config::kMaxGridY));
+  const dim3 block(Config::kThreadsX, Config::kThreadsY);
+  if (vec) {
+    bias_gelu_forward_kernel<T, kVec><<<dim3(grid_x(cols, kVec), gy), block, 0, stream>>>(
+        x, ldx, bias, y, ldy, rows, cols, form);
+  } else {
+    bias_gelu_forward_kernel<T, 1>
+        <<<dim3(grid_x(cols, 1), gy), block, 0, stream>>>(x, ldx, bias, y, ldy, rows, cols, form);
+  }
+  CUDALAB_CHECK_LAUNCH();
+}
+
+template <class T>
+void bias_gelu_two_kernels(const T* x, std::size_t ldx, const T* bias, T* y, std::size_t ldy,
+                           std::size_t rows, std::size_t cols, Gelu form, cudaStream_t stream) {
+  require(form == Gelu::kErf || form == Gelu::kTanh, "form", "unknown Gelu");
+  check_shape(rows, cols, ldx, "ldx");
+  check_shape(rows, cols, ldy, "ldy");
+  require(!(x == y && ldx != ldy), "y", "in place (y == x) needs ldy == ldx");
+  require_device_pointer(x, extent(rows, cols, ldx), "x");
+  require_device_pointer(bias, rows == 0 ? 0 : cols, "bias");
+  require_device_pointer(y, extent(rows, cols, ldy), "y");
+  if (rows == 0 || cols == 0) return;
+  const dim3 grid(grid_x(cols, 1),
+                  static_cast<unsigned>(std::min<std::size_t>(
+                      ceil_div<std::size_t>(rows, Config::kThreadsY), Config::kMaxGridY)));
+  const dim3 block(Config::kThreadsX, Config::kThreadsY);
+  add_bias_kernel<T><<<grid, block, 0, stream>>>(x, ldx, bias, y, ldy, rows, cols);
+  CUDALAB_CHECK_LAUNCH();
+  gelu_kernel<T><<<grid, block, 0, stream>>>(y, ldy, rows, cols, form);
+  CUDALAB_CHECK_LAUNCH();
+}
+
+std::size_t bias_gelu_backward_workspace_bytes(std::size_t cols) {
+  return std::size_t{Config::kMaxPartials} * cols * sizeof(double);
+}
+
+template <class T>
+void bias_gelu_backward(const T* dy, std::size_t lddy, const T* x, std::size_t ldx, const T* bias,
+                        T* dx, std::size_t lddx, T* dbias, std::size_t rows, std::size_t cols,
+                        void* workspace, std::size_t workspace_bytes, Gelu form,
+                        cudaStream_t stream) {
+  require(form == Gelu::kErf || form == Gelu::kTanh, "form", "unknown Gelu");
+  check_shape(rows, cols, lddy, "lddy");
+  check_shape(rows, cols, ldx, "ldx");
+  check_shape(rows, cols, lddx, "lddx");
+  require(!(dx == dy && lddx != lddy), "dx", "in place (dx == dy) needs lddx == lddy");
+  require_device_pointer(dy, extent(rows, cols, lddy), "dy");
+  require_device_pointer(x, extent(rows, cols, ldx), "x");
+  require_device_pointer(bias, cols, "bias");
+  require_device_pointer(dx, extent(rows, cols, lddx), "dx");
+  require_device_pointer(dbias, cols, "dbias");
+  if (cols == 0) return;
+  const std::size_t need = bias_gelu_backward_workspace_bytes(cols);
+  require(workspace_bytes >= need, "workspace_bytes",
+          "smaller than bias_gelu_backward_workspace_bytes(cols)");
+  require_device_pointer(workspace, need, "workspace");
+  const unsigned gx = grid_x(cols, 1);
+  // Enough row blocks to fill the GPU (~4 blocks an SM), at most kMaxPartials, at least one (so
+  // rows = 0 writes dbias = 0 through the same two kernels).
+  const std::size_t want = ceil_div<std::size_t>(std::size_t{4} * current_sm_count(), gx);
+  const unsigned gy = static_cast<unsigned>(
+      std::max<std::size_t>(1, std::min({ceil_div<std::size_t>(rows, Config::kThreadsY), want,
+                                         std::size_t{Config::kMaxPartials}})));
+  auto* partial = static_cast<Acc<T>*>(workspace);
+  bias_gelu_backward_kernel<T>
+      <<<dim3(gx, gy), dim3(Config::kThreadsX, Config::kThreadsY), 0, stream>>>(
+          dy, lddy, x, ldx, bias, dx, lddx, partial, rows, cols, form);
+  CUDALAB_CHECK_LAUNCH();
+  column_sum_kernel<T><<<static_cast<unsigned>(ceil_div<std::size_t>(cols, Config::kReduceBlock)),
+                         Config::kReduceBlock, 0, stream>>>(partial, gy, dbias, cols);
+  CUDALAB_CHECK_LAUNCH();
+}
+
+#define CH10_INSTANTIATE(T)                                                                       \
+  template void bias_gelu_forward<T>(const T*, std::size_t, const T*, T*, std::size_t,            \
+                                     std::size_t, std::size_t, Gelu, cudaStream_t);               \
+  template void bias_gelu_two_kernels<T>(const T*, std::size_t, const T*, T*, std::size_t,        \
+                                         std::size_t, std::size_t, Gelu, cudaStream_t);           \
+  template void bias_gelu_backward<T>(const T*, std::size_t, const T*, std::size_t, const T*, T*, \
+                                      std::size_t, T*, std::size_t, std::size_t, void*,           \
+                                      std::size_t, Gelu, cudaStream_t);
+CH10_INSTANTIATE(float)
+CH10_INSTANTIATE(double)
+CH10_INSTANTIATE(__half)
+CH10_INSTANTIATE(__nv_bfloat16)
+#undef CH10_INSTANTIATE
+
+}  // namespace cudalab::ch10

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Chapter 10's GPU evidence in one run (H200, PyTorch in python3, nothing downloaded):
+#   chapters/10_frameworks/tools/gpu_check.sh OUT
+# after `cmake --preset gpu && cmake --build --preset gpu` (build/gpu). It runs the C++ GPU tests
+# of chapter 10 (reference, and the pitfalls, each of which must fail a test), bench_ch10, builds
+# the PyTorch operator with the machine's torch (torch.utils.cpp_extension, into
+# build/torch_ch10), runs the torch tests (opcheck, gradcheck, values, compile: graph breaks and
+# recompiles; the planted bug; the silent losses), the speed comparison (bench_op.py), the
+# silent-loss measurements (silent_losses.py) and prints a summary. Logs and JSON under OUT.
+set -uo pipefail
+cd "$(dirname "$0")/../../.."
+if [ $# -ne 1 ]; then
+  echo "usage: $0 OUT   (a folder for the logs and JSON; created)" >&2
+  exit 2
+fi
+out=$1
+mkdir -p "$out" || { echo "gpu_check: cannot create $out" >&2; exit 2; }
+build=${BUILD_DIR:-build/gpu}
+declare -A status
+
+step() {  # step NAME LOG command...: runs it, records pass/FAIL, keeps the log
+  local name=$1 log=$2
+  shift 2
+  local t0=$SECONDS
+  if "$@" >"$out/$log" 2>&1; then status[$name]="pass ($((SECONDS - t0)) s)"
+  else status[$name]="FAIL rc=$? ($((SECONDS - t0)) s, $log)"; fi
+  echo "gpu_check: $name: ${status[$name]}"
+}
+
+if [ ! -d "$build" ]; then
+  echo "gpu_check: $build is missing: run cmake --preset gpu && cmake --build --preset gpu" >&2
+  exit 2
+fi
+step build build.log cmake --build "$build" --target reference_ch10_test_bias_gelu \
+  reference_ch10_test_autograd reference_ch10_test_mixed_precision \
+  pitfall_half_accumulator_ch10_test_bias_gelu pitfall_grad_overwrite_ch10_test_autograd \
+  pitfall_scaler_grows_on_inf_ch10_test_mixed_precision bench_ch10 -j 16
+step ctest_reference ctest_reference.log ctest --test-dir "$build" -L ch10 -L reference \
+  --output-on-failure -j 4
+
+# Each pitfall must fail at least one of its tests (a pitfall nothing catches is a failure here).
+pitfalls_log="$out/ctest_pitfalls.log"
+: >"$pitfalls_log"
+pit_ok=0
+pit_n=0
+for p in half_accumulator grad_overwrite scaler_grows_on_inf; do
+  pit_n=$((pit_n + 1))
+  if ctest --test-dir "$build" -L "pitfall:ch10.$p" >>"$pitfalls_log" 2>&1; then
+    echo "pitfall $p: NOT caught (every test passed)" | tee -a "$pitfalls_log"
+  else
+    pit_ok=$((pit_ok + 1))
+    echo "pitfall $p: caught" >>"$pitfalls_log"
+  fi
+done
+status[pitfalls]="$pit_ok/$pit_n caught"
+[ "$pit_ok" -eq "$pit_n" ] || status[pitfalls]="FAIL ${status[pitfalls]}"
+echo "gpu_check: pitfalls: ${status[pitfalls]}"
+
+step bench bench_ch10.log "$build/bench/bench_ch10" --benchmark_out="$out/bench_ch10.json" \
+  --benchmark_out_format=json --benchmark_min_time=0.2s
+
+export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0}
+export MAX_JOBS=${MAX_JOBS:-16}
+step torch_build torch_build.log python3 chapters/10_frameworks/torch/ops.py
+step torch_tests torch_tests.log python3 -m unittest discover -s chapters/10_frameworks/torch \
+  -p 'test_*.py' -v
+step bench_op bench_op.log python3 chapters/10_frameworks/torch/bench_op.py --json "$out/bench_op.json"
+step xla_fusion xla_fusion.log python3 chapters/10_frameworks/torch/xla_fusion.py
+step silent_losses silent_losses.log python3 chapters/10_frameworks/torch/silent_losses.py \
+  --json "$out/silent_losses.json"
+
+echo
+echo "## chapter 10 GPU check ($(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1), torch $(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null))"
+echo
+echo "| step | result |"
+echo "| --- | --- |"
+for k in build ctest_reference pitfalls bench torch_build torch_tests bench_op xla_fusion silent_losses; do
+  echo "| $k | ${status[$k]:-not run} |"
+done
+echo
+grep -E "tests passed|tests failed" "$out/ctest_reference.log" | tail -1
+grep -E "^(Ran|OK|FAILED)" "$out/torch_tests.log" | tail -2
+grep -cE "skipped" "$out/torch_tests.log" | sed 's/^/torch tests mentioning "skipped": /'
+echo
+[ -f "$out/bench_op.log" ] && sed -n '/^## bias/,$p' "$out/bench_op.log"
+echo
+[ -f "$out/silent_losses.log" ] && sed -n '/^## silent/,$p' "$out/silent_losses.log"
+echo
+[ -f "$out/xla_fusion.log" ] && grep -E "^(XLA|Inductor)|^  [a-z_]+: " "$out/xla_fusion.log"
+fail=0
+for k in "${!status[@]}"; do case "${status[$k]}" in FAIL*) fail=1 ;; esac; done
+exit $fail

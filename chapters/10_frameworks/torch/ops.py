@@ -1,0 +1,149 @@
+"""Chapter 10: build, load and complete the cudalab::bias_gelu operator for PyTorch.
+
+    from ops import load, BiasGelu          # chapters/10_frameworks/torch on sys.path
+    ops = load()                            # builds once into build/torch_ch10/, then cached
+    y = torch.ops.cudalab.bias_gelu(x, bias, "none")
+
+C++ (cudalab_op.cpp, cudalab_op_cuda.cpp) defines the schema and the CPU and CUDA kernels; this
+file adds what torch.compile and autograd need, the way PyTorch's custom-operator guide does:
+
+  register_fake      the shape/dtype/stride of each output, computed without data: Dynamo and
+                     AOTAutograd trace with FakeTensors, so without it torch.compile cannot see
+                     through the op (opcheck's test_faketensor, test_aot_dispatch_dynamic).
+  register_autograd  the backward formula: dx, dbias = bias_gelu_backward(grad, x, bias), itself
+                     an operator with a fake, so that AOTAutograd can trace the backward too.
+
+The planted operator (bias_gelu_planted) is registered exactly the same way: its registrations
+are all consistent, which is why opcheck passes it (test_op.PlantedBug).
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CHAPTER = HERE.parent
+ROOT = CHAPTER.parent.parent
+BUILD = ROOT / "build" / "torch_ch10"
+
+_loaded: dict[str, object] = {}
+
+
+def torch_missing_reason() -> str:
+    """'' when torch imports, else why not (the tests' skip reason)."""
+    try:
+        import torch  # noqa: F401
+    except ImportError as e:  # pragma: no cover - depends on the machine
+        return f"torch is not installed ({e}); the operator's tests run on the H200 (tools/gpu_check.sh)"
+    return ""
+
+
+def sources(with_cuda: bool) -> list[str]:
+    src = [str(HERE / "cudalab_op.cpp")]
+    if with_cuda:
+        # The chapter's kernels and the lab's error checks, compiled into the extension.
+        src += [str(HERE / "cudalab_op_cuda.cpp"), str(CHAPTER / "reference" / "bias_gelu.cu"),
+                str(ROOT / "common" / "src" / "check.cpp"), str(ROOT / "common" / "src" / "device.cpp")]
+    return src
+
+
+def load(verbose: bool = False):
+    """Builds (once, cached by torch.utils.cpp_extension in build/torch_ch10) and loads the
+    operator library, then registers the fake kernels and the autograd formulas. Returns
+    torch.ops.cudalab."""
+    if "ops" in _loaded:
+        return _loaded["ops"]
+    import torch
+    from torch.utils import cpp_extension
+
+    with_cuda = torch.cuda.is_available() and cpp_extension.CUDA_HOME is not None
+    BUILD.mkdir(parents=True, exist_ok=True)
+    flags = ["-O2", "-std=c++20", "-DFMT_HEADER_ONLY"]
+    cuda_flags = ["-O3", "-std=c++20", "-DFMT_HEADER_ONLY"]
+    if with_cuda and "TORCH_CUDA_ARCH_LIST" not in os.environ:
+        major, minor = torch.cuda.get_device_capability()
+        os.environ["TORCH_CUDA_ARCH_LIST"] = f"{major}.{minor}"  # this GPU only: a faster build
+    cpp_extension.load(
+        name="cudalab_ch10_ops" + ("_cuda" if with_cuda else "_cpu"),
+        sources=sources(with_cuda),
+        extra_include_paths=[str(CHAPTER / "include"), str(ROOT / "common" / "include"), str(HERE)],
+        extra_cflags=flags,
+        extra_cuda_cflags=cuda_flags,
+        build_directory=str(BUILD),
+        with_cuda=with_cuda,
+        is_python_module=False,
+        verbose=verbose,
+    )
+    _register(torch)
+    _loaded["ops"] = torch.ops.cudalab
+    _loaded["with_cuda"] = with_cuda
+    return torch.ops.cudalab
+
+
+def _register(torch) -> None:
+    for name in ("bias_gelu", "bias_gelu_planted"):
+        _register_one(torch, name)
+
+
+def _register_one(torch, name: str) -> None:
+    fwd = f"cudalab::{name}"
+    bwd = f"cudalab::{name}_backward"
+
+    @torch.library.register_fake(fwd)
+    def _fake_forward(x, bias, approximate="none"):
+        torch._check(bias.dim() == 1, lambda: "bias must be 1-D")
+        torch._check(x.shape[-1] == bias.shape[0], lambda: "x's last dimension must be bias's size")
+        # The real kernels return a new contiguous tensor of x's shape: the fake must say the same
+        # (strides included: a wrong stride in a fake crashes Inductor later, far from here).
+        return x.new_empty(x.shape)
+
+    @torch.library.register_fake(bwd)
+    def _fake_backward(grad, x, bias, approximate="none"):
+        torch._check(grad.shape == x.shape, lambda: "grad must have x's shape")
+        return x.new_empty(x.shape), bias.new_empty(bias.shape)
+
+    backward_op = getattr(torch.ops.cudalab, f"{name}_backward")
+
+    def setup_context(ctx, inputs, output):
+        x, bias, approximate = inputs
+        ctx.save_for_backward(x, bias)  # x, not z = x + bias: the backward recomputes z
+        ctx.approximate = approximate
+
+    def backward(ctx, grad):
+        x, bias = ctx.saved_tensors
+        dx, dbias = backward_op(grad, x, bias, ctx.approximate)
+        return dx, dbias, None
+
+    torch.library.register_autograd(fwd, backward, setup_context=setup_context)
+
+
+def bias_gelu(x, bias, approximate: str = "none"):
+    return load().bias_gelu(x, bias, approximate)
+
+
+def make_module(torch, planted: bool = False):
+    """A Linear followed by the fused bias + GELU (the Linear's own bias off): the block the
+    chapter compiles, benchmarks and traps."""
+    ops = load()
+    op = ops.bias_gelu_planted if planted else ops.bias_gelu
+
+    class LinearBiasGelu(torch.nn.Module):
+        def __init__(self, d_in: int, d_out: int):
+            super().__init__()
+            self.linear = torch.nn.Linear(d_in, d_out, bias=False)
+            self.bias = torch.nn.Parameter(torch.randn(d_out) * 0.1)
+
+        def forward(self, x):
+            return op(self.linear(x), self.bias, "none")
+
+    return LinearBiasGelu
+
+
+if __name__ == "__main__":  # python3 ops.py: build and say what was built
+    reason = torch_missing_reason()
+    if reason:
+        print(reason)
+        sys.exit(0)
+    ops = load(verbose=True)
+    print("loaded torch.ops.cudalab with CUDA" if _loaded["with_cuda"] else "loaded torch.ops.cudalab (CPU only)")
