@@ -75,6 +75,18 @@ class FreshHandout(unittest.TestCase):
                     self.assertEqual({r.status for r in rep}, {"untouched"})
                     self.assertEqual(spliced.rstrip("\n"), (lt.ROOT / rel).read_text().rstrip("\n"))
 
+    def test_its_commands_answer_without_a_traceback(self):
+        import subprocess
+        for cmd, want in ((["scripts/lab", "--help"], 0), (["scripts/grade", "--help"], 0),
+                          (["scripts/lab", "hint", "05.1"], 0), (["scripts/lab", "handout", str(self.tmp / "x")], 2),
+                          (["scripts/lab", "gpu-suite", str(self.tmp / "y")], 2), (["scripts/grade", "--track", "reference"], 2),
+                          (["scripts/lab", "check", "42.1"], 2)):
+            with self.subTest(cmd=cmd):
+                p = subprocess.run([sys.executable, *cmd], cwd=self.out, capture_output=True, text=True, timeout=60)
+                self.assertEqual(p.returncode, want, p.stdout + p.stderr)
+                self.assertNotIn("Traceback", p.stderr)
+        self.assertFalse((self.tmp / "x").exists() or (self.tmp / "y").exists())
+
     def test_apps_link_the_track_that_exists(self):
         # an app or tool linked to <ch>_reference by hand would stop the handout's first build
         for cm in sorted((lt.ROOT / "chapters").glob("*/CMakeLists.txt")):
