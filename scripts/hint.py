@@ -109,9 +109,9 @@ def render(exercise: str, level: str = "1", root: Path = ROOT) -> str:
         notes = files[exercise].parent.parent / "solutions" / f"{exercise}.md"
         if notes.exists():
             return notes.read_text().rstrip() + "\n"
-        return (f"No solution notes for {exercise} here (chapters/*/solutions/ is the instructor's: the "
-                f"handout leaves it out). The reference's ratio: scripts/lab check {exercise}; the "
-                f"stretch: scripts/lab hint {exercise} stretch.\n")
+        return (f"No solution notes for {exercise} in this copy ({notes.relative_to(root)} does not exist: "
+                f"not every exercise has them, and a handout leaves them out). The reference's ratio: "
+                f"scripts/lab check {exercise}; the stretch: scripts/lab hint {exercise} stretch.\n")
     text = files[exercise].read_text()
     sections = parse_sections(text)
     missing = missing_sections(text)
