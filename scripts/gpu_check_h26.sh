@@ -149,7 +149,8 @@ seconds["mutants"] = time.time() - t
 
 # 3. memcheck over the shape-class suites
 t = time.time()
-exes = sorted({p for p in (bdir / "tests").rglob("reference_*") if p.is_file()})
+exes = sorted({p for p in (bdir / "tests").rglob("reference_*")
+               if p.is_file() and os.access(p, os.X_OK) and not p.suffix})
 shape_exes = []
 for e in exes:
     listed = subprocess.run([str(e), "--gtest_list_tests", "--gtest_filter=*ShapesGpu.*"],
@@ -180,8 +181,15 @@ for ch, rs in sorted(by_ch.items()):
     c = lt.count(rs)
     md.append(f"| {ch} | {c['passed']} | {c['failed']} | {c['skipped']} |")
 c = lt.count(new_tests)
-md += ["", f"New tests: {lt.count_line(c)}"]
-md += [f"- {r.status}: {r.name}" for r in new_tests if r.status != "passed"]
+md += ["", f"New tests: {lt.count_line(c)}", "", "| class | passed | failed | skipped |",
+       "| --- | ---: | ---: | ---: |"]
+CLASSES = [("index width", r"LargeGpu\."), ("alignment", r"AlignmentGpu\."), ("shape classes", r"ShapesGpu\."),
+           ("identity", r"(Identity|Streams)Gpu\."), ("ordering", r"(Ordering|Delay|Contention)Gpu\.")]
+for label, rx in CLASSES:
+    k = lt.count([r for r in new_tests if re.search(rx, r.name)])
+    md.append(f"| {label} | {k['passed']} | {k['failed']} | {k['skipped']} |")
+bad = [r for r in new_tests if r.status != "passed"]
+md += [f"- {r.status}: {r.name}" for r in bad[:40]] + ([f"- ... {len(bad) - 40} more"] if len(bad) > 40 else [])
 md += ["", lt.score_line(score, gs.MUTATION_GOAL), "", "New mutants:"]
 md += ["- " + lt.mutant_line(n, verdicts[n]) for n in sorted(new_mutants) if n in verdicts]
 md += ["", "Other survivors: " + ", ".join(n for n in score["survivors"] if n not in new_mutants)]
