@@ -219,6 +219,7 @@ TEST(ReduceIdentityGpu, OneWorkspaceOtherInputsAndStreams) {
     auto ws = make_workspace(n);
     DeviceBuffer<int> out(4);
     poison_device(out.data(), out.bytes());
+    CUDALAB_CHECK(cudaDeviceSynchronize());  // the poison (legacy stream) lands first
     ch05::reduce_sum(in1.data(), out.data() + 0, n, ws.data(), ws.bytes(), v, a);
     CUDALAB_CHECK(cudaStreamSynchronize(a));
     ch05::reduce_sum(in2.data(), out.data() + 1, n, ws.data(), ws.bytes(), v, b);
@@ -253,6 +254,7 @@ TEST(ReduceContentionGpu, OnePassUnderMemoryContention) {
   Contention contention;
   DeviceBuffer<int> out(30);
   poison_device(out.data(), out.bytes());
+  CUDALAB_CHECK(cudaDeviceSynchronize());  // the poison (legacy stream) lands first
   contention.run(side, 20'000, 16);
   for (int call = 0; call < 30; ++call)
     ch05::reduce_sum(in.data(), out.data() + call, n, ws.data(), ws.bytes(),
