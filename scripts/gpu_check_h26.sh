@@ -34,7 +34,7 @@ JOBS = int(os.environ.get("JOBS", "16"))
 CHAPTERS = ["ch01", "ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch11"]
 # The suites this work added (their results are listed one by one).
 NEW = re.compile(r"[./](Delay|Contention|[A-Za-z0-9]*(Wide|Alignment|Shapes|Identity|Ordering|Streams|Contention))"
-                 r"[A-Za-z]*Gpu\.|[./](Gemv|Prefill|BiasReluScale|DecodeAttention|RgbToGray)LargeGpu\.|"
+                 r"[A-Za-z]*Gpu\.|[./](Gemv|Prefill|BiasReluScale|DecodeAttention|RgbToGray|Copy2d)LargeGpu\.|"
                  r"LargeGpu\.PastTwoToThe32")
 # The mutants this work added (each must be killed).
 new_mutants = set("""
@@ -52,6 +52,7 @@ ch05.lookback_tile_base_u32_product
 ch05.lookback_vector_path_on_input_alignment
 ch05.unroll_vector_path_on_x_alignment
 ch05.stencil_halo_bottom_unbounded
+ch05.tile_scan_base_u32_product
 ch06.sgemm_at_int_product
 ch06.sgemm_vectorized_c_alignment_by_row_length
 ch06.sgemm_async_fast_path_ignores_c
