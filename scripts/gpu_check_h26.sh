@@ -12,11 +12,12 @@
 #    shows;
 # then prints a summary (also OUT/summary.md, OUT/summary.json; logs under OUT/work).
 set -euo pipefail
-out="${1:?usage: scripts/gpu_check_h26.sh OUT}"
+out="${1:?usage: scripts/gpu_check_h26.sh OUT [PRESET]}"
+preset="${2:-gpu}"
 mkdir -p "$out"
 cd "$(dirname "$0")/.."
-exec python3 - "$out" <<'PY'
-import importlib.machinery, importlib.util, json, re, subprocess, sys, time
+exec python3 - "$out" "$preset" <<'PY'
+import importlib.machinery, importlib.util, json, os, re, shutil, subprocess, sys, time
 from pathlib import Path
 sys.path.insert(0, "scripts")
 import labtools as lt
@@ -28,11 +29,13 @@ loader.exec_module(gs)
 out = Path(sys.argv[1]).resolve()
 work = out / "work"
 work.mkdir(parents=True, exist_ok=True)
-bdir = lt.build_dir("gpu")
+bdir = lt.build_dir(sys.argv[2])
+JOBS = int(os.environ.get("JOBS", "16"))
 CHAPTERS = ["ch01", "ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch11"]
 # The suites this work added (their results are listed one by one).
-NEW = re.compile(r"(Delay|Contention|Wide|Alignment|Shapes|Identity|Ordering|Streams)[A-Za-z]*Gpu\.|"
-                 r"LargeGpu\.(PastTwoToThe32|RowOffsets|Paged|Contiguous|ATimesK|MTimesN|KTimesN)")
+NEW = re.compile(r"[./](Delay|Contention|[A-Za-z0-9]*(Wide|Alignment|Shapes|Identity|Ordering|Streams|Contention))"
+                 r"[A-Za-z]*Gpu\.|[./](Gemv|Prefill|BiasReluScale|DecodeAttention|RgbToGray|Copy2d)LargeGpu\.|"
+                 r"LargeGpu\.PastTwoToThe32")
 # The mutants this work added (each must be killed).
 new_mutants = set("""
 ch01.graph_cache_key_without_x
@@ -49,11 +52,15 @@ ch05.lookback_tile_base_u32_product
 ch05.lookback_vector_path_on_input_alignment
 ch05.unroll_vector_path_on_x_alignment
 ch05.stencil_halo_bottom_unbounded
+ch05.tile_scan_base_u32_product
 ch06.sgemm_at_int_product
 ch06.sgemm_vectorized_c_alignment_by_row_length
 ch06.sgemm_async_fast_path_ignores_c
 ch06.sgemm_warptile_interior_ignores_n_edge
 ch06.sgemm_warptile_interior_ignores_k_tile
+ch06.conv_store_vector_on_plane_size
+ch06.conv_filter_vector_on_length
+ch06.conv_sum_slices_vector_on_count
 ch07.overlap_kernels_on_first_stream
 ch07.overlap_copy_out_on_first_stream
 ch07.graph_replayed_on_legacy_stream
@@ -82,9 +89,9 @@ def problem(msg):
 
 # 1. reference tests
 t = time.time()
-ref = lt.run_reference(bdir, ["reference", "common"], work, 16)
+ref = lt.run_reference(bdir, ["reference", "common"], work, JOBS)
 for ch in CHAPTERS:
-    ref += lt.run_reference(bdir, ["reference", ch], work, 16)
+    ref += lt.run_reference(bdir, ["reference", ch], work, JOBS)
 seconds["reference"] = time.time() - t
 by_ch = {}
 for r in ref:
@@ -112,19 +119,19 @@ res, race_exes, all_tests = [], {}, {}
 for ch in CHAPTERS:
     tests = lt.list_tests(bdir, [lt.MUTANT_LABEL, ch], with_command=True)
     all_tests.update(tests)
-    res += lt.run_by_executable(bdir, [lt.MUTANT_LABEL, ch], work / f"mutant_{ch}", 16,
+    res += lt.run_by_executable(bdir, [lt.MUTANT_LABEL, ch], work / f"mutant_{ch}", JOBS,
                                 skip_suite=(lt.FAULT_SUITE, lt.LARGE_SUITE), tests=tests)
     race_exes.update(lt.race_mutant_executables(tests, {n for n, m in declared.items() if m.get("race")}))
 first = lt.mutant_table(res)
 alive = {n for n, c in first.items() if not c.get("failed")}
 large = {name: v for name, v in all_tests.items() if lt.mutant_of(v[0]) in alive}
-res += lt.run_by_executable(bdir, [lt.MUTANT_LABEL], work / "mutant_large", 16,
+res += lt.run_by_executable(bdir, [lt.MUTANT_LABEL], work / "mutant_large", JOBS,
                             only_suite=lt.LARGE_SUITE, serial=True, tests=large)
 counts = lt.mutant_table(res)
 jobs = [(Path(e), name) for name, m in declared.items() if m.get("race")
         for e in race_exes.get(name, []) if Path(e).exists() and gs.has_gpu_tests(Path(e))]
 import concurrent.futures as cf
-with cf.ThreadPoolExecutor(max_workers=16) as pool:
+with cf.ThreadPoolExecutor(max_workers=JOBS) as pool:
     runs = list(pool.map(lambda j: gs.sanitize(j[0], "racecheck", work, "mutant:" + j[1]), jobs))
 rc = {}
 for (e, name), run in zip(jobs, runs):
@@ -146,13 +153,17 @@ seconds["mutants"] = time.time() - t
 
 # 3. memcheck over the shape-class suites
 t = time.time()
-exes = sorted({p for p in (bdir / "tests").rglob("reference_*") if p.is_file()})
+exes = sorted({p for p in (bdir / "tests").rglob("reference_*")
+               if p.is_file() and os.access(p, os.X_OK) and not p.suffix})
 shape_exes = []
 for e in exes:
     listed = subprocess.run([str(e), "--gtest_list_tests", "--gtest_filter=*ShapesGpu.*"],
                             capture_output=True, text=True).stdout
     if any(l.startswith("  ") for l in listed.splitlines()):
         shape_exes.append(e)
+if shape_exes and not shutil.which("compute-sanitizer"):
+    problem("compute-sanitizer not found: no memcheck over the shape suites")
+    shape_exes = []
 def memcheck(e):
     log = work / f"memcheck_shapes_{e.name}.log"
     cmd = ["compute-sanitizer", "--tool", "memcheck", "--error-exitcode", str(lt.SANITIZER_ERROR_EXITCODE),
@@ -160,7 +171,7 @@ def memcheck(e):
     p = subprocess.run(cmd, capture_output=True, text=True, cwd=e.parent, timeout=900)
     log.write_text("$ " + " ".join(cmd) + "\n" + p.stdout + p.stderr)
     return lt.parse_sanitizer(e.name, "memcheck", p.returncode, p.stdout + p.stderr)
-with cf.ThreadPoolExecutor(max_workers=16) as pool:
+with cf.ThreadPoolExecutor(max_workers=JOBS) as pool:
     mc = list(pool.map(memcheck, shape_exes))
 for e, r in zip(shape_exes, mc):
     if not r.clean:
@@ -174,8 +185,15 @@ for ch, rs in sorted(by_ch.items()):
     c = lt.count(rs)
     md.append(f"| {ch} | {c['passed']} | {c['failed']} | {c['skipped']} |")
 c = lt.count(new_tests)
-md += ["", f"New tests: {lt.count_line(c)}"]
-md += [f"- {r.status}: {r.name}" for r in new_tests if r.status != "passed"]
+md += ["", f"New tests: {lt.count_line(c)}", "", "| class | passed | failed | skipped |",
+       "| --- | ---: | ---: | ---: |"]
+CLASSES = [("index width", r"LargeGpu\."), ("alignment", r"AlignmentGpu\."), ("shape classes", r"ShapesGpu\."),
+           ("identity", r"(Identity|Streams)Gpu\."), ("ordering", r"(Ordering|Delay|Contention)Gpu\.")]
+for label, rx in CLASSES:
+    k = lt.count([r for r in new_tests if re.search(rx, r.name)])
+    md.append(f"| {label} | {k['passed']} | {k['failed']} | {k['skipped']} |")
+bad = [r for r in new_tests if r.status != "passed"]
+md += [f"- {r.status}: {r.name}" for r in bad[:40]] + ([f"- ... {len(bad) - 40} more"] if len(bad) > 40 else [])
 md += ["", lt.score_line(score, gs.MUTATION_GOAL), "", "New mutants:"]
 md += ["- " + lt.mutant_line(n, verdicts[n]) for n in sorted(new_mutants) if n in verdicts]
 md += ["", "Other survivors: " + ", ".join(n for n in score["survivors"] if n not in new_mutants)]

@@ -105,6 +105,7 @@ TEST(GraphForwardIdentityGpu, SameBatchOtherBuffersAndContents) {
   // New contents in x1, same pointer: a replay reads the buffer as it is now.
   CUDALAB_CHECK(cudaMemcpy(dx1.data(), dx2.data(), dx1.bytes(), cudaMemcpyDeviceToDevice));
   poison_device(y2.data(), rows * sizeof(float));
+  CUDALAB_CHECK(cudaDeviceSynchronize());  // the poison (legacy stream) lands before s runs
   block.forward(ch01::Mode::kGraph, dx1.data(), y2.data(), batch, s);
   s.synchronize();
   EXPECT_MATCHES(compare(y2.result(), want2, ch01_test::kTol,

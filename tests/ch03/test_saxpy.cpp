@@ -46,10 +46,11 @@ TEST_P(SaxpyGpu, MatchesOracle) {
 
 INSTANTIATE_TEST_SUITE_P(Sizes, SaxpyGpu, ::testing::ValuesIn(kSizes), size_name);
 
-// n = 2^31 + 4099 floats: 17 GB for x and y. Inputs are generated on the device (counter-based
-// hash), and the host recomputes them to check the elements where a 32-bit index breaks.
-TEST(SaxpyLargeGpu, PastTwoToThe31Elements) {
-  const std::size_t n = (std::size_t{1} << 31) + 4099;
+namespace {
+// y = 1.25 x + y on n floats filled on the device (x in [0.5, 1.5] from seed, y from seed + 1),
+// then check(y, n, seed, alpha) on the host (skipped without the memory).
+template <class Check>
+void large_saxpy(std::size_t n, Check check) {
   CUDALAB_REQUIRE_DEVICE_MEMORY(2 * n * sizeof(float) + (std::size_t{1} << 30));
   const std::uint64_t seed = Rng().seed();
   const float alpha = 1.25f;
@@ -58,43 +59,49 @@ TEST(SaxpyLargeGpu, PastTwoToThe31Elements) {
   fill_uniform_device(y.data(), n, seed + 1, 0.5f, 1.5f);
   ch03::saxpy(alpha, x.data(), y.data(), n);
   CUDALAB_CHECK(cudaDeviceSynchronize());
-  // Windows: the start, both sides of 2^31, the end.
-  for (const std::size_t start : {std::size_t{0}, (std::size_t{1} << 31) - 2048, n - 4096}) {
-    const std::size_t len = 4096;
-    std::vector<float> got(len), want(len);
-    CUDALAB_CHECK(
-        cudaMemcpy(got.data(), y.data() + start, len * sizeof(float), cudaMemcpyDeviceToHost));
-    for (std::size_t k = 0; k < len; ++k) {
-      const std::size_t i = start + k;
-      want[k] = static_cast<float>(static_cast<double>(alpha) * uniform_at(seed, i, 0.5f, 1.5f) +
-                                   uniform_at(seed + 1, i, 0.5f, 1.5f));
+  check(y, n, seed, alpha);
+}
+}  // namespace
+
+// n = 2^31 + 4099 floats: 17 GB for x and y. Inputs are generated on the device (counter-based
+// hash), and the host recomputes them to check the elements where a 32-bit index breaks.
+TEST(SaxpyLargeGpu, PastTwoToThe31Elements) {
+  large_saxpy((std::size_t{1} << 31) + 4099, [](const DeviceBuffer<float>& y, std::size_t n,
+                                                std::uint64_t seed, float alpha) {
+    // Windows: the start, both sides of 2^31, the end.
+    for (const std::size_t start : {std::size_t{0}, (std::size_t{1} << 31) - 2048, n - 4096}) {
+      const std::size_t len = 4096;
+      std::vector<float> got(len), want(len);
+      CUDALAB_CHECK(
+          cudaMemcpy(got.data(), y.data() + start, len * sizeof(float), cudaMemcpyDeviceToHost));
+      for (std::size_t k = 0; k < len; ++k) {
+        const std::size_t i = start + k;
+        want[k] = static_cast<float>(static_cast<double>(alpha) * uniform_at(seed, i, 0.5f, 1.5f) +
+                                     uniform_at(seed + 1, i, 0.5f, 1.5f));
+      }
+      EXPECT_MATCHES(compare(got, want, kTol,
+                             "saxpy (exercise 3.3, n = 2^31 + 4099), elements " +
+                                 std::to_string(start) + ".." + std::to_string(start + len - 1)));
     }
-    EXPECT_MATCHES(compare(got, want, kTol,
-                           "saxpy (exercise 3.3, n = 2^31 + 4099), elements " +
-                               std::to_string(start) + ".." + std::to_string(start + len - 1)));
-  }
+  });
 }
 
 // n = 2^32 + 4099 floats (x, y: 34 GB): the index must be widened before the multiply; a 32-bit
 // unsigned product passes every size below 2^32 and wraps past it (the elements from 2^32 on keep
 // their input, the first ones are updated twice). Sampled elements against the double oracle.
 TEST(SaxpyLargeGpu, PastTwoToThe32Elements) {
-  const std::size_t n = (std::size_t{1} << 32) + 4099;
-  CUDALAB_REQUIRE_DEVICE_MEMORY(2 * n * sizeof(float) + (std::size_t{1} << 30));
-  const std::uint64_t seed = Rng().seed();
-  const float alpha = 1.25f;
-  DeviceBuffer<float> x(n), y(n);
-  fill_uniform_device(x.data(), n, seed, 0.5f, 1.5f);
-  fill_uniform_device(y.data(), n, seed + 1, 0.5f, 1.5f);
-  ch03::saxpy(alpha, x.data(), y.data(), n);
-  CUDALAB_CHECK(cudaDeviceSynchronize());
-  const auto idx = cudalab::testing::boundary_samples(n, seed);
-  std::vector<float> want(idx.size());
-  for (std::size_t k = 0; k < idx.size(); ++k)
-    want[k] = static_cast<float>(static_cast<double>(alpha) * uniform_at(seed, idx[k], 0.5f, 1.5f) +
-                                 uniform_at(seed + 1, idx[k], 0.5f, 1.5f));
-  EXPECT_TRUE(cudalab::testing::samples_match(idx, cudalab::testing::download_at(y.data(), idx),
-                                              want, kTol, "saxpy (exercise 3.3, n = 2^32 + 4099)"));
+  large_saxpy((std::size_t{1} << 32) + 4099, [](const DeviceBuffer<float>& y, std::size_t n,
+                                                std::uint64_t seed, float alpha) {
+    const auto idx = cudalab::testing::boundary_samples(n, seed);
+    std::vector<float> want(idx.size());
+    for (std::size_t k = 0; k < idx.size(); ++k)
+      want[k] =
+          static_cast<float>(static_cast<double>(alpha) * uniform_at(seed, idx[k], 0.5f, 1.5f) +
+                             uniform_at(seed + 1, idx[k], 0.5f, 1.5f));
+    EXPECT_TRUE(cudalab::testing::samples_match(idx, cudalab::testing::download_at(y.data(), idx),
+                                                want, kTol,
+                                                "saxpy (exercise 3.3, n = 2^32 + 4099)"));
+  });
 }
 
 TEST(SaxpyArgs, NullPointersAreRejectedByName) {

@@ -183,6 +183,22 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Copy2dGpu, ::testing::ValuesIn(kShapes),
                            return shape_str(p.param);
                          });
 
+// The 2D copy the transposes are measured against, on the same 65537 x 65541 matrix (past 2^32
+// elements): out == in bit for bit, checked on the device (a gather with stride 1).
+TEST(Copy2dLargeGpu, PastTwoToThe32Elements) {
+  const int rows = 65537, cols = 65541;
+  const std::size_t n = std::size_t{rows} * cols;
+  CUDALAB_REQUIRE_DEVICE_MEMORY(2 * n * sizeof(float) + (std::size_t{1} << 30));
+  auto in = random_matrix({rows, cols}, Rng().seed());
+  DeviceBuffer<float> out(n);
+  poison_device(out.data(), out.bytes());
+  ch04::copy_2d(in.data(), out.data(), rows, cols);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  EXPECT_TRUE(cudalab::testing::device_matches(
+      cudalab::testing::check_gather(in.data(), out.data(), n, 1, 0),
+      "copy_2d (65537x65541 = 2^32 + 393221 elements)"));
+}
+
 TEST(TransposeArgs, RejectsBadShapesPointersAndVariants) {
   EXPECT_THROW(ch04::transpose(nullptr, nullptr, -1, 4), std::invalid_argument);
   EXPECT_THROW(ch04::copy_2d(nullptr, nullptr, 4, -1), std::invalid_argument);

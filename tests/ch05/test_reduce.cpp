@@ -185,20 +185,22 @@ INSTANTIATE_TEST_SUITE_P(Ladder, ReduceLargeGpu, ::testing::ValuesIn(ch05::kAllR
                            return std::string(ch05::to_string(p.param)) + "_n_2147483653";
                          });
 
-// n = 2^32 + 5 ints (17.2 GB): a block's first element computed as a 32-bit product (blockIdx.x *
-// elements per block, unsigned) is right below 2^32 elements and wraps past it (the blocks past
-// 2^32 re-read the first elements). Same inputs and oracle as PastTwoToThe31. Cost on an H200, per
+// n = 2^32 + 2^20 + 5 ints (17.2 GB): a block's first element computed as a 32-bit product
+// (blockIdx.x * elements per block, unsigned) is right below 2^32 elements and wraps past it: the
+// blocks past 2^32 re-read the first elements instead of the last 2^20 + 5 (so many that the two
+// sums cannot agree by chance). Same inputs and oracle as PastTwoToThe31. Cost on an H200, per
 // variant: ~52 GB moved, ~15 ms, plus the allocation.
 class ReduceWideLargeGpu : public ::testing::TestWithParam<ReduceVariant> {};
 
 TEST_P(ReduceWideLargeGpu, PastTwoToThe32) {
   const ReduceVariant v = GetParam();
-  check_large_int_sum(v, (std::size_t{1} << 32) + 5, "2^32 + 5 ints in [-2, 2], exact");
+  check_large_int_sum(v, (std::size_t{1} << 32) + (std::size_t{1} << 20) + 5,
+                      "2^32 + 2^20 + 5 ints in [-2, 2], exact");
 }
 
 INSTANTIATE_TEST_SUITE_P(Ladder, ReduceWideLargeGpu, ::testing::ValuesIn(ch05::kAllReduceVariants),
                          [](const ::testing::TestParamInfo<ReduceVariant>& p) {
-                           return std::string(ch05::to_string(p.param)) + "_n_4294967301";
+                           return std::string(ch05::to_string(p.param)) + "_n_4296015877";
                          });
 
 // Identity: one workspace for every call (the one-pass variant keeps an arrival counter and an
@@ -217,6 +219,7 @@ TEST(ReduceIdentityGpu, OneWorkspaceOtherInputsAndStreams) {
     auto ws = make_workspace(n);
     DeviceBuffer<int> out(4);
     poison_device(out.data(), out.bytes());
+    CUDALAB_CHECK(cudaDeviceSynchronize());  // the poison (legacy stream) lands first
     ch05::reduce_sum(in1.data(), out.data() + 0, n, ws.data(), ws.bytes(), v, a);
     CUDALAB_CHECK(cudaStreamSynchronize(a));
     ch05::reduce_sum(in2.data(), out.data() + 1, n, ws.data(), ws.bytes(), v, b);
@@ -251,6 +254,7 @@ TEST(ReduceContentionGpu, OnePassUnderMemoryContention) {
   Contention contention;
   DeviceBuffer<int> out(30);
   poison_device(out.data(), out.bytes());
+  CUDALAB_CHECK(cudaDeviceSynchronize());  // the poison (legacy stream) lands first
   contention.run(side, 20'000, 16);
   for (int call = 0; call < 30; ++call)
     ch05::reduce_sum(in.data(), out.data() + call, n, ws.data(), ws.bytes(),

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "ch06/ch06.hpp"
@@ -100,6 +101,93 @@ TEST_P(ConvGpu, SameBitsEveryRun) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, ConvGpu, ::testing::ValuesIn(kShapes),
                          [](const auto& p) { return name_of(p.param); });
+
+// Alignment: x, w, y and the workspace each in turn at +1 float of its allocation (then all four),
+// on a shape whose filter rows (C R S % 4 == 0) and output planes (P Q % 4 == 0) allow 16-byte
+// loads and stores, with and without split-K (the 8 x 8 output: few pixels, a long reduction). A
+// 16-byte path chosen on the shape alone stores or loads at a misaligned address. x and w sit in
+// front of NaN guard zones, y is poisoned and guarded, the workspace is poisoned (NaN) before the
+// call.
+const ConvShape kAlignShapes[] = {{1, 256, 8, 8, 130, 3, 3, 1, 1}, {2, 64, 14, 14, 68, 3, 3, 1, 1}};
+using ConvAlignParam = std::tuple<int, int>;  // shape, offsets (bit 0: x, 1: w, 2: y, 3: workspace)
+
+void run_guarded_conv(const ConvShape& s, const ConvCase& c, std::size_t ox, std::size_t ow,
+                      std::size_t oy, std::size_t ows, const std::string& what) {
+  const cudalab::testing::GuardedInput<float> dx(c.x, ox), dw(c.w, ow);
+  cudalab::testing::GuardedOutput<float> y(oy + c.want.size());
+  const std::size_t bytes = ch06::conv2d_implicit_gemm_workspace_bytes(s);
+  DeviceBuffer<float> ws(ows + (bytes + sizeof(float) - 1) / sizeof(float));
+  poison_device(ws.data(), ws.bytes());
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  ch06::conv2d_implicit_gemm(s, dx.data(), dw.data(), y.data() + oy, ws.data() + ows, bytes);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  const auto all = y.result();
+  EXPECT_MATCHES(
+      compare(std::vector<float>(all.begin() + static_cast<std::ptrdiff_t>(oy), all.end()), c.want,
+              conv_tolerance(s), what));
+  EXPECT_TRUE(y.guard_intact()) << what;
+  EXPECT_TRUE(y.untouched(0, oy, what));
+}
+
+class ConvAlignmentGpu : public ::testing::TestWithParam<ConvAlignParam> {};
+
+TEST_P(ConvAlignmentGpu, EveryPointerOnItsOwnAlignment) {
+  CUDALAB_REQUIRE_GPU();
+  const auto [si, bits] = GetParam();
+  const ConvShape s = kAlignShapes[si];
+  Rng rng;
+  const auto c = make_case(s, rng);
+  const std::size_t ox = bits & 1, ow = (bits >> 1) & 1, oy = (bits >> 2) & 1,
+                    ows = (bits >> 3) & 1;
+  run_guarded_conv(s, c, ox, ow, oy, ows,
+                   "conv2d_implicit_gemm (exercise 6.4, " + name_of(s) + ", x +" +
+                       std::to_string(ox) + " w +" + std::to_string(ow) + " y +" +
+                       std::to_string(oy) + " workspace +" + std::to_string(ows) + " floats)");
+}
+
+INSTANTIATE_TEST_SUITE_P(Offsets, ConvAlignmentGpu,
+                         ::testing::Combine(::testing::Values(0, 1),
+                                            ::testing::Values(0, 1, 2, 4, 8, 15)),
+                         [](const ::testing::TestParamInfo<ConvAlignParam>& p) {
+                           const int b = std::get<1>(p.param);
+                           return name_of(kAlignShapes[std::get<0>(p.param)]) + "_x" +
+                                  std::to_string(b & 1) + "_w" + std::to_string((b >> 1) & 1) +
+                                  "_y" + std::to_string((b >> 2) & 1) + "_ws" +
+                                  std::to_string((b >> 3) & 1);
+                         });
+
+// Identity: one workspace (poisoned before each call) and one output for two problems of the same
+// shape with other inputs, then the first again: split-K partials of a previous call, or a plan
+// keyed on the shape, must not leak into the next.
+TEST(ConvIdentityGpu, OneWorkspaceTwoProblemsOfTheSameShape) {
+  CUDALAB_REQUIRE_GPU();
+  const ConvShape s = kAlignShapes[0];
+  Rng rng;
+  const auto c1 = make_case(s, rng), c2 = make_case(s, rng);
+  const cudalab::testing::GuardedInput<float> x1(c1.x), w1(c1.w), x2(c2.x), w2(c2.w);
+  const std::size_t bytes = ch06::conv2d_implicit_gemm_workspace_bytes(s);
+  ASSERT_GT(bytes, 0u) << name_of(s)
+                       << " was chosen to take the split-K path (few output pixels, "
+                          "a long reduction): the launcher asks for no workspace";
+  DeviceBuffer<float> ws((bytes + sizeof(float) - 1) / sizeof(float));
+  cudalab::testing::GuardedOutput<float> y(c1.want.size());
+  const struct {
+    const float *x, *w;
+    const ConvCase* c;
+    const char* name;
+  } calls[] = {{x1.data(), w1.data(), &c1, "problem 1"},
+               {x2.data(), w2.data(), &c2, "problem 2 after problem 1"},
+               {x1.data(), w1.data(), &c1, "problem 1 again"}};
+  for (const auto& k : calls) {
+    poison_device(ws.data(), ws.bytes());
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+    ch06::conv2d_implicit_gemm(s, k.x, k.w, y.data(), ws.data(), bytes);
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+    EXPECT_MATCHES(compare(y.result(), k.c->want, conv_tolerance(s),
+                           std::string("conv2d_implicit_gemm (exercise 6.4, ") + name_of(s) +
+                               ", one workspace: " + k.name + ")"));
+  }
+}
 
 #define CH06_REQUIRE_CUDNN()                                                   \
   do {                                                                         \
