@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <numeric>
 #include <string>
