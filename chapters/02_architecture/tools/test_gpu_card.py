@@ -140,6 +140,18 @@ class WithTheCalculator(unittest.TestCase):
             self.assertIn("ceilings", c)
             self.assertTrue((Path(d) / "ch02_card.md").exists())
 
+    def test_sheet_app_usage_errors_exit_2(self):
+        for argv in (["--gpu"], ["--gpu", "H300"], ["--littles", "4800", "x", "132", "64", "2048"],
+                     ["--littles", "0", "600", "132", "64", "2048"], ["--bogus"]):
+            p = subprocess.run([SHEET, *argv], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 2, f"{argv}: {p.stderr}")
+            self.assertTrue(p.stderr.strip(), f"{argv}: says why")
+        p = subprocess.run([SHEET, "--littles", "4800", "600", "132", "64", "2048"], capture_output=True,
+                           text=True, check=True)
+        self.assertAlmostEqual(json.loads(p.stdout)["bytes_in_flight"], 2.88e6)
+        table = json.loads(subprocess.run([SHEET], capture_output=True, text=True, check=True).stdout)
+        self.assertEqual(len(table["gpus"]), 8)
+
     def test_missing_json_is_a_usage_error(self):
         rc, _, err = self.run_tool("--from-json", "/nonexistent/x.json", "--no-build")
         self.assertEqual(rc, 2)
