@@ -132,7 +132,9 @@ def fmt_bytes(b: float) -> str:
 def occupancy_at_90(rows: dict[str, dict], prefix: str, max_warps: float) -> tuple[float | None, float | None, int | None]:
     """(plateau GB/s, occupancy at which the sweep first reaches 90% of it, bytes in flight per
     thread) over the rows prefix/warps:W."""
-    pts = sorted((arg(n, "warps"), r) for n, r in good(rows, prefix) if arg(n, "warps") and "GB/s" in r)
+    # The warps really resident (occupancy API) where the row says; else the warps it asked for.
+    pts = sorted((r.get("resident_warps_per_sm") or arg(n, "warps"), r) for n, r in good(rows, prefix)
+                 if arg(n, "warps") and "GB/s" in r)
     if not pts:
         return None, None, None
     plateau = max(r["GB/s"] for _, r in pts)
