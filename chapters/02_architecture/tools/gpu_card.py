@@ -173,6 +173,12 @@ def build_card(data: dict, sheet: dict | None, littles=None) -> dict:
             "reference": reference,
             "guard_ok": r.get("guard_ok"),
         }
+        # Against the printed figures, as a reader of the sheet would compare: the dense one and
+        # the "with sparsity" headline where the sheet has one.
+        m = row["measured"]
+        pub_sparse = srow.get("published_sparse") or None
+        row["ratio_published"] = m / row["published"] if m and row["published"] else None
+        row["ratio_headline"] = m / pub_sparse if m and pub_sparse and metric != "dram" else None
         out_rows.append(row)
         return row
 
@@ -338,8 +344,8 @@ def render_markdown(c: dict) -> str:
         L.append("")
     L += ["Each ratio is measured / the sheet's formula at the clock read right after the row "
           "(not the boost clock the sheet prints). Published: NVIDIA's figure for this GPU.", "",
-          "| row | unit | formula (sheet) | clock MHz | sheet at that clock | measured | ratio | published | source |",
-          "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+          "| row | unit | formula (sheet) | clock MHz | sheet at that clock | measured | ratio | published | % of published | % of \"with sparsity\" | source |",
+          "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
     for r in c["rows"]:
         ratio = f"{r['ratio'] * 100:.1f}%" if r.get("ratio") is not None else "-"
         if r.get("guard_ok") == 0:
@@ -347,8 +353,10 @@ def render_markdown(c: dict) -> str:
         src = r["source"] + (f"; {r['reference']}" if r.get("reference") else "")
         if r.get("gain_vs_dense"):
             src += f"; gain over dense mma.sync bf16 {r['gain_vs_dense']:.2f}x"
+        pc = lambda v: f"{100 * v:.0f}%" if v is not None else "-"  # noqa: E731
         L.append(f"| {r['name']} | {r['unit']} | {r['formula'] or '-'} | {num(r.get('clock_MHz'), 0)} | "
-                 f"{num(r.get('sheet'))} | {num(r.get('measured'))} | {ratio} | {num(r.get('published'))} | {src} |")
+                 f"{num(r.get('sheet'))} | {num(r.get('measured'))} | {ratio} | {num(r.get('published'))} | "
+                 f"{pc(r.get('ratio_published'))} | {pc(r.get('ratio_headline'))} | {src} |")
     lat = c["latency"]
     L += ["", "## Latency by pointer chase", "",
           f"cudaDeviceProp L2: {fmt_bytes(lat['l2_bytes_device'])}. Plateaus found by the program "

@@ -96,6 +96,16 @@ class CardFromFixture(unittest.TestCase):
         ladder = self.card["smem_conflict_ladder"]
         self.assertEqual([round(s["slowdown"]) for s in ladder], [1, 2, 4, 8, 16, 32])
 
+    def test_ratios_against_the_printed_figures(self):
+        if not self.sheet:
+            self.skipTest("skipped: ch02_sheet is not built (CH02_SHEET)")
+        bf = next(r for r in self.card["rows"] if r["name"].startswith("cuBLAS GEMM bf16"))
+        self.assertAlmostEqual(bf["ratio_published"], 840 / 989.4, places=6)
+        self.assertAlmostEqual(bf["ratio_headline"], 840 / 1978.9, places=6)
+        mc = next(r for r in self.card["rows"] if r["name"].startswith("cudaMemcpy"))
+        self.assertAlmostEqual(mc["ratio_published"], 4200 / 4800, places=6)
+        self.assertIsNone(mc["ratio_headline"])
+
     def test_markdown(self):
         md = gpu_card.render_markdown(self.card)
         self.assertIn("| FP32 FMA (CUDA cores) | TFLOP/s |", md)
