@@ -19,13 +19,15 @@
 // Counters every row adds (besides GB/s or TFLOP/s): sm_mhz and mem_mhz (NVML after the loop;
 // nvml = 0 when they are the maximum clocks of cudaDeviceProp instead), power_w, temp_c,
 // clock_event_reasons (NVML bits), peak (the clock-adjusted peak in the row's unit), pct_of_peak,
-// guard_ok (0: above 102% of the peak, a wrong count: the label says so). Rows without a
+// guard_ok (0: above 102% of the peak, a wrong count: the label says so); warps_per_sm (asked)
+// and resident_warps_per_sm (what the occupancy API says one SM holds of it). Rows without a
 // published or derivable peak (L2) have no peak counters.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <numeric>
 #include <string>
@@ -60,6 +62,13 @@ Grid grid_for(int warps_per_sm, int unit = 32) {
   const int threads = std::min(warps_per_sm * 32, 1024);
   const int per_sm = std::max(1, warps_per_sm * 32 / threads);
   return {dev().sm_count * per_sm, std::max(threads, unit)};
+}
+
+// The occupancy a row really ran at: the W warps per SM it asked for, or fewer when registers
+// or the block limit keep that many from being resident (the grid then runs in waves).
+void record_occupancy(benchmark::State& state, int warps_asked, int resident_capacity) {
+  state.counters["warps_per_sm"] = warps_asked;
+  state.counters["resident_warps_per_sm"] = std::min(warps_asked, resident_capacity);
 }
 
 // Records the clock, power, temperature and reasons after the timed loop, and the ratio to the
@@ -120,6 +129,7 @@ void bm_fma(benchmark::State& state, int ilp, int warps) {
       }))
     return;
   bench::run(state, work, {.flops = ch02::fma_flops(g.blocks, g.threads, ilp, iterations)});
+  record_occupancy(state, warps, ch02::fma_resident_warps(sizeof(T) == 8, ilp, g.threads));
   record_peak(state, "TFLOP/s", [](double sm, double) {
     return compute_peak(sizeof(T) == 4 ? ch02::Metric::fp32 : ch02::Metric::fp64, sm);
   });
@@ -386,7 +396,7 @@ void bm_dram_read(benchmark::State& state, int warps) {
   const bench::CopyBase copy(bytes);
   bench::run_vs(state, work, std::cref(copy), {.bytes = bytes});
   state.counters["bytes_in_flight_per_thread"] = ch02::kReadBytesInFlight;
-  state.counters["warps_per_sm"] = warps;
+  record_occupancy(state, warps, ch02::dram_read_resident_warps(g.threads));
   record_peak(state, "GB/s", dram_peak);
 }
 
@@ -406,7 +416,8 @@ void bm_dram_write(benchmark::State& state, int warps) {
   const bench::CopyBase copy(bytes);
   bench::run_vs(state, work, std::cref(copy), {.bytes = bytes});
   state.counters["bytes_in_flight_per_thread"] = ch02::kWriteBytesInFlight;
-  state.counters["warps_per_sm"] = warps;
+  record_occupancy(state, warps,
+                   ch02::bandwidth_resident_warps(ch02::BandwidthKernel::fill, g.threads));
   record_peak(state, "GB/s", dram_peak);
 }
 
@@ -427,7 +438,8 @@ void bm_dram_copy(benchmark::State& state, int warps) {
   const bench::CopyBase copy(bytes);
   bench::run_vs(state, work, std::cref(copy), {.bytes = bytes});
   state.counters["bytes_in_flight_per_thread"] = ch02::kCopyBytesInFlight;
-  state.counters["warps_per_sm"] = warps;
+  record_occupancy(state, warps,
+                   ch02::bandwidth_resident_warps(ch02::BandwidthKernel::copy, g.threads));
   record_peak(state, "GB/s", dram_peak);
 }
 
@@ -465,7 +477,8 @@ void bm_l2_read(benchmark::State& state, std::size_t bytes, int warps) {
   bench::run(state, work, {.bytes = double(bytes) * passes});
   state.counters["bytes_buffer"] = double(bytes);
   state.counters["bytes_in_flight_per_thread"] = ch02::kCopyBytesInFlight;
-  state.counters["warps_per_sm"] = warps;
+  record_occupancy(state, warps,
+                   ch02::bandwidth_resident_warps(ch02::BandwidthKernel::l2_read, g.threads));
   record_peak(state, "GB/s", [](double, double) { return 0.0; });  // no sheet figure for L2
 }
 
@@ -484,6 +497,8 @@ void bm_l1_read(benchmark::State& state, int warps) {
       }))
     return;
   bench::run(state, work, {.bytes = 4.0 * n * passes * g.blocks});
+  record_occupancy(state, warps,
+                   ch02::bandwidth_resident_warps(ch02::BandwidthKernel::l1_read, g.threads));
   record_peak(state, "GB/s",
               [](double sm, double) { return spec() ? ch02::smem_peak_gbps(*spec(), sm) : 0.0; });
 }
@@ -506,6 +521,8 @@ void bm_smem(benchmark::State& state, int stride, int warps) {
     return;
   bench::run(state, work, {.bytes = 4.0 * 8 * iterations * double(g.blocks) * g.threads});
   state.counters["conflict_ways"] = std::gcd(stride, 32);
+  record_occupancy(state, warps,
+                   ch02::bandwidth_resident_warps(ch02::BandwidthKernel::smem_read, g.threads));
   record_peak(state, "GB/s",
               [](double sm, double) { return spec() ? ch02::smem_peak_gbps(*spec(), sm) : 0.0; });
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
+#include <utility>
 #include <vector>
 
 #include "ch02/ch02.hpp"
@@ -114,6 +115,11 @@ TEST(ChaseKernelGpu, EndsWhereTheHostTwinEnds) {
       EXPECT_EQ(r[1], ch02::chase_end(ring, warm, steps))
           << (shared ? "shared" : "global") << ", lines " << lines;
       EXPECT_GE(r[0], steps) << "fewer cycles than loads: the chase did not run";
+      // One full lap from word 0 visits every line once and comes back to word 0.
+      ch02::pointer_chase(d.data(), ring.size(), 0, static_cast<long long>(lines), shared,
+                          result.data());
+      CUDALAB_CHECK(cudaDeviceSynchronize());
+      EXPECT_EQ(result.to_host()[1], 0) << "one lap of " << lines << " loads must end at word 0";
     }
   cudalab::testing::expect_throws_naming(
       [] { ch02::pointer_chase(nullptr, 16, 0, 1, false, nullptr); }, "ring");

@@ -2,6 +2,7 @@
 // Operands are all ones, so every accumulator holds an exact integer the host predicts.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 

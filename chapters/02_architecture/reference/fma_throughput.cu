@@ -102,6 +102,31 @@ void fma_throughput_f64(double* out, int blocks, int threads, int ilp, int itera
   launch(out, blocks, threads, ilp, iterations, a, b, stream);
 }
 
+namespace {
+template <class T>
+const void* fma_kernel_of(int ilp) {
+  switch (ilp) {
+    case 1:
+      return reinterpret_cast<const void*>(fma_kernel<T, 1>);
+    case 2:
+      return reinterpret_cast<const void*>(fma_kernel<T, 2>);
+    case 4:
+      return reinterpret_cast<const void*>(fma_kernel<T, 4>);
+    default:
+      return reinterpret_cast<const void*>(fma_kernel<T, 8>);
+  }
+}
+}  // namespace
+
+int fma_resident_warps(bool fp64, int ilp, int threads) {
+  require(ilp == 1 || ilp == 2 || ilp == 4 || ilp == 8, "ilp", "must be 1, 2, 4 or 8");
+  require(threads >= 32 && threads <= kMaxThreads, "threads", "must be in [32, 1024]");
+  int blocks = 0;
+  CUDALAB_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &blocks, fp64 ? fma_kernel_of<double>(ilp) : fma_kernel_of<float>(ilp), threads, 0));
+  return blocks * ((threads + 31) / 32);
+}
+
 double fma_expected(std::size_t t, int ilp, int iterations) {
   // sum_j ((t % 1024) + j + iterations): each x_j gains b = 1 per iteration.
   return static_cast<double>(ilp) * static_cast<double>(t % 1024) + ilp * (ilp - 1) / 2.0 +

@@ -158,6 +158,31 @@ void check_aligned(const void* p, const char* name) {
 
 }  // namespace
 
+int bandwidth_resident_warps(BandwidthKernel k, int threads) {
+  require(threads >= 1 && threads <= kMaxThreads, "threads", "must be in [1, 1024]");
+  const void* f = nullptr;
+  switch (k) {
+    case BandwidthKernel::fill:
+      f = reinterpret_cast<const void*>(fill_kernel);
+      break;
+    case BandwidthKernel::copy:
+      f = reinterpret_cast<const void*>(copy_kernel_impl);
+      break;
+    case BandwidthKernel::l2_read:
+      f = reinterpret_cast<const void*>(l2_read_kernel);
+      break;
+    case BandwidthKernel::l1_read:
+      f = reinterpret_cast<const void*>(l1_read_kernel);
+      break;
+    case BandwidthKernel::smem_read:
+      f = reinterpret_cast<const void*>(smem_read_kernel);
+      break;
+  }
+  int blocks = 0;
+  CUDALAB_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, threads, 0));
+  return blocks * ((threads + 31) / 32);
+}
+
 void fill_write(float* out, std::size_t n, float value, int blocks, int threads,
                 cudaStream_t stream) {
   check_grid(blocks, threads);

@@ -15,6 +15,7 @@
 // size.
 #include <cstdint>
 #include <cstdlib>
+#include <utility>
 #include <vector>
 
 #include "ch02/ch02.hpp"

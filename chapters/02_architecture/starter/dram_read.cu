@@ -47,6 +47,14 @@ __global__ void __launch_bounds__(kMaxThreads)
 
 }  // namespace
 
+int dram_read_resident_warps(int threads) {
+  require(threads >= 1 && threads <= kMaxThreads, "threads", "must be in [1, 1024]");
+  int blocks = 0;
+  CUDALAB_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, dram_read_kernel, threads, 0));
+  return blocks * ((threads + 31) / 32);
+}
+
 void dram_read(const float* in, std::size_t n, float* partial, int blocks, int threads,
                cudaStream_t stream) {
   require(in != nullptr || n == 0, "in", "must not be null");

@@ -132,7 +132,9 @@ def fmt_bytes(b: float) -> str:
 def occupancy_at_90(rows: dict[str, dict], prefix: str, max_warps: float) -> tuple[float | None, float | None, int | None]:
     """(plateau GB/s, occupancy at which the sweep first reaches 90% of it, bytes in flight per
     thread) over the rows prefix/warps:W."""
-    pts = sorted((arg(n, "warps"), r) for n, r in good(rows, prefix) if arg(n, "warps") and "GB/s" in r)
+    # The warps really resident (occupancy API) where the row says; else the warps it asked for.
+    pts = sorted((r.get("resident_warps_per_sm") or arg(n, "warps"), r) for n, r in good(rows, prefix)
+                 if arg(n, "warps") and "GB/s" in r)
     if not pts:
         return None, None, None
     plateau = max(r["GB/s"] for _, r in pts)
@@ -171,6 +173,12 @@ def build_card(data: dict, sheet: dict | None, littles=None) -> dict:
             "reference": reference,
             "guard_ok": r.get("guard_ok"),
         }
+        # Against the printed figures, as a reader of the sheet would compare: the dense one and
+        # the "with sparsity" headline where the sheet has one.
+        m = row["measured"]
+        pub_sparse = srow.get("published_sparse") or None
+        row["ratio_published"] = m / row["published"] if m and row["published"] else None
+        row["ratio_headline"] = m / pub_sparse if m and pub_sparse and metric != "dram" else None
         out_rows.append(row)
         return row
 
@@ -246,12 +254,21 @@ def build_card(data: dict, sheet: dict | None, littles=None) -> dict:
         ns = [x for b, c, x in chase if b >= dram_plateau["from_bytes"] and x]
         dram_ns = statistics.median(ns) if ns else None
     sms = float(ctx.get("sm_count", 0) or 0)
-    for k in ("read", "write", "copy"):
-        plateau, occ, bpt = occupancy_at_90(rows, f"BM_dram_{k}/", 64)
-        entry = {"kernel": f"DRAM {k}", "plateau_GBps": plateau, "occupancy_at_90pct": occ,
-                 "bytes_in_flight_per_thread": bpt, "latency_ns": dram_ns, "predicted_occupancy": None}
-        if littles and plateau and dram_ns and sms and bpt:
-            entry["predicted_occupancy"] = littles(plateau, dram_ns, int(sms), bpt, 2048)["occupancy"]
+    l2_plateau = next((p for p in plats if p["level"].startswith("L2")), None)
+    l2_ns = None
+    if l2_plateau:
+        ns = [x for b, c, x in chase if l2_plateau["from_bytes"] <= b <= l2_plateau["to_bytes"] and x]
+        l2_ns = statistics.median(ns) if ns else None
+    sweeps = [(f"DRAM {k}", f"BM_dram_{k}/", dram_ns) for k in ("read", "write", "copy")]
+    sweeps.append(("L2 read, 16 MiB", f"BM_l2_read/bytes:{16 << 20}/", l2_ns))
+    for label, prefix, lat_ns in sweeps:
+        plateau, occ, bpt = occupancy_at_90(rows, prefix, 64)
+        entry = {"kernel": label, "plateau_GBps": plateau, "occupancy_at_90pct": occ,
+                 "bytes_in_flight_per_thread": bpt, "latency_ns": lat_ns, "predicted_occupancy": None}
+        if littles and plateau and lat_ns and sms and bpt:
+            # A copy's GB/s counts reads and writes; only its loads wait a latency in flight.
+            read_bw = plateau / 2 if label == "DRAM copy" else plateau
+            entry["predicted_occupancy"] = littles(read_bw, lat_ns, int(sms), bpt, 2048)["occupancy"]
         little.append(entry)
 
     # The FMA heatmap: % of the clock-adjusted peak by ILP x warps.
@@ -327,8 +344,8 @@ def render_markdown(c: dict) -> str:
         L.append("")
     L += ["Each ratio is measured / the sheet's formula at the clock read right after the row "
           "(not the boost clock the sheet prints). Published: NVIDIA's figure for this GPU.", "",
-          "| row | unit | formula (sheet) | clock MHz | sheet at that clock | measured | ratio | published | source |",
-          "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+          "| row | unit | formula (sheet) | clock MHz | sheet at that clock | measured | ratio | published | % of published | % of \"with sparsity\" | source |",
+          "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
     for r in c["rows"]:
         ratio = f"{r['ratio'] * 100:.1f}%" if r.get("ratio") is not None else "-"
         if r.get("guard_ok") == 0:
@@ -336,8 +353,10 @@ def render_markdown(c: dict) -> str:
         src = r["source"] + (f"; {r['reference']}" if r.get("reference") else "")
         if r.get("gain_vs_dense"):
             src += f"; gain over dense mma.sync bf16 {r['gain_vs_dense']:.2f}x"
+        pc = lambda v: f"{100 * v:.0f}%" if v is not None else "-"  # noqa: E731
         L.append(f"| {r['name']} | {r['unit']} | {r['formula'] or '-'} | {num(r.get('clock_MHz'), 0)} | "
-                 f"{num(r.get('sheet'))} | {num(r.get('measured'))} | {ratio} | {num(r.get('published'))} | {src} |")
+                 f"{num(r.get('sheet'))} | {num(r.get('measured'))} | {ratio} | {num(r.get('published'))} | "
+                 f"{pc(r.get('ratio_published'))} | {pc(r.get('ratio_headline'))} | {src} |")
     lat = c["latency"]
     L += ["", "## Latency by pointer chase", "",
           f"cudaDeviceProp L2: {fmt_bytes(lat['l2_bytes_device'])}. Plateaus found by the program "
@@ -355,12 +374,12 @@ def render_markdown(c: dict) -> str:
         for s in c["smem_conflict_ladder"]:
             L.append(f"| {s['stride']} | {s['ways']} | {num(s['GBps'])} | {s['slowdown']:.2f}x |")
     L += ["", "## Little's law: occupancy to reach 90% of the plateau", "",
-          "| kernel | plateau GB/s | bytes in flight / thread | measured occupancy | Little's law predicts |",
-          "| --- | ---: | ---: | ---: | ---: |"]
+          "| kernel | plateau GB/s | bytes in flight / thread | latency (ns, chase) | measured occupancy | Little's law predicts |",
+          "| --- | ---: | ---: | ---: | ---: | ---: |"]
     for e in c["littles_law"]:
         pct = lambda v: f"{100 * v:.0f}%" if v is not None else "-"  # noqa: E731
         L.append(f"| {e['kernel']} | {num(e['plateau_GBps'])} | {e['bytes_in_flight_per_thread'] or '-'} | "
-                 f"{pct(e['occupancy_at_90pct'])} | {pct(e['predicted_occupancy'])} |")
+                 f"{num(e['latency_ns'], 0)} | {pct(e['occupancy_at_90pct'])} | {pct(e['predicted_occupancy'])} |")
     heat = c["fma_heatmap_pct_of_peak"]
     if heat:
         warps = sorted({int(w) for d in heat.values() for w in d})

@@ -96,6 +96,16 @@ class CardFromFixture(unittest.TestCase):
         ladder = self.card["smem_conflict_ladder"]
         self.assertEqual([round(s["slowdown"]) for s in ladder], [1, 2, 4, 8, 16, 32])
 
+    def test_ratios_against_the_printed_figures(self):
+        if not self.sheet:
+            self.skipTest("skipped: ch02_sheet is not built (CH02_SHEET)")
+        bf = next(r for r in self.card["rows"] if r["name"].startswith("cuBLAS GEMM bf16"))
+        self.assertAlmostEqual(bf["ratio_published"], 840 / 989.4, places=6)
+        self.assertAlmostEqual(bf["ratio_headline"], 840 / 1978.9, places=6)
+        mc = next(r for r in self.card["rows"] if r["name"].startswith("cudaMemcpy"))
+        self.assertAlmostEqual(mc["ratio_published"], 4200 / 4800, places=6)
+        self.assertIsNone(mc["ratio_headline"])
+
     def test_markdown(self):
         md = gpu_card.render_markdown(self.card)
         self.assertIn("| FP32 FMA (CUDA cores) | TFLOP/s |", md)
@@ -139,6 +149,18 @@ class WithTheCalculator(unittest.TestCase):
             c = json.loads((Path(d) / "ch02_card.json").read_text())
             self.assertIn("ceilings", c)
             self.assertTrue((Path(d) / "ch02_card.md").exists())
+
+    def test_sheet_app_usage_errors_exit_2(self):
+        for argv in (["--gpu"], ["--gpu", "H300"], ["--littles", "4800", "x", "132", "64", "2048"],
+                     ["--littles", "0", "600", "132", "64", "2048"], ["--bogus"]):
+            p = subprocess.run([SHEET, *argv], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 2, f"{argv}: {p.stderr}")
+            self.assertTrue(p.stderr.strip(), f"{argv}: says why")
+        p = subprocess.run([SHEET, "--littles", "4800", "600", "132", "64", "2048"], capture_output=True,
+                           text=True, check=True)
+        self.assertAlmostEqual(json.loads(p.stdout)["bytes_in_flight"], 2.88e6)
+        table = json.loads(subprocess.run([SHEET], capture_output=True, text=True, check=True).stdout)
+        self.assertEqual(len(table["gpus"]), 8)
 
     def test_missing_json_is_a_usage_error(self):
         rc, _, err = self.run_tool("--from-json", "/nonexistent/x.json", "--no-build")

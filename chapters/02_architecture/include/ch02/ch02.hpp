@@ -21,6 +21,9 @@ void fma_throughput_f32(float* out, int blocks, int threads, int ilp, int iterat
                         float b, cudaStream_t stream = nullptr);
 void fma_throughput_f64(double* out, int blocks, int threads, int ilp, int iterations, double a,
                         double b, cudaStream_t stream = nullptr);
+// Warps of fma_kernel<fp64 ? double : float, ilp> one SM holds at `threads` per block (the
+// occupancy API: registers and the block limit decide), so a row can state its real occupancy.
+int fma_resident_warps(bool fp64, int ilp, int threads);
 // What out[t] must hold for a = 1, b = 1 (host, exact).
 double fma_expected(std::size_t t, int ilp, int iterations);
 // FLOP one launch performs: 2 per FMA (the counted work of the benchmark rows).
@@ -59,7 +62,13 @@ inline constexpr int kWriteBytesInFlight = 16;  // fill_write: one float4 store 
 void dram_read(const float* in, std::size_t n, float* partial, int blocks, int threads,
                cudaStream_t stream = nullptr);
 
+// Warps of dram_read's kernel one SM holds at `threads` per block (occupancy API).
+int dram_read_resident_warps(int threads);
+
 // ---- worked bandwidth kernels ------------------------------------------------------------------
+enum class BandwidthKernel { fill, copy, l2_read, l1_read, smem_read };
+// Warps of that kernel one SM holds at `threads` per block (occupancy API).
+int bandwidth_resident_warps(BandwidthKernel k, int threads);
 // out[i] = value (float4 stores, grid-stride; n any size).
 void fill_write(float* out, std::size_t n, float value, int blocks, int threads,
                 cudaStream_t stream = nullptr);
