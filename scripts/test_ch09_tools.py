@@ -26,6 +26,84 @@ def load(name: str):
 
 
 sancheck = load("sancheck")
+ncu_check = load("ncu_check")
+counted = load("counted")
+
+# `ncu --csv --page raw --print-units base` as it prints: the program's output first, the header,
+# the units row, one row per kernel (values with thousands separators).
+NCU_RAW = """==PROF== Connected to process 4242
+BM_strided_copy/stride:1/manual_time  140 us
+"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","dram__bytes_read.sum","dram__bytes_write.sum","l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum","l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum","sm__sass_thread_inst_executed_op_ffma_pred_on.sum","sm__sass_thread_inst_executed_op_fadd_pred_on.sum"
+"","","","","","","","byte","byte","","sector","inst","inst"
+"0","4242","bench_ch04","vm","strided_copy_kernel","1","13","268,500,992","268,435,456","2,097,152","8,388,608","1,000","10"
+"""
+
+
+class NcuCheck(unittest.TestCase):
+    def test_the_raw_page_parses_past_the_program_output_and_the_units(self):
+        [row] = ncu_check.parse_raw_csv(NCU_RAW)
+        self.assertEqual(row["Kernel Name"], "strided_copy_kernel")
+        self.assertEqual(ncu_check.number(row["dram__bytes_read.sum"]), 268500992.0)
+        self.assertIsNone(ncu_check.number("n/a"))
+        self.assertEqual(ncu_check.parse_raw_csv("==ERROR== ERR_NVGPUCTRPERM"), [])
+
+    def test_flops_are_two_per_fma_and_sectors_per_request_divide(self):
+        m = {k: ncu_check.number(v) for k, v in ncu_check.parse_raw_csv(NCU_RAW)[0].items()}
+        self.assertEqual(ncu_check.flops(m), 2010.0)
+        self.assertEqual(ncu_check.sectors_per_request(m, "ld"), 4.0)
+        self.assertIsNone(ncu_check.sectors_per_request(m, "st"))
+
+    def test_fingerprints_judge_the_classic_bugs_and_say_when_rows_are_missing(self):
+        def spr(ld=None, st=None, conflicts=None):
+            m = {}
+            if ld:
+                m |= {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 1000 * ld, "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 1000}
+            if st:
+                m |= {"l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": 1000 * st, "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum": 1000}
+            if conflicts is not None:
+                m["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"] = conflicts
+            return {"metrics": m}
+        rows = {"BM_strided_copy/stride:1": spr(ld=4), "BM_strided_copy/stride:32": spr(ld=32),
+                "BM_transpose/variant:0/rows:8192/cols:8192": spr(st=32),
+                "BM_transpose/variant:1/rows:8192/cols:8192": spr(st=4, conflicts=5e6),
+                "BM_transpose/variant:2/rows:8192/cols:8192": spr(st=4, conflicts=0)}
+        self.assertEqual([ok for _, ok, _ in ncu_check.fingerprints(rows)], [True, True, True])
+        rows["BM_transpose/variant:2/rows:8192/cols:8192"] = spr(st=4, conflicts=12)
+        self.assertFalse(ncu_check.fingerprints(rows)[1][1])
+        self.assertEqual([ok for _, ok, _ in ncu_check.fingerprints({})], [None, None, None])
+
+    def test_the_occupancy_check_compares_the_calculator_with_ncu(self):
+        m = {"sm__maximum_warps_per_active_cycle_pct": 12.5, "sm__warps_active.avg.pct_of_peak_sustained_active": 11.9,
+             "launch__registers_per_thread": 152, "launch__block_size": 256}
+        calc = {"occupancy": 0.125, "limiter": "registers"}
+        self.assertTrue(ncu_check.occupancy_check(m, calc, 90)[1])
+        self.assertFalse(ncu_check.occupancy_check(m, {"occupancy": 0.25, "limiter": "registers"}, 90)[1])
+        self.assertIsNone(ncu_check.occupancy_check(None, calc, 90)[1])
+
+    def test_every_profiled_row_names_a_kernel_and_there_are_at_least_20(self):
+        self.assertGreaterEqual(len(ncu_check.ROWS), 20)
+        self.assertEqual(len({r for _, r, _ in ncu_check.ROWS}), len(ncu_check.ROWS))
+
+
+class Counted(unittest.TestCase):
+    def test_within_ten_percent_agrees_and_each_way_of_differing_is_named(self):
+        decl = {"bytes": 1e9, "flops": 2.5e8, "median_us": 250.0}
+        ok = counted.compare(decl, {"dram__bytes_read.sum": 5.2e8, "dram__bytes_write.sum": 5e8, "flops": 2.5e8})
+        self.assertTrue(ok["agree"])
+        self.assertAlmostEqual(ok["bytes_ratio"], 1.02)
+        low = counted.compare(decl, {"dram__bytes_read.sum": 1e8, "dram__bytes_write.sum": 5e8, "flops": 2.5e8})
+        self.assertFalse(low["agree"])
+        self.assertIn("L2", low["verdict"])
+        high = counted.compare(decl, {"dram__bytes_read.sum": 4e9, "dram__bytes_write.sum": 5e8, "flops": 2.5e8})
+        self.assertIn("more bytes", high["verdict"])
+        flop = counted.compare(decl, {"dram__bytes_read.sum": 5e8, "dram__bytes_write.sum": 5e8, "flops": 0.0})
+        self.assertIn("FLOPs differ", flop["verdict"])
+        nof = counted.compare({"bytes": 1e9, "flops": 0.0, "median_us": 1.0}, {"dram__bytes_read.sum": 1e9, "flops": 3.0})
+        self.assertTrue(nof["agree"])  # no FLOPs declared: bytes alone decide
+        self.assertIsNone(counted.compare(None, {})["agree"])
+
+    def test_without_a_committed_ncu_run_the_block_says_so(self):
+        self.assertIn("Not measured yet", counted.block_text(ROOT, "B999"))
 
 MEMCHECK_OOB = """========= COMPUTE-SANITIZER
 ========= Invalid __global__ write of size 4 bytes
