@@ -28,6 +28,7 @@ def load(name: str):
 sancheck = load("sancheck")
 ncu_check = load("ncu_check")
 counted = load("counted")
+trace_check = load("trace_check")
 
 # `ncu --csv --page raw --print-units base` as it prints: the program's output first, the header,
 # the units row, one row per kernel (values with thousands separators).
@@ -168,6 +169,45 @@ class Sancheck(unittest.TestCase):
         self.assertEqual(sancheck.main(["--case", "shift"]), 2)
         self.assertEqual(sancheck.main(["--exe", "/nonexistent", "--case", "shift", "--expect", "clean"]), 2)
         self.assertEqual(sancheck.main(["--exe", "/bin/true", "--case", "shift", "--expect", "found", "--all-tools"]), 2)
+
+
+
+def ev(cat: str, ts: float, dur: float, tid: int = 1, name: str = "x") -> dict:
+    return {"name": name, "cat": cat, "ph": "X", "ts": ts, "dur": dur, "pid": 0, "tid": tid}
+
+
+class TraceCheck(unittest.TestCase):
+    def test_sequential_copies_and_kernels_do_not_overlap(self):
+        s = trace_check.summary([ev("memcpy", 0, 10), ev("kernel", 10, 5), ev("memcpy", 15, 10),
+                                 ev("nvtx", 0, 1, name="ch07 serial pipeline")])
+        self.assertEqual(s["overlap_us"], 0)
+        self.assertEqual((s["copy_us"], s["kernel_us"], s["copies"], s["kernels"]), (20, 5, 2, 1))
+        self.assertEqual(s["ranges"], ["ch07 serial pipeline"])
+
+    def test_a_copy_under_a_kernel_of_another_stream_overlaps_by_the_shared_time(self):
+        # copies [0,10) and [8,20) on stream 1 (busy [0,20)), kernels [5,12) and [15,16) on stream 2
+        s = trace_check.summary([ev("memcpy", 0, 10), ev("memcpy", 8, 12), ev("kernel", 5, 7, 2), ev("kernel", 15, 1, 2)])
+        self.assertEqual(s["copy_us"], 20)
+        self.assertEqual(s["overlap_us"], 8)  # [5,12) + [15,16)
+        self.assertAlmostEqual(s["overlap_fraction"], 0.4)
+        self.assertEqual(s["streams"], [1, 2])
+
+    def test_the_verdicts(self):
+        serial = trace_check.summary([ev("memcpy", 0, 10), ev("kernel", 10, 5), ev("nvtx", 0, 1, name="ch07 serial pipeline")])
+        piped = trace_check.summary([ev("memcpy", 0, 10), ev("kernel", 5, 10, 2), ev("nvtx", 0, 1, name="ch07 chunked pipeline")])
+        self.assertEqual([ok for _, ok, _ in trace_check.judge(serial, piped)], [True, True, True])
+        self.assertEqual([ok for _, ok, _ in trace_check.judge(piped, serial)], [False, False, False])
+
+    def test_a_file_round_trip_and_usage(self):
+        import json
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            f = Path(d) / "t.json"
+            f.write_text(json.dumps({"traceEvents": [ev("memcpy", 0, 1), {"name": "process_name", "ph": "M", "pid": 0}]}))
+            self.assertEqual(len(trace_check.load(f)), 1)
+            self.assertEqual(trace_check.main([str(f)]), 0)
+            self.assertEqual(trace_check.main([str(Path(d) / "missing.json")]), 2)
+        self.assertEqual(trace_check.main([]), 2)
 
 
 if __name__ == "__main__":
