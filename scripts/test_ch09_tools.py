@@ -140,6 +140,13 @@ class Sancheck(unittest.TestCase):
         self.assertFalse(sancheck.judge_clean("memcheck", None, "timed out after 240 s").ok)
         self.assertFalse(sancheck.judge_clean("memcheck", 1, CLEAN.replace("right answer", "WRONG ANSWER")).ok)
 
+    def test_a_leak_counts_by_its_leak_summary(self):
+        out = ("========= Leaked 4 bytes at 0x7f0000000000\n=========     Saved host backtrace up to driver entry point\n"
+               "=========         Host Frame: cudaMalloc [0x4f0b0] in libcudart.so.13\n"
+               "========= LEAK SUMMARY: 4 bytes leaked in 1 allocations\n========= ERROR SUMMARY: 0 errors\n")
+        self.assertTrue(sancheck.judge_found(sancheck.CASES["normalize"], 0, out).ok)
+        self.assertFalse(sancheck.judge_found(sancheck.CASES["normalize"], 0, CLEAN).ok)
+
     def test_racecheck_hazards_count(self):
         self.assertTrue(sancheck.judge_found(sancheck.CASES["neighbor_diff"], 99, RACE).ok)
         self.assertFalse(sancheck.judge_clean("racecheck", 99, RACE).ok)
