@@ -81,9 +81,13 @@ class NcuCheck(unittest.TestCase):
         self.assertFalse(ncu_check.occupancy_check(m, {"occupancy": 0.25, "limiter": "registers"}, 90)[1])
         self.assertIsNone(ncu_check.occupancy_check(None, calc, 90)[1])
 
-    def test_every_profiled_row_names_a_kernel_and_there_are_at_least_20(self):
-        self.assertGreaterEqual(len(ncu_check.ROWS), 20)
+    def test_at_least_20_profiled_rows_are_on_the_committed_roofline(self):
         self.assertEqual(len({r for _, r, _ in ncu_check.ROWS}), len(ncu_check.ROWS))
+        decl = counted.declared(ROOT, "H200")
+        on_roofline = [r for ch, r, _ in ncu_check.ROWS if decl.get((ch, r), {}).get("flops", 0) > 0]
+        self.assertGreaterEqual(len(on_roofline), 20, on_roofline)
+        missing = [r for ch, r, _ in ncu_check.ROWS if ch != "ch09" and (ch, r) not in decl]
+        self.assertEqual(missing, [], "rows not in the committed benchmark JSON")
 
 
 class Counted(unittest.TestCase):
