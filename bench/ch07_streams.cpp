@@ -374,11 +374,11 @@ void BM_fork_join(benchmark::State& state, bool forked_rows, std::size_t n) {
             }))
       return;
     // The forked rows are timed beside the same three kernels in one stream: vs_base > 1 when the
-    // side kernels overlap.
+    // side kernels overlap. FLOPs per element: x * x (1), fma(2, x, 1) (2), a + b (1).
     if (forked_rows) {
-      bench::run_vs(state, forked, serial, {.bytes = 6.0 * n * sizeof(float)});
+      bench::run_vs(state, forked, serial, {.bytes = 6.0 * n * sizeof(float), .flops = 4.0 * n});
     } else {
-      bench::run(state, serial, {.bytes = 6.0 * n * sizeof(float)});
+      bench::run(state, serial, {.bytes = 6.0 * n * sizeof(float), .flops = 4.0 * n});
     }
   });
 }

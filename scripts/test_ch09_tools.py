@@ -26,6 +26,89 @@ def load(name: str):
 
 
 sancheck = load("sancheck")
+ncu_check = load("ncu_check")
+counted = load("counted")
+trace_check = load("trace_check")
+
+# `ncu --csv --page raw --print-units base` as it prints: the program's output first, the header,
+# the units row, one row per kernel (values with thousands separators).
+NCU_RAW = """==PROF== Connected to process 4242
+BM_strided_copy/stride:1/manual_time  140 us
+"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","dram__bytes_read.sum","dram__bytes_write.sum","l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum","l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum","sm__sass_thread_inst_executed_op_ffma_pred_on.sum","sm__sass_thread_inst_executed_op_fadd_pred_on.sum"
+"","","","","","","","byte","byte","","sector","inst","inst"
+"0","4242","bench_ch04","vm","strided_copy_kernel","1","13","268,500,992","268,435,456","2,097,152","8,388,608","1,000","10"
+"""
+
+
+class NcuCheck(unittest.TestCase):
+    def test_the_raw_page_parses_past_the_program_output_and_the_units(self):
+        [row] = ncu_check.parse_raw_csv(NCU_RAW)
+        self.assertEqual(row["Kernel Name"], "strided_copy_kernel")
+        self.assertEqual(ncu_check.number(row["dram__bytes_read.sum"]), 268500992.0)
+        self.assertIsNone(ncu_check.number("n/a"))
+        self.assertEqual(ncu_check.parse_raw_csv("==ERROR== ERR_NVGPUCTRPERM"), [])
+
+    def test_flops_are_two_per_fma_and_sectors_per_request_divide(self):
+        m = {k: ncu_check.number(v) for k, v in ncu_check.parse_raw_csv(NCU_RAW)[0].items()}
+        self.assertEqual(ncu_check.flops(m), 2010.0)
+        self.assertEqual(ncu_check.sectors_per_request(m, "ld"), 4.0)
+        self.assertIsNone(ncu_check.sectors_per_request(m, "st"))
+
+    def test_fingerprints_judge_the_classic_bugs_and_say_when_rows_are_missing(self):
+        def spr(ld=None, st=None, conflicts=None):
+            m = {}
+            if ld:
+                m |= {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 1000 * ld, "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 1000}
+            if st:
+                m |= {"l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": 1000 * st, "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum": 1000}
+            if conflicts is not None:
+                m["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"] = conflicts
+            return {"metrics": m}
+        rows = {"BM_strided_copy/stride:1": spr(ld=4), "BM_strided_copy/stride:32": spr(ld=32),
+                "BM_transpose/variant:0/rows:8192/cols:8192": spr(st=32),
+                "BM_transpose/variant:1/rows:8192/cols:8192": spr(st=4, conflicts=5e6),
+                "BM_transpose/variant:2/rows:8192/cols:8192": spr(st=4, conflicts=0)}
+        self.assertEqual([ok for _, ok, _ in ncu_check.fingerprints(rows)], [True, True, True])
+        rows["BM_transpose/variant:2/rows:8192/cols:8192"] = spr(st=4, conflicts=12)
+        self.assertFalse(ncu_check.fingerprints(rows)[1][1])
+        self.assertEqual([ok for _, ok, _ in ncu_check.fingerprints({})], [None, None, None])
+
+    def test_the_occupancy_check_compares_the_calculator_with_ncu(self):
+        m = {"sm__maximum_warps_per_active_cycle_pct": 12.5, "sm__warps_active.avg.pct_of_peak_sustained_active": 11.9,
+             "launch__registers_per_thread": 152, "launch__block_size": 256}
+        calc = {"occupancy": 0.125, "limiter": "registers"}
+        self.assertTrue(ncu_check.occupancy_check(m, calc, 90)[1])
+        self.assertFalse(ncu_check.occupancy_check(m, {"occupancy": 0.25, "limiter": "registers"}, 90)[1])
+        self.assertIsNone(ncu_check.occupancy_check(None, calc, 90)[1])
+
+    def test_at_least_20_profiled_rows_are_on_the_committed_roofline(self):
+        self.assertEqual(len({r for _, r, _ in ncu_check.ROWS}), len(ncu_check.ROWS))
+        decl = counted.declared(ROOT, "H200")
+        on_roofline = [r for ch, r, _ in ncu_check.ROWS if decl.get((ch, r), {}).get("flops", 0) > 0]
+        self.assertGreaterEqual(len(on_roofline), 20, on_roofline)
+        missing = [r for ch, r, _ in ncu_check.ROWS if ch != "ch09" and (ch, r) not in decl]
+        self.assertEqual(missing, [], "rows not in the committed benchmark JSON")
+
+
+class Counted(unittest.TestCase):
+    def test_within_ten_percent_agrees_and_each_way_of_differing_is_named(self):
+        decl = {"bytes": 1e9, "flops": 2.5e8, "median_us": 250.0}
+        ok = counted.compare(decl, {"dram__bytes_read.sum": 5.2e8, "dram__bytes_write.sum": 5e8, "flops": 2.5e8})
+        self.assertTrue(ok["agree"])
+        self.assertAlmostEqual(ok["bytes_ratio"], 1.02)
+        low = counted.compare(decl, {"dram__bytes_read.sum": 1e8, "dram__bytes_write.sum": 5e8, "flops": 2.5e8})
+        self.assertFalse(low["agree"])
+        self.assertIn("L2", low["verdict"])
+        high = counted.compare(decl, {"dram__bytes_read.sum": 4e9, "dram__bytes_write.sum": 5e8, "flops": 2.5e8})
+        self.assertIn("more bytes", high["verdict"])
+        flop = counted.compare(decl, {"dram__bytes_read.sum": 5e8, "dram__bytes_write.sum": 5e8, "flops": 0.0})
+        self.assertIn("FLOPs differ", flop["verdict"])
+        nof = counted.compare({"bytes": 1e9, "flops": 0.0, "median_us": 1.0}, {"dram__bytes_read.sum": 1e9, "flops": 3.0})
+        self.assertTrue(nof["agree"])  # no FLOPs declared: bytes alone decide
+        self.assertIsNone(counted.compare(None, {})["agree"])
+
+    def test_without_a_committed_ncu_run_the_block_says_so(self):
+        self.assertIn("Not measured yet", counted.block_text(ROOT, "B999"))
 
 MEMCHECK_OOB = """========= COMPUTE-SANITIZER
 ========= Invalid __global__ write of size 4 bytes
@@ -61,6 +144,13 @@ class Sancheck(unittest.TestCase):
         self.assertFalse(sancheck.judge_clean("memcheck", None, "timed out after 240 s").ok)
         self.assertFalse(sancheck.judge_clean("memcheck", 1, CLEAN.replace("right answer", "WRONG ANSWER")).ok)
 
+    def test_a_leak_counts_by_its_leak_summary(self):
+        out = ("========= Leaked 4 bytes at 0x7f0000000000\n=========     Saved host backtrace up to driver entry point\n"
+               "=========         Host Frame: cudaMalloc [0x4f0b0] in libcudart.so.13\n"
+               "========= LEAK SUMMARY: 4 bytes leaked in 1 allocations\n========= ERROR SUMMARY: 0 errors\n")
+        self.assertTrue(sancheck.judge_found(sancheck.CASES["normalize"], 0, out).ok)
+        self.assertFalse(sancheck.judge_found(sancheck.CASES["normalize"], 0, CLEAN).ok)
+
     def test_racecheck_hazards_count(self):
         self.assertTrue(sancheck.judge_found(sancheck.CASES["neighbor_diff"], 99, RACE).ok)
         self.assertFalse(sancheck.judge_clean("racecheck", 99, RACE).ok)
@@ -90,6 +180,45 @@ class Sancheck(unittest.TestCase):
         self.assertEqual(sancheck.main(["--case", "shift"]), 2)
         self.assertEqual(sancheck.main(["--exe", "/nonexistent", "--case", "shift", "--expect", "clean"]), 2)
         self.assertEqual(sancheck.main(["--exe", "/bin/true", "--case", "shift", "--expect", "found", "--all-tools"]), 2)
+
+
+
+def ev(cat: str, ts: float, dur: float, tid: int = 1, name: str = "x") -> dict:
+    return {"name": name, "cat": cat, "ph": "X", "ts": ts, "dur": dur, "pid": 0, "tid": tid}
+
+
+class TraceCheck(unittest.TestCase):
+    def test_sequential_copies_and_kernels_do_not_overlap(self):
+        s = trace_check.summary([ev("memcpy", 0, 10), ev("kernel", 10, 5), ev("memcpy", 15, 10),
+                                 ev("nvtx", 0, 1, name="ch07 serial pipeline")])
+        self.assertEqual(s["overlap_us"], 0)
+        self.assertEqual((s["copy_us"], s["kernel_us"], s["copies"], s["kernels"]), (20, 5, 2, 1))
+        self.assertEqual(s["ranges"], ["ch07 serial pipeline"])
+
+    def test_a_copy_under_a_kernel_of_another_stream_overlaps_by_the_shared_time(self):
+        # copies [0,10) and [8,20) on stream 1 (busy [0,20)), kernels [5,12) and [15,16) on stream 2
+        s = trace_check.summary([ev("memcpy", 0, 10), ev("memcpy", 8, 12), ev("kernel", 5, 7, 2), ev("kernel", 15, 1, 2)])
+        self.assertEqual(s["copy_us"], 20)
+        self.assertEqual(s["overlap_us"], 8)  # [5,12) + [15,16)
+        self.assertAlmostEqual(s["overlap_fraction"], 0.4)
+        self.assertEqual(s["streams"], [1, 2])
+
+    def test_the_verdicts(self):
+        serial = trace_check.summary([ev("memcpy", 0, 10), ev("kernel", 10, 5), ev("nvtx", 0, 1, name="ch07 serial pipeline")])
+        piped = trace_check.summary([ev("memcpy", 0, 10), ev("kernel", 5, 10, 2), ev("nvtx", 0, 1, name="ch07 chunked pipeline")])
+        self.assertEqual([ok for _, ok, _ in trace_check.judge(serial, piped)], [True, True, True])
+        self.assertEqual([ok for _, ok, _ in trace_check.judge(piped, serial)], [False, False, False])
+
+    def test_a_file_round_trip_and_usage(self):
+        import json
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            f = Path(d) / "t.json"
+            f.write_text(json.dumps({"traceEvents": [ev("memcpy", 0, 1), {"name": "process_name", "ph": "M", "pid": 0}]}))
+            self.assertEqual(len(trace_check.load(f)), 1)
+            self.assertEqual(trace_check.main([str(f)]), 0)
+            self.assertEqual(trace_check.main([str(Path(d) / "missing.json")]), 2)
+        self.assertEqual(trace_check.main([]), 2)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@
 
 scripts/results.py calls outputs() so the table is regenerated with the other results: it writes
 docs/results/<GPU>_roofline.md (every row), the block `<!-- results:ch09-roofline begin -->` of
-chapters/09_profiling/README.md, and docs/results/<GPU>_roofline.png when matplotlib is installed.
+chapters/09_profiling/README.md, and docs/results/<GPU>_roofline.png when matplotlib is installed;
+and the block `results:ch09-counted` (tools/counted.py: declared against ncu-measured counts).
 
 Inputs, one owner each:
   * FLOPs and bytes of one iteration: each benchmark row's `flops` and `bytes` counters, declared
@@ -43,6 +44,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent.parent
+sys.path.insert(0, str(HERE))
+import counted  # noqa: E402  (the counted-vs-measured block, written beside the roofline's)
 
 COMPUTE_ROOFS = ("fp32", "fp64", "tensor_tf32", "tensor_fp16", "tensor_bf16", "tensor_int8", "tensor_fp8")
 MEMORY_ROOFS = ("dram", "l2")
@@ -336,6 +339,9 @@ def outputs(root: Path, gpu: str | None, plots: bool, pending: dict[Path, str] |
     if readme.exists():
         current = pending[readme] if pending and readme in pending else readme.read_text()
         new = replace_block(current, BLOCK_KEY, body)
+        if new is not None:
+            out[readme] = current = new
+        new = replace_block(current, counted.BLOCK_KEY, counted.block_text(root, gpu))
         if new is not None:
             out[readme] = new
     return out

@@ -45,7 +45,7 @@ CASES: dict[str, Case] = {
     "neighbor_diff": Case("9.4", "racecheck", r"(Race reported|hazard)", r"neighbor_diff_kernel"),
     "block_lead": Case("9.5", "synccheck", r"(Barrier error|Divergent thread)", r"block_lead_kernel"),
     "accumulate": Case("9.6", "initcheck", r"Uninitialized __global__ memory read", r"accumulate_kernel"),
-    "normalize": Case("9.7", "leak", r"Leaked \d+ bytes", r"cudaMalloc"),
+    "normalize": Case("9.7", "leak", r"Leaked \d+ bytes", r"cudaMalloc|hunt_normalize"),
     "quad_sums": Case("9.8", "memcheck", r"misaligned", r"quad_sum_vec_kernel"),
     "two_stage": Case("9.9", "memcheck", r"Invalid __global__ read of size 4", r"add_one_kernel"),
     "readback": Case("9.10", "plain", r"read before the copy ended", r"case readback"),
@@ -76,7 +76,9 @@ def judge_found(case: Case, rc: int | None, out: str) -> Verdict:
             return Verdict(True, "the plain run read a wrong answer: " + re.search(case.klass + r".*", out).group(0))
         return Verdict(False, f"the plain run exited {rc} without '{case.klass}'")
     run = lt.parse_sanitizer("ch09_hunt", "racecheck" if case.tool == "racecheck" else "memcheck", rc, out)
-    if not run.found:
+    # A leak is reported in memcheck's LEAK SUMMARY, whether or not its ERROR SUMMARY counts it.
+    leaked = case.tool == "leak" and re.search(r"LEAK SUMMARY: [1-9]\d* bytes leaked", out)
+    if not run.found and not leaked:
         return Verdict(False, f"{case.tool} reported nothing ({run.summary})")
     if not re.search(case.klass, out):
         return Verdict(False, f"{case.tool} reported ({run.summary}) but no '{case.klass}' in its report")
@@ -92,6 +94,8 @@ def judge_clean(tool: str, rc: int | None, out: str) -> Verdict:
     run = lt.parse_sanitizer("ch09_hunt", "racecheck" if tool == "racecheck" else "memcheck", rc, out)
     if not run.clean:
         return Verdict(False, f"{tool}: {run.summary}")
+    if re.search(r"LEAK SUMMARY: [1-9]\d* bytes leaked", out):
+        return Verdict(False, f"{tool}: " + re.search(r"LEAK SUMMARY: .*", out).group(0))
     if rc != 0:
         return Verdict(False, f"{tool} clean, but the program exited {rc} (a wrong answer or a CUDA error)")
     return Verdict(True, f"{tool}: {run.summary}")

@@ -19,6 +19,7 @@
 #include "ch11/decoder.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/memory.hpp"
+#include "cudalab/nvtx.hpp"
 #include "cudalab/stream.hpp"
 
 namespace cudalab::ch11 {
@@ -57,6 +58,8 @@ ServeResult run(TinyDecoder& model, Scheduler& s, const SchedulerConfig& config,
   Event start, stop;
   std::vector<SeqStep> steps;
   out.stats = drive(s, [&](const IterationPlan& p) {
+    // One range per serving iteration on the host timeline (nsys, or chapter 9's CUPTI trace).
+    NvtxRange range("ch11 serving iteration");
     steps.clear();
     for (std::size_t i : p.decode) {  // the newest token, at the end of the sequence's KV
       const int pos = static_cast<int>(s.kv_length(i)) - 1;
