@@ -105,8 +105,27 @@ class Fake:
         d["timestamp"] = time.time()
         return d
 
+    def fast_sample(self, i: int) -> dict:
+        return _fast(self.sample(i))
+
     def close(self) -> None:
         pass
+
+
+def _fast(d: dict) -> dict:
+    """The throttle watch's fields of a sample."""
+    g = lambda *p: _dig(d, *p)  # noqa: E731
+    return {"sm": g("clocks", "sm"), "mem": g("clocks", "mem"), "power_w": g("power", "usage_w"),
+            "temp_c": g("temperature", "gpu"), "reasons": d.get("clock_event_reasons"),
+            "util": g("utilization", "gpu")}
+
+
+def _dig(d, *path):
+    for k in path:
+        if not isinstance(d, dict):
+            return None
+        d = d.get(k)
+    return d
 
 
 def _load_fixture(p: Path, name) -> dict:
@@ -300,6 +319,18 @@ class Nvml:
             "remapped_rows": self._remapped(h),
             "xid_last": self._poll_xid(i),
         }
+
+    def fast_sample(self, i: int) -> dict:
+        """Clocks, power, temperature, reasons, utilization only: few calls, for >= 10 Hz."""
+        h = self._h(i)
+        mw = self._uint("nvmlDeviceGetPowerUsage", h)
+        util = _Utilization()
+        have_util = self._call("nvmlDeviceGetUtilizationRates", h, ctypes.byref(util), optional=True)
+        return {"sm": self._uint("nvmlDeviceGetClockInfo", h, ctypes.c_int(NVML_CLOCK_SM)),
+                "mem": self._uint("nvmlDeviceGetClockInfo", h, ctypes.c_int(NVML_CLOCK_MEM)),
+                "power_w": None if mw is None else mw / 1000.0,
+                "temp_c": self._uint("nvmlDeviceGetTemperature", h, ctypes.c_int(NVML_TEMPERATURE_GPU)),
+                "reasons": self.reasons(h), "util": util.gpu if have_util else None}
 
     def _ecc(self, h, counter: int) -> dict | None:
         out = {}
