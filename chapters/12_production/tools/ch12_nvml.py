@@ -540,7 +540,9 @@ def lab_binaries(build_dir: Path | None, limit: int = 12) -> list[Path]:
     b = Path(build_dir)
     picked = sorted(p for p in (b / "bench").glob("bench_ch[0-9][0-9]") if p.is_file())
     for d in sorted((b / "tests").glob("ch[0-9][0-9]")):
-        exes = sorted(p for p in d.glob("test_*") if p.is_file() and os.access(p, os.X_OK) and p.suffix == "")
+        # reference_chNN_test_<name>: the reference track's test executables (lab_test)
+        exes = sorted(p for p in d.glob("reference_ch*_test_*")
+                      if p.is_file() and os.access(p, os.X_OK) and p.suffix == "")
         picked += exes[:1]
     return picked[:limit]
 

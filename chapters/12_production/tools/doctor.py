@@ -431,7 +431,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fake", metavar="FIXTURE", help="a recorded snapshot (fixtures/NAME.json or a path)")
     ap.add_argument("--json", metavar="OUT", help="write findings + snapshot as JSON ('-': stdout)")
     ap.add_argument("--record", metavar="OUT", help="write the snapshot (a new fixture)")
-    ap.add_argument("--build-dir", type=Path, help="the build whose fatbins to read (default: this machine's)")
+    ap.add_argument("--build-dir", type=Path,
+                    help="the build whose fatbins to read (default: this machine's; unused with --fake)")
     ap.add_argument("--binary", type=Path, action="append", help="a binary to read instead (repeatable)")
     ap.add_argument("-q", "--quiet", action="store_true", help="print only WARN and FAIL findings")
     ap.add_argument("--only", action="append", metavar="CHECK",
@@ -441,7 +442,7 @@ def main(argv: list[str] | None = None) -> int:
         for b in args.binary:
             if not b.is_file():
                 ap.error(f"--binary {b}: no such file")
-    if args.build_dir is not None and not args.build_dir.is_dir():
+    if args.build_dir is not None and not args.fake and not args.build_dir.is_dir():  # unused with --fake
         ap.error(f"--build-dir {args.build_dir}: not a directory")
     try:
         backend = nv.open_backend(args.fake)
