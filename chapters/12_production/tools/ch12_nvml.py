@@ -172,10 +172,16 @@ def _merge(base: dict, over: dict) -> None:
 # ---- the real backend ----------------------------------------------------------------------------
 
 NVML_SUCCESS = 0
+NVML_ERROR_INVALID_ARGUMENT = 2
 NVML_ERROR_NOT_SUPPORTED = 3
+NVML_ERROR_NO_PERMISSION = 4
 NVML_ERROR_NOT_FOUND = 6
 NVML_ERROR_FUNCTION_NOT_FOUND = 13
-_OPTIONAL = (NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND)
+# What an optional query may answer on a GPU or a driver that lacks it (an invalid argument: a link
+# or threshold index this GPU does not have; no permission: a query reserved to root). Anything
+# else (GPU lost, unknown error) raises.
+_OPTIONAL = (NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION,
+             NVML_ERROR_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND)
 
 NVML_CLOCK_SM, NVML_CLOCK_MEM = 1, 2
 NVML_TEMPERATURE_GPU = 0
@@ -229,7 +235,6 @@ class Nvml:
         self._handles: dict[int, ctypes.c_void_p] = {}
         self._xid: dict[int, int] = {}
         self._events = None
-        self._pcie_kb: dict[int, list[float]] = {}
 
     # -- plumbing
     def _call(self, fn: str, *args, optional: bool = False) -> bool:
