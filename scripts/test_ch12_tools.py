@@ -361,6 +361,16 @@ class MemBudgetCli(unittest.TestCase):
                 self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
                 self.assertIn("ch12_mem_budget:", r.stderr)
 
+    def test_the_gpu_programs_check_their_arguments_before_the_gpu(self):
+        d = self.exe().parent
+        for exe, argv in (("ch12_oom_drill", ["--model", "gpt-5"]), ("ch12_oom_drill", ["--context", "x"]),
+                          ("ch12_load", ["--seconds", "0"]), ("ch12_load", ["--blocks", "-1"]),
+                          ("ch12_load", ["--nope", "1"])):
+            with self.subTest(exe=exe, argv=argv):
+                r = subprocess.run([str(d / exe), *argv], capture_output=True, text=True, timeout=60)
+                self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+                self.assertIn(f"{exe}:", r.stderr)
+
     def test_json_is_the_budget(self):
         exe = self.exe()
         with tempfile.TemporaryDirectory() as d:
