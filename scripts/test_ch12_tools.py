@@ -266,8 +266,10 @@ class GoLive(unittest.TestCase):
                     text = cml.read_text()
                     name = rel.name
                     prefix, _, app = name.partition("_")
-                    declared = re.search(rf"add_executable\({re.escape(name)}\b", text) or (
-                        f"add_executable({prefix}_${{app}}" in text and (ROOT / rel.parent / "apps" / f"{app}.cpp").is_file())
+                    # add_executable(name ...) or lab_app(chNN name ...), or the loop form over apps/
+                    declared = re.search(rf"(add_executable\(|lab_app\(\w+ ){re.escape(name)}\b", text) or (
+                        re.search(rf"(add_executable\(|lab_app\(\w+ ){re.escape(prefix)}_\$\{{app\}}", text)
+                        and (ROOT / rel.parent / "apps" / f"{app}.cpp").is_file())
                     self.assertTrue(declared, f"line {ln.number}: {name} is not a target of {cml}")
                 else:
                     known = {"ctest": "cmake cmd:cmake", "promtool": "prometheus cmd:prometheus"}
