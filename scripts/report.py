@@ -33,8 +33,19 @@ BENCH_DIR = ROOT / "bench"
 STANDARD_KEYS = {"family_index", "per_family_instance_index", "repetitions", "repetition_index",
                  "threads", "iterations", "real_time", "cpu_time", "median_us", "GB/s", "TFLOP/s",
                  "pct_of_copy", "sm_mhz_after", "temp_c_after", "bytes", "flops", "vs_base",
-                 "base_us", "base_GB/s", "base_TFLOP/s"}
+                 "base_us", "base_GB/s", "base_TFLOP/s", "sm_mhz_before", "clock_reasons_before",
+                 "clock_reasons_after"}
 METRICS = ("GB/s", "TFLOP/s", "time")
+CLOCK_DROP = 0.95  # a row whose SM clock fell below 95 % of its start is flagged
+
+sys.path.insert(0, str(ROOT / "chapters" / "12_production" / "tools"))
+try:  # the names of NVML's clock-event reasons: one owner, chapter 12's NVML module
+    from ch12_nvml import SLOWDOWN_BITS, reason_names
+except ImportError:  # a tree without chapter 12: hex masks
+    SLOWDOWN_BITS = 0x2 | 0x4 | 0x8 | 0x20 | 0x40 | 0x80
+
+    def reason_names(mask: int) -> list[str]:
+        return [f"0x{mask:x}"] if mask else []
 
 
 # ---- declarations (bench/chNN.toml) ------------------------------------------------------------
@@ -255,6 +266,27 @@ def ladder_table(lad: dict, data: dict) -> list[str]:
     return out
 
 
+def throttle_flag(reps: list[dict]) -> str:
+    """Why a row may have run throttled ("" when nothing says so): a slowdown reason (power cap,
+    thermal, hardware slowdown, application clocks) in the masks bench.cpp records before and after
+    the timed iterations, or an SM clock that fell by more than 5 % between the two."""
+    why = []
+    bits = 0
+    for b in reps:
+        for k in ("clock_reasons_before", "clock_reasons_after"):
+            if isinstance(b.get(k), (int, float)):
+                bits |= int(b[k]) & SLOWDOWN_BITS
+    if bits:
+        why.append(",".join(reason_names(bits)))
+    drops = [(b["sm_mhz_before"], b["sm_mhz_after"]) for b in reps
+             if isinstance(b.get("sm_mhz_before"), (int, float)) and isinstance(b.get("sm_mhz_after"), (int, float))
+             and b["sm_mhz_before"] > 0 and b["sm_mhz_after"] < CLOCK_DROP * b["sm_mhz_before"]]
+    if drops:
+        before, after = max(drops, key=lambda d: d[0] - d[1])
+        why.append(f"SM clock {before:.0f} -> {after:.0f} MHz")
+    return "; ".join(why)
+
+
 def fmt(v, digits=1):
     return "" if v is None else f"{v:.{digits}f}"
 
@@ -283,7 +315,8 @@ def chapter_table(chapter: str, data: dict, bench_dir: Path = BENCH_DIR) -> str:
         other = ", ".join(f"{k} {row_median(rs, k):.4g}" for k in keys if row_median(rs, k) is not None)
         lines.append(f"| {shown} | {fmt(row_median(rs, 'median_us'), 1)} | {fmt(row_median(rs, 'GB/s'), 0)} | "
                      f"{fmt(row_median(rs, 'TFLOP/s'), 2)} | {fmt(row_median(rs, 'pct_of_copy'), 1)} | "
-                     f"{fmt(row_median(rs, 'vs_base'), 3)} | {other} | {fmt(row_median(rs, 'sm_mhz_after'), 0)} |")
+                     f"{fmt(row_median(rs, 'vs_base'), 3)} | {other} | {fmt(row_median(rs, 'sm_mhz_after'), 0)}"
+                     + (f" THROTTLED: {flag}" if (flag := throttle_flag(rs)) else "") + " |")
     lines += ladder_tables(chapter, data, bench_dir)
     ratios = key_ratios(chapter, data, bench_dir)
     if ratios:

@@ -151,6 +151,25 @@ class KernelImage(unittest.TestCase):
         self.assertEqual(nv.parse_cuobjdump("", ""), {"sass": [], "ptx": []})
 
 
+class Binaries(unittest.TestCase):
+    def test_lab_binaries_picks_the_benchmarks_and_a_reference_test_per_chapter(self):
+        with tempfile.TemporaryDirectory() as d:
+            b = Path(d)
+            files = ["bench/bench_ch03", "bench/bench_ch11", "bench/bench_ch03.json",
+                     "tests/ch03/reference_ch03_test_saxpy", "tests/ch03/reference_ch03_test_vector_add",
+                     "tests/ch03/starter_ch03_test_saxpy", "tests/ch03/reference_ch03_test_saxpy_tests.cmake",
+                     "tests/ch11/reference_ch11_test_kv_calc"]
+            for f in files:
+                p = b / f
+                p.parent.mkdir(parents=True, exist_ok=True)
+                p.write_text("")
+                p.chmod(0o755 if "." not in p.name else 0o644)
+            got = [str(p.relative_to(b)) for p in nv.lab_binaries(b)]
+        self.assertEqual(got, ["bench/bench_ch03", "bench/bench_ch11", "tests/ch03/reference_ch03_test_saxpy",
+                               "tests/ch11/reference_ch11_test_kv_calc"])
+        self.assertEqual(nv.lab_binaries(None), [])
+
+
 class Reasons(unittest.TestCase):
     def test_every_bit_by_name(self):
         names = nv.reason_names(0x1ff)

@@ -43,6 +43,34 @@ def decl(**kw) -> dict:
     return d
 
 
+class Throttle(unittest.TestCase):
+    def test_a_row_is_flagged_when_its_clock_dropped_or_a_slowdown_reason_was_set(self):
+        steady = {"median_us": 10.0, "sm_mhz_before": 1980, "sm_mhz_after": 1980, "clock_reasons_before": 0,
+                  "clock_reasons_after": 0}
+        self.assertEqual(report.throttle_flag([steady]), "")
+        # idle (0x1) and sync boost (0x10) are not slowdowns
+        self.assertEqual(report.throttle_flag([{**steady, "clock_reasons_before": 0x11}]), "")
+        self.assertEqual(report.throttle_flag([{**steady, "clock_reasons_after": 0x4}]), "SwPowerCap")
+        self.assertEqual(report.throttle_flag([steady, {**steady, "sm_mhz_after": 1755}]),
+                         "SM clock 1980 -> 1755 MHz")
+        self.assertEqual(report.throttle_flag([{**steady, "sm_mhz_after": 1900}]), "")  # within 5 %
+        both = report.throttle_flag([{**steady, "clock_reasons_after": 0x60, "sm_mhz_after": 1200}])
+        self.assertEqual(both, "SwThermalSlowdown,HwThermalSlowdown; SM clock 1980 -> 1200 MHz")
+        self.assertEqual(report.throttle_flag([{"median_us": 1.0}]), "")  # a JSON without NVML
+
+    def test_the_table_shows_the_flag_and_hides_the_raw_counters(self):
+        data = run([("A", "", [{"median_us": 5.0, "GB/s": 1.0, "sm_mhz_before": 1980, "sm_mhz_after": 1410,
+                                "clock_reasons_before": 0, "clock_reasons_after": 0x4}]),
+                    ("B", "", [{"median_us": 5.0, "GB/s": 1.0, "sm_mhz_before": 1980, "sm_mhz_after": 1980,
+                                "clock_reasons_before": 0, "clock_reasons_after": 0}])])
+        table = report.chapter_table("ch99", data)
+        line_a = next(x for x in table.splitlines() if x.startswith("| A "))
+        line_b = next(x for x in table.splitlines() if x.startswith("| B "))
+        self.assertIn("1410 THROTTLED: SwPowerCap; SM clock 1980 -> 1410 MHz |", line_a)
+        self.assertNotIn("THROTTLED", line_b)
+        self.assertNotIn("clock_reasons", table)
+
+
 class Ratios(unittest.TestCase):
     def test_interleaved_rows_give_the_median_and_spread_of_their_vs_base(self):
         data = run([("A", "", [{"GB/s": 9.0, "vs_base": r} for r in (0.90, 0.95, 0.93, 0.80, 0.99)]),

@@ -56,25 +56,39 @@ struct Nvml {
   }
 };
 
-std::string reasons_text(unsigned long long r) {
-  if (r == 0) return "none";
-  std::string s;
-  auto add = [&](unsigned long long bit, const char* name) {
-    if (r & bit) s += s.empty() ? name : std::string(",") + name;
-  };
-  add(nvmlClocksEventReasonGpuIdle, "idle");
-  add(nvmlClocksEventReasonApplicationsClocksSetting, "app_clocks");
-  add(nvmlClocksEventReasonSwPowerCap, "sw_power_cap");
-  add(nvmlClocksThrottleReasonHwSlowdown, "hw_slowdown");
-  add(nvmlClocksEventReasonSwThermalSlowdown, "sw_thermal");
-  add(nvmlClocksThrottleReasonHwThermalSlowdown, "hw_thermal");
-  add(nvmlClocksThrottleReasonHwPowerBrakeSlowdown, "power_brake");
-  add(nvmlClocksEventReasonSyncBoost, "sync_boost");
-  return s.empty() ? fmt::format("0x{:x}", r) : s;
+// MIG mode of the GPU this process runs on (the CUDA device is then one instance of it).
+bool mig_enabled(nvmlDevice_t dev) {
+  unsigned current = 0, pending = 0;
+  return nvmlDeviceGetMigMode(dev, &current, &pending) == NVML_SUCCESS &&
+         current == NVML_DEVICE_MIG_ENABLE;
 }
 #endif
 
 }  // namespace
+
+std::string clock_reasons_text(unsigned long long mask) {
+  if (mask == 0) return "none";
+  std::string s;
+  const auto add = [&s](const std::string& name) {
+    if (!s.empty()) s.push_back(',');
+    s.append(name);
+  };
+  unsigned long long known = 0;
+  for (const ClockReason& r : kClockReasons) {
+    known |= r.bit;
+    if (mask & r.bit) add(r.name);
+  }
+  if (mask & ~known) add(fmt::format("0x{:x}", mask & ~known));
+  return s;
+}
+
+std::string mig_note(bool mig_enabled, int instance_sms, std::size_t instance_bytes) {
+  if (!mig_enabled) return "";
+  return fmt::format(
+      "on: figures are this MIG instance's ({} SMs, {:.2f} GiB), not the GPU's; peaks and ceilings "
+      "in this context are the instance's too",
+      instance_sms, static_cast<double>(instance_bytes) / (1ull << 30));
+}
 
 double copy_ceiling_gbps() {
   static const double gbps = [] {
@@ -96,10 +110,38 @@ void add_percent(benchmark::State& state, const char* name, double value, double
   if (reference > 0) state.counters[fmt::format("pct_of_{}", name)] = 100.0 * value / reference;
 }
 
+namespace {
+
+#if defined(CUDALAB_HAVE_NVML)
+Nvml& nvml_handle() {
+  static Nvml nvml;
+  return nvml;
+}
+#endif
+
+// The clock and its event reasons just before a row's first timed iteration (after its warm-up)
+// and after its last, so that the report can flag a row that ran throttled.
+void record_clocks(benchmark::State& state, const char* when) {
+#if defined(CUDALAB_HAVE_NVML)
+  const Nvml& nvml = nvml_handle();
+  if (!nvml.ok) return;
+  const std::string w = when;
+  state.counters["sm_mhz_" + w] = nvml.clock(NVML_CLOCK_SM);
+  state.counters["clock_reasons_" + w] = static_cast<double>(nvml.event_reasons());
+  if (w == "after") state.counters["temp_c_after"] = nvml.temperature();
+#else
+  (void)state;
+  (void)when;
+#endif
+}
+
+}  // namespace
+
 void run(benchmark::State& state, const std::function<void(cudaStream_t)>& work, Work w,
          int warmup) {
   Stream stream;
   for (int i = 0; i < warmup; ++i) work(stream);
+  record_clocks(state, "before");
   Event start, stop;
   std::vector<float> ms;
   for (auto _ : state) {
@@ -124,13 +166,7 @@ void run(benchmark::State& state, const std::function<void(cudaStream_t)>& work,
     state.counters["flops"] = w.flops;
     state.counters["TFLOP/s"] = w.flops / sec / 1e12;
   }
-#if defined(CUDALAB_HAVE_NVML)
-  static Nvml nvml;
-  if (nvml.ok) {
-    state.counters["sm_mhz_after"] = nvml.clock(NVML_CLOCK_SM);
-    state.counters["temp_c_after"] = nvml.temperature();
-  }
-#endif
+  record_clocks(state, "after");
 }
 
 void run_vs(benchmark::State& state, const std::function<void(cudaStream_t)>& work,
@@ -140,6 +176,7 @@ void run_vs(benchmark::State& state, const std::function<void(cudaStream_t)>& wo
     work(stream);
     base(stream);
   }
+  record_clocks(state, "before");
   Event w0, w1, b0, b1;
   std::vector<float> work_ms, base_ms, ratios;
   bool work_first = true;
@@ -185,6 +222,7 @@ void run_vs(benchmark::State& state, const std::function<void(cudaStream_t)>& wo
     state.counters["TFLOP/s"] = w.flops / sec / 1e12;
     state.counters["base_TFLOP/s"] = w.flops / base_sec / 1e12;
   }
+  record_clocks(state, "after");
 }
 
 CopyBase::CopyBase(double moved_bytes)
@@ -259,7 +297,10 @@ void add_context() {
                                 std::to_string(nvml.clock(NVML_CLOCK_MEM)));
     benchmark::AddCustomContext("temperature_c_at_start", std::to_string(nvml.temperature()));
     benchmark::AddCustomContext("power_w_at_start", std::to_string(nvml.power_w()));
-    benchmark::AddCustomContext("clock_event_reasons_at_start", reasons_text(nvml.event_reasons()));
+    benchmark::AddCustomContext("clock_event_reasons_at_start",
+                                clock_reasons_text(nvml.event_reasons()));
+    const std::string mig = mig_note(mig_enabled(nvml.dev), d.sm_count, d.global_bytes);
+    benchmark::AddCustomContext("mig", mig.empty() ? "off" : mig);
   }
 #else
   benchmark::AddCustomContext("nvml", "not built (no nvml.h at configure time)");

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <fstream>
@@ -30,14 +31,18 @@ int main(int argc, char** argv) {
     const double seconds = a.real("seconds");
     if (!(seconds > 0 && seconds <= 3600))
       throw std::invalid_argument("--seconds: must be in (0, 3600]");
+    const std::uint64_t want_blocks = a.u64("blocks"), threads64 = a.u64("threads");
+    if (want_blocks > 0x7fffffffull) throw std::invalid_argument("--blocks: at most 2^31 - 1");
+    if (threads64 == 0 || threads64 > 1024)
+      throw std::invalid_argument("--threads: must be in [1, 1024]");
     if (!has_gpu()) {
       std::printf("ch12_load: %s — no load to run\n", no_gpu_reason().c_str());
       return 77;
     }
     const DeviceInfo d = device_info();
     const auto sms = static_cast<unsigned>(d.sm_count);
-    const auto blocks = static_cast<unsigned>(a.u64("blocks") ? a.u64("blocks") : 4ull * sms);
-    const auto threads = static_cast<unsigned>(a.u64("threads"));
+    const auto blocks = static_cast<unsigned>(want_blocks ? want_blocks : 4ull * sms);
+    const auto threads = static_cast<unsigned>(threads64);
     DeviceBuffer<float> sink(blocks);
     // Kernels of at most 1 s each: a long single kernel would trip a display watchdog elsewhere and
     // cannot be interrupted; back to back they keep the GPU as busy.

@@ -28,11 +28,11 @@ MemoryBudget memory_budget(const BudgetInputs& in) {
   b.weights = kv.weight_bytes_per_gpu;
   b.kv_per_sequence = kv.kv_bytes_per_sequence_per_gpu;
   // BEGIN EXERCISE 12.1
-  // TODO(12.1): fill the fixed part (cuda_context, workspace, reserve =
-  // floor(fragmentation_reserve * gpu_bytes), prefill_activations = activation_bytes_per_token *
-  // prefill_tokens, fixed = weights + the four), per_sequence = kv_per_sequence + one token's
-  // activations, and max_batch = the largest batch with fixed + batch * per_sequence <= gpu_bytes
-  // (0 when the fixed part alone does not fit). All in 64-bit: a 70B model's weights pass 2^32.
+  // TODO(12.1): the remaining fields of MemoryBudget (ch12.hpp documents each one and the
+  // inequality every batch must satisfy): everything the process holds besides the KV cache
+  // counts once, the reserve is a share of the GPU rounded down, and max_batch is the largest
+  // batch that satisfies the inequality (0 when none does). All in 64-bit: a 70B model's weights
+  // pass 2^32.
   // STARTER: (void)in;
   b.cuda_context = in.cuda_context_bytes;
   b.workspace = in.workspace_bytes;

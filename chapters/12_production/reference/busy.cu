@@ -4,7 +4,8 @@
 // Launch shape: 1D, any block count and size up to 1024. One block keeps one SM busy: NVML counts
 // the GPU as 100 % utilized all the same ("a kernel was running during the sample period"), the
 // trap the utilization demo shows. Blocks = 4 x SMs, 256 threads: the whole GPU at full power, the
-// throttle watch's load.
+// throttle watch's load. Chapter 7's spin() occupies SMs with an empty loop and draws little
+// power; a throttle watch needs the FMA pipe busy (power and heat), hence a kernel of its own.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>

@@ -105,8 +105,27 @@ class Fake:
         d["timestamp"] = time.time()
         return d
 
+    def fast_sample(self, i: int) -> dict:
+        return _fast(self.sample(i))
+
     def close(self) -> None:
         pass
+
+
+def _fast(d: dict) -> dict:
+    """The throttle watch's fields of a sample."""
+    g = lambda *p: _dig(d, *p)  # noqa: E731
+    return {"sm": g("clocks", "sm"), "mem": g("clocks", "mem"), "power_w": g("power", "usage_w"),
+            "temp_c": g("temperature", "gpu"), "reasons": d.get("clock_event_reasons"),
+            "util": g("utilization", "gpu")}
+
+
+def _dig(d, *path):
+    for k in path:
+        if not isinstance(d, dict):
+            return None
+        d = d.get(k)
+    return d
 
 
 def _load_fixture(p: Path, name) -> dict:
@@ -153,10 +172,16 @@ def _merge(base: dict, over: dict) -> None:
 # ---- the real backend ----------------------------------------------------------------------------
 
 NVML_SUCCESS = 0
+NVML_ERROR_INVALID_ARGUMENT = 2
 NVML_ERROR_NOT_SUPPORTED = 3
+NVML_ERROR_NO_PERMISSION = 4
 NVML_ERROR_NOT_FOUND = 6
 NVML_ERROR_FUNCTION_NOT_FOUND = 13
-_OPTIONAL = (NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND)
+# What an optional query may answer on a GPU or a driver that lacks it (an invalid argument: a link
+# or threshold index this GPU does not have; no permission: a query reserved to root). Anything
+# else (GPU lost, unknown error) raises.
+_OPTIONAL = (NVML_ERROR_INVALID_ARGUMENT, NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_NO_PERMISSION,
+             NVML_ERROR_NOT_FOUND, NVML_ERROR_FUNCTION_NOT_FOUND)
 
 NVML_CLOCK_SM, NVML_CLOCK_MEM = 1, 2
 NVML_TEMPERATURE_GPU = 0
@@ -210,7 +235,6 @@ class Nvml:
         self._handles: dict[int, ctypes.c_void_p] = {}
         self._xid: dict[int, int] = {}
         self._events = None
-        self._pcie_kb: dict[int, list[float]] = {}
 
     # -- plumbing
     def _call(self, fn: str, *args, optional: bool = False) -> bool:
@@ -300,6 +324,18 @@ class Nvml:
             "remapped_rows": self._remapped(h),
             "xid_last": self._poll_xid(i),
         }
+
+    def fast_sample(self, i: int) -> dict:
+        """Clocks, power, temperature, reasons, utilization only: few calls, for >= 10 Hz."""
+        h = self._h(i)
+        mw = self._uint("nvmlDeviceGetPowerUsage", h)
+        util = _Utilization()
+        have_util = self._call("nvmlDeviceGetUtilizationRates", h, ctypes.byref(util), optional=True)
+        return {"sm": self._uint("nvmlDeviceGetClockInfo", h, ctypes.c_int(NVML_CLOCK_SM)),
+                "mem": self._uint("nvmlDeviceGetClockInfo", h, ctypes.c_int(NVML_CLOCK_MEM)),
+                "power_w": None if mw is None else mw / 1000.0,
+                "temp_c": self._uint("nvmlDeviceGetTemperature", h, ctypes.c_int(NVML_TEMPERATURE_GPU)),
+                "reasons": self.reasons(h), "util": util.gpu if have_util else None}
 
     def _ecc(self, h, counter: int) -> dict | None:
         out = {}
@@ -509,7 +545,9 @@ def lab_binaries(build_dir: Path | None, limit: int = 12) -> list[Path]:
     b = Path(build_dir)
     picked = sorted(p for p in (b / "bench").glob("bench_ch[0-9][0-9]") if p.is_file())
     for d in sorted((b / "tests").glob("ch[0-9][0-9]")):
-        exes = sorted(p for p in d.glob("test_*") if p.is_file() and os.access(p, os.X_OK) and p.suffix == "")
+        # reference_chNN_test_<name>: the reference track's test executables (lab_test)
+        exes = sorted(p for p in d.glob("reference_ch*_test_*")
+                      if p.is_file() and os.access(p, os.X_OK) and p.suffix == "")
         picked += exes[:1]
     return picked[:limit]
 

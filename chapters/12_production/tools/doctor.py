@@ -8,6 +8,7 @@
                                              by name or path): how CI tests every verdict
     scripts/lab doctor --record OUT.json     write this machine's snapshot as a fixture
     scripts/lab doctor --build-dir DIR | --binary PATH ...   which fatbins to read
+    scripts/lab doctor --only 'kernel images' [--only MIG ...]  judge these checks only
 
 Each finding is OK, WARN, FAIL (or SKIP: not measurable here) with its fix line.
 
@@ -430,15 +431,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fake", metavar="FIXTURE", help="a recorded snapshot (fixtures/NAME.json or a path)")
     ap.add_argument("--json", metavar="OUT", help="write findings + snapshot as JSON ('-': stdout)")
     ap.add_argument("--record", metavar="OUT", help="write the snapshot (a new fixture)")
-    ap.add_argument("--build-dir", type=Path, help="the build whose fatbins to read (default: this machine's)")
+    ap.add_argument("--build-dir", type=Path,
+                    help="the build whose fatbins to read (default: this machine's; unused with --fake)")
     ap.add_argument("--binary", type=Path, action="append", help="a binary to read instead (repeatable)")
     ap.add_argument("-q", "--quiet", action="store_true", help="print only WARN and FAIL findings")
+    ap.add_argument("--only", action="append", metavar="CHECK",
+                    help="judge only this check (repeatable; e.g. 'kernel images', MIG): the exit status is theirs")
     args = ap.parse_args(argv)
     if args.binary:
         for b in args.binary:
             if not b.is_file():
                 ap.error(f"--binary {b}: no such file")
-    if args.build_dir is not None and not args.build_dir.is_dir():
+    if args.build_dir is not None and not args.fake and not args.build_dir.is_dir():  # unused with --fake
         ap.error(f"--build-dir {args.build_dir}: not a directory")
     try:
         backend = nv.open_backend(args.fake)
@@ -452,13 +456,21 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(backend, nv.Fake):
             snap = backend.snapshot()
         else:
-            snap = backend.snapshot(args.build_dir or default_build_dir(), args.binary)
+            # cuobjdump takes seconds a binary: only when the kernel-image check is asked for
+            skip_bins = bool(args.only) and "kernel images" not in args.only
+            snap = backend.snapshot(args.build_dir or default_build_dir(), [] if skip_bins else args.binary)
     except nv.NvmlError as e:
         print(f"doctor: an NVML call failed: {e}", file=sys.stderr)
         return EXIT_NO_GPU
     finally:
         backend.close()
     findings = diagnose(snap)
+    if args.only:
+        known = {f.check for f in findings}
+        unknown = [c for c in args.only if c not in known]
+        if unknown:
+            ap.error(f"--only {', '.join(unknown)}: no such check here (checks: {', '.join(sorted(known))})")
+        findings = [f for f in findings if f.check in args.only]
     code = exit_code(findings)
     shown = [f for f in findings if not args.quiet or f.status in ("WARN", "FAIL")]
     if args.json != "-":

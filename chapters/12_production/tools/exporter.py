@@ -14,7 +14,9 @@ Hostname). Beyond DCGM: cudalab_clock_event_reasons{reason=...} (1 when the bit 
 series per NVML clock-event reason. Like DCGM, DCGM_FI_DEV_GPU_UTIL is absent where NVML has no
 utilization (MIG: dcgm-exporter#216/#430; use DCGM_FI_PROF_GR_ENGINE_ACTIVE there). PCIe TX/RX
 are counters in KB as in DCGM: NVML gives a rate (KB/s over a 20 ms window), integrated here
-between samples, so they are an estimate of the bytes moved.
+between samples, so they are an estimate of the bytes moved. Not exported: DCGM_FI_DEV_MEMORY_TEMP
+(NVML gives it only through nvmlDeviceGetFieldValues), the encoder/decoder utilizations and the
+vGPU license status (not what this lab serves with).
 
 Exit status: 0; 2 usage error (a bad argument, an unreadable fixture); 3 cannot serve (the port is
 in use, or the address cannot be bound); 4 the GPU could not be read (no driver, NVML failed).

@@ -33,9 +33,9 @@ def sample_while(backend, proc: subprocess.Popen, hz: float = 10.0, device: int 
     out, period = [], 1.0 / hz
     t0 = time.monotonic()
     while proc.poll() is None:
-        s = backend.sample(device)
-        out.append({"t": round(time.monotonic() - t0, 3), "util": (s.get("utilization") or {}).get("gpu"),
-                    "sm_mhz": (s.get("clocks") or {}).get("sm"), "power_w": (s.get("power") or {}).get("usage_w")})
+        s = backend.fast_sample(device)
+        out.append({"t": round(time.monotonic() - t0, 3), "util": s.get("util"), "sm_mhz": s.get("sm"),
+                    "power_w": s.get("power_w")})
         time.sleep(period)
     return out
 

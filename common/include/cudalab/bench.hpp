@@ -96,7 +96,8 @@ double copy_ceiling_gbps();
 // Adds a counter "pct_of_<name>" = 100 * value / reference when reference > 0.
 void add_percent(benchmark::State& state, const char* name, double value, double reference);
 
-// Adds GPU context (name, cc, SMs, clocks, driver, NVML readings when available) to the JSON.
+// Adds GPU context (name, cc, SMs, clocks, driver, NVML readings when available, MIG state) to
+// the JSON.
 void add_context();
 
 // One NVML reading of the device in use (ok = false without NVML or when it cannot be read):
@@ -107,6 +108,34 @@ struct GpuSample {
   unsigned long long clock_event_reasons = 0;  // NVML clocks event reason bits
 };
 GpuSample sample_gpu();
+
+// NVML's clock-event reasons (nvmlClocksEventReason*, the bits of
+// nvmlDeviceGetCurrentClocksEventReasons), by NVML's names. With NVML, every row records
+// clock_reasons_before / clock_reasons_after (the masks, read just before its first timed
+// iteration and after its last) and sm_mhz_before / sm_mhz_after; scripts/report.py flags a row
+// whose clock dropped or whose reasons held a slowdown.
+struct ClockReason {
+  unsigned long long bit;
+  const char* name;
+};
+inline constexpr ClockReason kClockReasons[] = {{0x1, "GpuIdle"},
+                                                {0x2, "ApplicationsClocksSetting"},
+                                                {0x4, "SwPowerCap"},
+                                                {0x8, "HwSlowdown"},
+                                                {0x10, "SyncBoost"},
+                                                {0x20, "SwThermalSlowdown"},
+                                                {0x40, "HwThermalSlowdown"},
+                                                {0x80, "HwPowerBrakeSlowdown"},
+                                                {0x100, "DisplayClockSetting"}};
+// The reasons that hold the clock below what the load asks (idle, sync boost and the display
+// clock setting do not).
+inline constexpr unsigned long long kClockSlowdownReasons = 0x2 | 0x4 | 0x8 | 0x20 | 0x40 | 0x80;
+// "none", or the names joined by commas; an unknown bit as hex ("GpuIdle,0x1000").
+std::string clock_reasons_text(unsigned long long mask);
+
+// The context note of a run on a MIG instance: "" when MIG is off; otherwise what the figures
+// are (the instance's SMs and memory, not the GPU's).
+std::string mig_note(bool mig_enabled, int instance_sms, std::size_t instance_bytes);
 
 // main() of every bench executable: without a GPU it prints why and exits 0 (nothing to measure).
 int main(int argc, char** argv);
