@@ -5,12 +5,13 @@
 //
 // Forward (10.1): rowwise_kernel, one pass of an elementwise function f(x, bias[c]) over a
 // row-strided matrix; the fused op is one pass of f = gelu(x + b), the eager pair it is measured
-// against two passes (x + b stored, then gelu in place) of the same kernel. Launch: blocks of
-// kThreadsX x kThreadsY threads; threadIdx.x walks kVec consecutive columns (one 16-byte load when
-// the rows are aligned, else kVec scalar loads), threadIdx.y and blockIdx.y walk rows with a grid
-// stride; grid.x covers the columns. Bytes: 2 n sizeof(T) fused (x read once, y written once, +
-// the bias row) against 4 n sizeof(T) for the pair; ~20 FLOPs an element (erf): memory-bound on
-// every GPU of the course, so the fused op should run near the copy bandwidth and ~2x the pair.
+// against two passes (x + b stored, then gelu in place) of the same kernel. Launch: 2D blocks
+// (Config), a warp across the columns of a row, each lane one pack of consecutive columns (one
+// 16-byte load when the rows are aligned, else scalar loads), the block's other warps and the
+// grid's y dimension on further rows with a grid stride; the grid's x dimension covers the
+// columns. Bytes: 2 n sizeof(T) fused (x read once, y written once, + the bias row) against
+// 4 n sizeof(T) for the pair; ~20 FLOPs an element (erf): memory-bound on every GPU of the
+// course, so the fused op should run near the copy bandwidth and ~2x the pair.
 //
 // Backward (10.2): dx = dy gelu'(z) elementwise, dbias = the column sums of dx. Launch: the same
 // block shape, one column a thread; each thread sums its column over its rows in the
@@ -129,12 +130,11 @@ __global__ void __launch_bounds__(Config::kBlock)
                               Acc<T>* __restrict__ partial, std::size_t rows, std::size_t cols,
                               Gelu form) {
   // TODO(10.2): dx and the partial column sums of the backward.
-  //   Contract: for this thread's column c = blockIdx.x * kThreadsX + threadIdx.x and its rows
-  //     (as in the forward: blockIdx.y * kThreadsY + threadIdx.y, grid-stride gridDim.y *
-  //     kThreadsY), dx[r * lddx + c] = dy[r * lddy + c] * gelu'(x + bias[c]) (gelu_grad above,
-  //     in Acc<T>), and partial[blockIdx.y * cols + c] = the sum of those dx (before rounding to
-  //     T) over the block's rows: threads past cols or past rows contribute 0 and every thread
-  //     reaches the barrier. In place (dx == dy) is allowed.
+  //   Contract: one column per thread (a block covers kThreadsX columns), rows walked with a
+  //     grid stride as in the forward; each element's dx = dy gelu'(x + bias) (gelu_grad above,
+  //     in Acc<T>), and row blockIdx.y of `partial` (cols values) gets, per column, the sum of the
+  //     block's dx values before their rounding to T: threads past cols or past rows contribute
+  //     0 and every thread reaches the barrier. In place (dx == dy) is allowed.
   //   Constraints: the sum is accumulated in Acc<T> (fp32 for __half and bf16: a half
   //     accumulator stalls once the sum's ulp exceeds a term, and overflows at 65504); the block's
   //     kThreadsY sums are added in shared memory, one barrier; no atomics (deterministic).
@@ -191,10 +191,10 @@ __global__ void __launch_bounds__(Config::kBlock)
   //   Contract: y[r * ldy + c] = from_acc<T>(f(to_acc(x[r * ldx + c]), to_acc(bias[c]))) for every
   //     r < rows, c < cols, T = float, double, __half, __nv_bfloat16; a null bias reads as 0. The
   //     arithmetic is in Acc<T> (to_acc / from_acc above): z = x + bias is never rounded to T
-  //     inside f. This thread owns the kVec columns c0 .. c0 + kVec - 1, c0 = (blockIdx.x *
-  //     kThreadsX + threadIdx.x) * kVec, and the rows blockIdx.y * kThreadsY + threadIdx.y +
-  //     k * gridDim.y * kThreadsY. Columns past cols are never touched (a row's last pack may be
-  //     partial; the padding between rows of a strided view belongs to someone else).
+  //     inside f. Each thread owns kVec consecutive columns (a block covers kThreadsX packs of a
+  //     row) and a grid-stride set of rows (a block starts kThreadsY rows at a time). Columns
+  //     past cols are never touched (a row's last pack may be partial; the padding between rows
+  //     of a strided view belongs to someone else).
   //   Constraints: one pass (x read once, y written once); the thread's bias values read once,
   //     outside the row loop; when kVec > 1 a full pack is one Pack<T, kVec> load and one store
   //     (the dispatch guarantees the 16-byte alignment), a partial pack falls back to scalars.
