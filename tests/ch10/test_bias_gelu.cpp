@@ -14,6 +14,7 @@
 #include "ch10/bias_gelu.hpp"
 #include "ch10/bias_gelu_cpu.hpp"
 #include "cudalab/compare.hpp"
+#include "cudalab/device_fill.hpp"
 #include "cudalab/memory.hpp"
 #include "cudalab/random.hpp"
 #include "cudalab/testing.hpp"
@@ -307,4 +308,82 @@ TEST(BiasGeluAccumulationGpu, HalfAndBf16SumInFp32) {
   // one at 256; an fp32 one is exact to ~1e-4 relative.
   check_backward<__half>(rng, {4097, 67, 0}, true);
   check_backward<__nv_bfloat16>(rng, {4097, 67, 0}, true);
+}
+
+// Past 2^32 elements: rows x ld = 1,046,534 x 4104 floats (17.2 GB, in place), so any 32-bit
+// element index (r * ld + c in unsigned) wraps and writes the wrong rows. Inputs from the
+// counter-based device fill, whose host twin gives any element; the oracle checks the last rows,
+// the first, and rows on either side of the 2^32 boundary, padding included (it must still hold
+// the input: the kernel never writes it). ~17 GB read + written per pass on an H200: tens of ms.
+namespace {
+constexpr std::size_t kLargeCols = 4100, kLargeLd = 4104;
+constexpr std::size_t kLargeRows = ((std::size_t{1} << 32) / kLargeLd) + 3;
+constexpr std::size_t kLargeN = (kLargeRows - 1) * kLargeLd + kLargeCols;
+static_assert(kLargeN > (std::size_t{1} << 32));
+
+std::vector<std::size_t> large_rows_to_check() {
+  const std::size_t boundary = (std::size_t{1} << 32) / kLargeLd;
+  return {0, 1, boundary - 1, boundary, boundary + 1, kLargeRows - 1};
+}
+
+std::vector<float> download_row(const float* d, std::size_t r) {
+  std::vector<float> h(kLargeLd);
+  const std::size_t count = r + 1 == kLargeRows ? kLargeCols : kLargeLd;
+  CUDALAB_CHECK(
+      cudaMemcpy(h.data(), d + r * kLargeLd, count * sizeof(float), cudaMemcpyDeviceToHost));
+  h.resize(count);
+  return h;
+}
+}  // namespace
+
+TEST(BiasGeluLargeGpu, ForwardPastTwoToThe32Elements) {
+  CUDALAB_REQUIRE_DEVICE_MEMORY(kLargeN * sizeof(float) + (std::size_t{1} << 30));
+  const std::uint64_t seed = Rng().seed();
+  Rng rng(seed + 1);
+  const std::vector<float> b = rng.uniform<float>(kLargeCols, -1.0f, 1.0f);
+  const DeviceBuffer<float> db = to_device(b);
+  DeviceBuffer<float> x(kLargeN);
+  fill_uniform_device(x.data(), kLargeN, seed, -4.0f, 4.0f);
+  ch10::bias_gelu_forward<float>(x.data(), kLargeLd, db.data(), x.data(), kLargeLd, kLargeRows,
+                                 kLargeCols);  // in place
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  for (const std::size_t r : large_rows_to_check()) {
+    const std::vector<float> got = download_row(x.data(), r);
+    for (std::size_t c = 0; c < got.size(); ++c) {
+      const float in = uniform_at(seed, r * kLargeLd + c, -4.0f, 4.0f);
+      const double want = c < kLargeCols ? ch10::cpu::gelu(double(in) + b[c], false) : in;
+      ASSERT_NEAR(got[c], want, 1e-6 + 5e-7 * std::fabs(want))
+          << "row " << r << " column " << c << " (element " << r * kLargeLd + c
+          << (c < kLargeCols ? ")" : ", padding: must be untouched)");
+    }
+  }
+}
+
+TEST(BiasGeluLargeGpu, BackwardPastTwoToThe32Elements) {
+  CUDALAB_REQUIRE_DEVICE_MEMORY(2 * kLargeN * sizeof(float) + (std::size_t{1} << 30));
+  const std::uint64_t seed = Rng().seed();
+  Rng rng(seed + 1);
+  const std::vector<float> b = rng.uniform<float>(kLargeCols, -1.0f, 1.0f);
+  const DeviceBuffer<float> db = to_device(b);
+  DeviceBuffer<float> x(kLargeN), g(kLargeN), dbias(kLargeCols);
+  fill_uniform_device(x.data(), kLargeN, seed, -4.0f, 4.0f);
+  fill_uniform_device(g.data(), kLargeN, seed + 7, -1.0f, 1.0f);
+  const std::size_t wb = ch10::bias_gelu_backward_workspace_bytes(kLargeCols);
+  DeviceBuffer<unsigned char> work(wb);
+  ch10::bias_gelu_backward<float>(g.data(), kLargeLd, x.data(), kLargeLd, db.data(), g.data(),
+                                  kLargeLd, dbias.data(), kLargeRows, kLargeCols, work.data(),
+                                  wb);  // dx in place of dy
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  for (const std::size_t r : large_rows_to_check()) {
+    const std::vector<float> got = download_row(g.data(), r);
+    for (std::size_t c = 0; c < got.size(); ++c) {
+      const std::size_t i = r * kLargeLd + c;
+      const float dy = uniform_at(seed + 7, i, -1.0f, 1.0f);
+      const double z = double(uniform_at(seed, i, -4.0f, 4.0f)) + b[c];
+      const double want = c < kLargeCols ? dy * ch10::cpu::gelu_grad(z, false) : dy;
+      ASSERT_NEAR(got[c], want, 1e-6 + 5e-7 * std::fabs(want))
+          << "dx row " << r << " column " << c << " (element " << i
+          << (c < kLargeCols ? ")" : ", padding: must be untouched)");
+    }
+  }
 }
