@@ -8,6 +8,7 @@
 #include <cuda_bf16.h>
 
 #include <chrono>
+#include <cstdint>
 #include <exception>
 #include <memory>
 #include <optional>
