@@ -3,10 +3,12 @@
 // double-precision oracle, training to a loss bound; the GPU backend against the CPU one.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ch10/autograd.hpp"

@@ -6,14 +6,18 @@
 #include <cuda_fp16.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ch10/bias_gelu.hpp"
 #include "ch10/bias_gelu_cpu.hpp"
 #include "cudalab/compare.hpp"
+#include "cudalab/device_fill.hpp"
 #include "cudalab/memory.hpp"
 #include "cudalab/random.hpp"
 #include "cudalab/testing.hpp"
@@ -83,8 +87,10 @@ const Shape kShapes[] = {{0, 7, 0},     {7, 0, 0},     {1, 1, 0},    {3, 31, 0},
                          {5, 33, 3},    {9, 64, 8},    {17, 257, 0}, {17, 257, 3},
                          {33, 1000, 8}, {130, 129, 0}, {1, 4099, 0}, {4099, 3, 5}};
 
+// pair: the eager pair (bias_gelu_two_kernels), whose z = x + bias is rounded to T before the
+// GELU: the oracle rounds it too.
 template <class T>
-void check_forward(Rng& rng, Shape s, bool tanh_form) {
+void check_forward(Rng& rng, Shape s, bool tanh_form, bool pair = false) {
   const std::size_t ld = s.cols + s.pad;
   const std::size_t n = s.rows == 0 ? 0 : (s.rows - 1) * ld + s.cols;
   const std::vector<T> x = random_values<T>(rng, n, -4.0, 4.0);
@@ -92,17 +98,27 @@ void check_forward(Rng& rng, Shape s, bool tanh_form) {
   std::vector<double> xd(n), bd(s.cols), want(n, 0.0);
   for (std::size_t i = 0; i < n; ++i) xd[i] = to_d(x[i]);
   for (std::size_t i = 0; i < s.cols; ++i) bd[i] = to_d(bias[i]);
-  ch10::cpu::bias_gelu_forward(xd.data(), ld, bd.data(), want.data(), ld, s.rows, s.cols,
-                               tanh_form);
+  if (pair) {
+    for (std::size_t r = 0; r < s.rows; ++r)
+      for (std::size_t c = 0; c < s.cols; ++c)
+        want[r * ld + c] = ch10::cpu::gelu(to_d(from_d<T>(xd[r * ld + c] + bd[c])), tanh_form);
+  } else {
+    ch10::cpu::bias_gelu_forward(xd.data(), ld, bd.data(), want.data(), ld, s.rows, s.cols,
+                                 tanh_form);
+  }
   const DeviceBuffer<T> dx = to_device(x), db = to_device(bias);
   cudalab::testing::GuardedOutput<T> y(n);
-  ch10::bias_gelu_forward<T>(dx.data(), ld, db.data(), y.data(), ld, s.rows, s.cols,
-                             tanh_form ? ch10::Gelu::kTanh : ch10::Gelu::kErf);
+  const ch10::Gelu form = tanh_form ? ch10::Gelu::kTanh : ch10::Gelu::kErf;
+  if (pair)
+    ch10::bias_gelu_two_kernels<T>(dx.data(), ld, db.data(), y.data(), ld, s.rows, s.cols, form);
+  else
+    ch10::bias_gelu_forward<T>(dx.data(), ld, db.data(), y.data(), ld, s.rows, s.cols, form);
   CUDALAB_CHECK(cudaDeviceSynchronize());
   const std::vector<T> got = y.result();
-  const std::string what = std::string("bias_gelu_forward<") + type_name<T>() + "> rows " +
-                           std::to_string(s.rows) + " cols " + std::to_string(s.cols) + " ld " +
-                           std::to_string(ld) + (tanh_form ? " tanh" : " erf");
+  const std::string what = std::string(pair ? "bias_gelu_two_kernels<" : "bias_gelu_forward<") +
+                           type_name<T>() + "> rows " + std::to_string(s.rows) + " cols " +
+                           std::to_string(s.cols) + " ld " + std::to_string(ld) +
+                           (tanh_form ? " tanh" : " erf");
   // One rounding to T, plus the fp32 erf/tanh's few ulps (4 fp32 ulps of the value and of z).
   const double rel = unit<T>() + 8 * acc_unit<T>(), abs = 16 * acc_unit<T>();
   std::size_t bad = 0;
@@ -229,6 +245,17 @@ TEST(BiasGeluForwardGpu, MatchesOracleAllTypesAndShapes) {
   }
 }
 
+TEST(BiasGeluForwardGpu, EagerPairMatchesTheRoundedOracle) {
+  // The benchmark's baseline is checked like the fused kernel (its z rounded to T, as eager's is).
+  CUDALAB_REQUIRE_GPU();
+  Rng rng;
+  for (const Shape& s : kShapes) {
+    check_forward<float>(rng, s, false, true);
+    check_forward<__nv_bfloat16>(rng, s, false, true);
+    check_forward<__half>(rng, s, true, true);
+  }
+}
+
 TEST(BiasGeluForwardGpu, RowsPastTheGridLimitAndInPlace) {
   CUDALAB_REQUIRE_GPU();
   Rng rng;
@@ -284,4 +311,82 @@ TEST(BiasGeluAccumulationGpu, HalfAndBf16SumInFp32) {
   // one at 256; an fp32 one is exact to ~1e-4 relative.
   check_backward<__half>(rng, {4097, 67, 0}, true);
   check_backward<__nv_bfloat16>(rng, {4097, 67, 0}, true);
+}
+
+// Past 2^32 elements: rows x ld = 1,046,534 x 4104 floats (17.2 GB, in place), so any 32-bit
+// element index (r * ld + c in unsigned) wraps and writes the wrong rows. Inputs from the
+// counter-based device fill, whose host twin gives any element; the oracle checks the last rows,
+// the first, and rows on either side of the 2^32 boundary, padding included (it must still hold
+// the input: the kernel never writes it). ~17 GB read + written per pass on an H200: tens of ms.
+namespace {
+constexpr std::size_t kLargeCols = 4100, kLargeLd = 4104;
+constexpr std::size_t kLargeRows = ((std::size_t{1} << 32) / kLargeLd) + 3;
+constexpr std::size_t kLargeN = (kLargeRows - 1) * kLargeLd + kLargeCols;
+static_assert(kLargeN > (std::size_t{1} << 32));
+
+std::vector<std::size_t> large_rows_to_check() {
+  const std::size_t boundary = (std::size_t{1} << 32) / kLargeLd;
+  return {0, 1, boundary - 1, boundary, boundary + 1, kLargeRows - 1};
+}
+
+std::vector<float> download_row(const float* d, std::size_t r) {
+  std::vector<float> h(kLargeLd);
+  const std::size_t count = r + 1 == kLargeRows ? kLargeCols : kLargeLd;
+  CUDALAB_CHECK(
+      cudaMemcpy(h.data(), d + r * kLargeLd, count * sizeof(float), cudaMemcpyDeviceToHost));
+  h.resize(count);
+  return h;
+}
+}  // namespace
+
+TEST(BiasGeluLargeGpu, ForwardPastTwoToThe32Elements) {
+  CUDALAB_REQUIRE_DEVICE_MEMORY(kLargeN * sizeof(float) + (std::size_t{1} << 30));
+  const std::uint64_t seed = Rng().seed();
+  Rng rng(seed + 1);
+  const std::vector<float> b = rng.uniform<float>(kLargeCols, -1.0f, 1.0f);
+  const DeviceBuffer<float> db = to_device(b);
+  DeviceBuffer<float> x(kLargeN);
+  fill_uniform_device(x.data(), kLargeN, seed, -4.0f, 4.0f);
+  ch10::bias_gelu_forward<float>(x.data(), kLargeLd, db.data(), x.data(), kLargeLd, kLargeRows,
+                                 kLargeCols);  // in place
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  for (const std::size_t r : large_rows_to_check()) {
+    const std::vector<float> got = download_row(x.data(), r);
+    for (std::size_t c = 0; c < got.size(); ++c) {
+      const float in = uniform_at(seed, r * kLargeLd + c, -4.0f, 4.0f);
+      const double want = c < kLargeCols ? ch10::cpu::gelu(double(in) + b[c], false) : in;
+      ASSERT_NEAR(got[c], want, 1e-6 + 5e-7 * std::fabs(want))
+          << "row " << r << " column " << c << " (element " << r * kLargeLd + c
+          << (c < kLargeCols ? ")" : ", padding: must be untouched)");
+    }
+  }
+}
+
+TEST(BiasGeluLargeGpu, BackwardPastTwoToThe32Elements) {
+  CUDALAB_REQUIRE_DEVICE_MEMORY(2 * kLargeN * sizeof(float) + (std::size_t{1} << 30));
+  const std::uint64_t seed = Rng().seed();
+  Rng rng(seed + 1);
+  const std::vector<float> b = rng.uniform<float>(kLargeCols, -1.0f, 1.0f);
+  const DeviceBuffer<float> db = to_device(b);
+  DeviceBuffer<float> x(kLargeN), g(kLargeN), dbias(kLargeCols);
+  fill_uniform_device(x.data(), kLargeN, seed, -4.0f, 4.0f);
+  fill_uniform_device(g.data(), kLargeN, seed + 7, -1.0f, 1.0f);
+  const std::size_t wb = ch10::bias_gelu_backward_workspace_bytes(kLargeCols);
+  DeviceBuffer<unsigned char> work(wb);
+  ch10::bias_gelu_backward<float>(g.data(), kLargeLd, x.data(), kLargeLd, db.data(), g.data(),
+                                  kLargeLd, dbias.data(), kLargeRows, kLargeCols, work.data(),
+                                  wb);  // dx in place of dy
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  for (const std::size_t r : large_rows_to_check()) {
+    const std::vector<float> got = download_row(g.data(), r);
+    for (std::size_t c = 0; c < got.size(); ++c) {
+      const std::size_t i = r * kLargeLd + c;
+      const float dy = uniform_at(seed + 7, i, -1.0f, 1.0f);
+      const double z = double(uniform_at(seed, i, -4.0f, 4.0f)) + b[c];
+      const double want = c < kLargeCols ? dy * ch10::cpu::gelu_grad(z, false) : dy;
+      ASSERT_NEAR(got[c], want, 1e-6 + 5e-7 * std::fabs(want))
+          << "dx row " << r << " column " << c << " (element " << i
+          << (c < kLargeCols ? ")" : ", padding: must be untouched)");
+    }
+  }
 }

@@ -8,6 +8,8 @@
 // benchmark; chapter 6 has the fast ones.
 #include <algorithm>
 #include <memory>
+#include <stdexcept>
+#include <string>
 
 #include "ch10/autograd.hpp"
 #include "ch10/bias_gelu.hpp"
@@ -101,7 +103,7 @@ unsigned grid_for(std::size_t n) {
 class GpuBackend final : public Backend {
  public:
   GpuBackend() {
-    require(has_gpu(), "gpu_backend", no_gpu_reason());
+    if (!has_gpu()) throw std::runtime_error("ag::gpu_backend: no GPU (" + no_gpu_reason() + ")");
     CUDALAB_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   }
   ~GpuBackend() override {

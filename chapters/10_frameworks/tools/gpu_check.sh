@@ -57,7 +57,7 @@ status[pitfalls]="$pit_ok/$pit_n caught"
 echo "gpu_check: pitfalls: ${status[pitfalls]}"
 
 step bench bench_ch10.log "$build/bench/bench_ch10" --benchmark_out="$out/bench_ch10.json" \
-  --benchmark_out_format=json --benchmark_min_time=0.2s
+  --benchmark_out_format=json
 
 export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0}
 export MAX_JOBS=${MAX_JOBS:-16}

@@ -40,12 +40,16 @@ def torch_missing_reason() -> str:
 
 
 def sources(with_cuda: bool) -> list[str]:
-    src = [str(HERE / "cudalab_op.cpp")]
+    ref, common = CHAPTER / "reference", ROOT / "common" / "src"
+    # The operator, and the mini autograd (CPU backend) behind cudalab::mini_autograd_mlp; the
+    # lab's error checks (check.cpp calls the CUDA runtime: linked from CUDA_HOME on a CPU torch).
+    src = [HERE / "cudalab_op.cpp", HERE / "mini_autograd_op.cpp", ref / "autograd.cpp",
+           ref / "autograd_ops.cpp", CHAPTER / "cpu" / "cpu_backend.cpp", common / "check.cpp",
+           common / "random.cpp"]
     if with_cuda:
-        # The chapter's kernels and the lab's error checks, compiled into the extension.
-        src += [str(HERE / "cudalab_op_cuda.cpp"), str(CHAPTER / "reference" / "bias_gelu.cu"),
-                str(ROOT / "common" / "src" / "check.cpp"), str(ROOT / "common" / "src" / "device.cpp")]
-    return src
+        # The chapter's kernels on torch's stream.
+        src += [HERE / "cudalab_op_cuda.cpp", ref / "bias_gelu.cu", common / "device.cpp"]
+    return [str(p) for p in src]
 
 
 def load(verbose: bool = False):
@@ -64,10 +68,16 @@ def load(verbose: bool = False):
     if with_cuda and "TORCH_CUDA_ARCH_LIST" not in os.environ:
         major, minor = torch.cuda.get_device_capability()
         os.environ["TORCH_CUDA_ARCH_LIST"] = f"{major}.{minor}"  # this GPU only: a faster build
+    if cpp_extension.CUDA_HOME is None:
+        raise RuntimeError("cudalab ops: no CUDA toolkit (CUDA_HOME): the lab's headers and error "
+                           "checks need the CUDA runtime even for the CPU build")
+    cuda_home = Path(cpp_extension.CUDA_HOME)
     cpp_extension.load(
         name="cudalab_ch10_ops" + ("_cuda" if with_cuda else "_cpu"),
         sources=sources(with_cuda),
-        extra_include_paths=[str(CHAPTER / "include"), str(ROOT / "common" / "include"), str(HERE)],
+        extra_include_paths=[str(CHAPTER / "include"), str(ROOT / "common" / "include"), str(HERE),
+                             str(cuda_home / "include")],
+        extra_ldflags=[] if with_cuda else [f"-L{cuda_home / 'lib64'}", "-lcudart"],
         extra_cflags=flags,
         extra_cuda_cflags=cuda_flags,
         build_directory=str(BUILD),

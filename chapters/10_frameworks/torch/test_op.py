@@ -10,6 +10,7 @@ CUDA on a GPU). Without torch every test is skipped with the reason, never passe
   non-contiguous inputs (float32, float64; float16/bfloat16 on CUDA against the fp64 result);
 - torch.compile(fullgraph=True) of a module using it: 0 graph breaks, and over 5 dynamic batch
   sizes 1 compiled frame (no recompile after the first);
+- the mini autograd's MLP gradients (C++, through cudalab::mini_autograd_mlp) equal torch.autograd's;
 - the planted bug (bias_gelu_planted): opcheck passes it, gradcheck passes it, the value test
   catches it.
 """
@@ -167,6 +168,43 @@ class Op(unittest.TestCase):
                 explained = torch._dynamo.explain(mod)(torch.randn(6, 24, device=device))
                 self.assertEqual(explained.graph_break_count, 0)
                 self.assertEqual(explained.graph_count, 1)
+
+
+@unittest.skipIf(bool(REASON), REASON or "")
+class MiniAutogradBesideTorch(unittest.TestCase):
+    """The chapter's C++ mini autograd (reference/autograd*.cpp, CPU backend, through the operator
+    cudalab::mini_autograd_mlp) against torch.autograd on the same weights and data."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.ops = cops.load()
+
+    def test_mlp_gradients_equal_torch_autograd(self):
+        g = torch.Generator().manual_seed(1)
+        for n, d_in, hid, d_out in ((64, 8, 32, 2), (37, 5, 19, 3)):
+            x = torch.rand(n, d_in, generator=g) * 2 - 1
+            y = torch.rand(n, d_out, generator=g) * 2 - 1
+            w1 = ((torch.rand(d_in, hid, generator=g) * 2 - 1) / d_in**0.5).requires_grad_()
+            b1 = ((torch.rand(hid, generator=g) * 2 - 1) / d_in**0.5).requires_grad_()
+            w2 = ((torch.rand(hid, d_out, generator=g) * 2 - 1) / hid**0.5).requires_grad_()
+            b2 = ((torch.rand(d_out, generator=g) * 2 - 1) / hid**0.5).requires_grad_()
+            loss = F.mse_loss(F.gelu(x @ w1 + b1) @ w2 + b2, y)
+            loss.backward()
+            got = self.ops.mini_autograd_mlp(x, y, w1.detach(), b1.detach(), w2.detach(), b2.detach())
+            torch.testing.assert_close(got[0], loss.detach(), rtol=1e-5, atol=1e-7)
+            for name, mine, ref in zip(("dW1", "db1", "dW2", "db2"), got[1:], (w1, b1, w2, b2)):
+                scale = float(ref.grad.abs().max())
+                err = float((mine - ref.grad).abs().max())
+                self.assertLessEqual(err, 1e-5 * scale + 1e-8, f"{name} ({n}x{d_in}->{hid}->{d_out}): "
+                                     f"max |mini - torch| {err:.3g}, max |torch| {scale:.3g}")
+
+    def test_bad_shapes_are_refused_with_their_name(self):
+        x, y = torch.randn(4, 3), torch.randn(4, 2)
+        with self.assertRaisesRegex(RuntimeError, "'b'"):  # matmul(x, w1): w1's rows != x's cols
+            self.ops.mini_autograd_mlp(x, y, torch.randn(5, 6), torch.randn(6), torch.randn(6, 2), torch.randn(2))
+        with self.assertRaisesRegex(RuntimeError, "'w1' must be a float32 CPU tensor"):
+            self.ops.mini_autograd_mlp(x, y, torch.randn(3, 6).double(), torch.randn(6), torch.randn(6, 2),
+                                       torch.randn(2))
 
 
 @unittest.skipIf(bool(REASON), REASON or "")

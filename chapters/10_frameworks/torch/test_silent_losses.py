@@ -153,6 +153,14 @@ class CudaTraps(unittest.TestCase):
         finally:
             torch.cuda.set_sync_debug_mode("default")
 
+    def test_timing_without_synchronize_measures_the_launch(self):
+        m = torch.randn(4096, 4096, device="cuda")
+        m @ m  # cuBLAS initialized, kernel chosen
+        gpu = traps.event_us(torch, lambda: m @ m, reps=5)
+        host = min(traps.host_clock_us(torch, lambda: m @ m) for _ in range(5))
+        self.assertLess(host, 0.5 * gpu, f"unsynchronized host clock {host:.0f} µs vs GPU time {gpu:.0f} µs")
+        self.assertGreater(traps.wall_us(torch, lambda: m @ m, reps=3), 0.9 * gpu, "synchronized: the real time")
+
     def test_tf32_is_off_for_matmul_by_default_and_costs_precision(self):
         self.assertFalse(traps.tf32_matmul_enabled(torch), "matmul TF32 is off by default since 1.12")
         a = torch.randn(1024, 1024, device="cuda")

@@ -44,6 +44,17 @@ def patched_recompile_limit(torch, value: int):
 
 # --- timing: the fix of "timing without synchronizing" ------------------------------------
 
+def host_clock_us(torch, fn) -> float:
+    """The trap: the host's clock around fn() with no synchronize: it measures the launch (the
+    call returns as soon as the work is queued), not the GPU's time."""
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    fn()
+    us = (time.perf_counter() - t0) * 1e6
+    torch.cuda.synchronize()
+    return us
+
+
 def event_us(torch, fn, reps: int = 20, warmup: int = 3) -> float:
     """Median GPU time of fn() in µs, by CUDA events around each call (after warm-up)."""
     for _ in range(warmup):

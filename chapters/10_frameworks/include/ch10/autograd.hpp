@@ -53,7 +53,7 @@ class Backend {
 };
 
 std::unique_ptr<Backend> cpu_backend();
-// Throws cudalab::CudaError (with the reason) when no GPU is usable.
+// Throws std::runtime_error with the reason when no GPU is usable.
 std::unique_ptr<Backend> gpu_backend();
 
 struct TensorImpl;
