@@ -54,7 +54,10 @@ def excluded(rel: str) -> bool:
 
 
 def tracked_files(root: Path) -> list[str]:
-    out = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, text=True, check=True).stdout
+    # tracked files and the untracked ones git does not ignore: a tree with new, not yet committed
+    # files (a merge being checked) hands them out too, as its build and tests use them
+    out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=root,
+                         capture_output=True, text=True, check=True).stdout
     return [f for f in out.split("\0") if f and (root / f).is_file()]
 
 
