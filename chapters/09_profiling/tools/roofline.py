@@ -59,23 +59,25 @@ BLOCK_KEY = "ch09-roofline"
 # ---- ceilings ----------------------------------------------------------------------------------
 
 def _card_ceilings(root: Path, gpu: str) -> tuple[dict | None, str]:
-    """Chapter 2's measured ceilings (its loader when present, else its JSON), and where from."""
-    loader = root / "chapters" / "02_architecture" / "tools" / "card.py"
+    """Chapter 2's measured ceilings (docs/results/raw/<gpu>/ch02_card.json, read through its
+    loader chapters/02_architecture/tools/card.py when present, which checks the card) and where
+    they come from; (None, "") without a committed card. Chapter 2's calculator (sheet peaks from a
+    built binary) is not used: what results.py writes must depend on committed files only."""
     card = root / "docs" / "results" / "raw" / gpu / "ch02_card.json"
+    if not card.exists():
+        return None, ""
+    where = f"chapter 2's measured card ({card.relative_to(root).as_posix()})"
+    loader = root / "chapters" / "02_architecture" / "tools" / "card.py"
     if loader.exists():
         spec = importlib.util.spec_from_file_location("cudalab_ch02_card", loader)
         mod = importlib.util.module_from_spec(spec)
-        try:
-            spec.loader.exec_module(mod)
-            got = mod.load_ceilings(gpu)
-        except (FileNotFoundError, KeyError, ValueError):
-            got = None
-        if got:
-            return dict(got), f"chapter 2's measured card ({card.relative_to(root).as_posix()}, via card.py)"
-    if card.exists():
-        data = json.loads(card.read_text())
-        if isinstance(data.get("ceilings"), dict):
-            return data["ceilings"], f"chapter 2's measured card ({card.relative_to(root).as_posix()})"
+        spec.loader.exec_module(mod)
+        got = mod.load_ceilings(gpu, root)  # a card it finds malformed raises, naming what is missing
+        if got.get("measured") and isinstance(got.get("ceilings"), dict):
+            return got["ceilings"], where
+    data = json.loads(card.read_text())
+    if isinstance(data.get("ceilings"), dict):
+        return data["ceilings"], where
     return None, ""
 
 
