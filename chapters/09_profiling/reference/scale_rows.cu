@@ -6,8 +6,9 @@
 // bandwidth is its roof and the goal is the copy's speed (the benchmark runs cudaMemcpy beside it).
 //
 // The starter maps consecutive threads to consecutive *rows* (r = i % rows): a warp's 32 loads
-// land in 32 different rows, 32 sectors per request where 4 would do. The README shows its ncu
-// profile; the fix is the thread-to-element mapping, nothing else.
+// land in 32 different rows, 32 sectors per request where 4 would do. The README gives the ncu
+// command that shows it (tools/gpu_check.sh prints it); the fix is the thread-to-element mapping,
+// owner(), nothing else (ScaleRowsGpu.AWarpOwnsConsecutiveAddresses checks the mapping).
 #include <cstdint>
 
 #include "ch09/ch09.hpp"
