@@ -142,6 +142,25 @@ class Join(unittest.TestCase):
         self.assertEqual(p["binds"], "compute")  # I = 1400 > 700e12 / 4100e9
         self.assertAlmostEqual(p["pct"], 100.0 * (1.4e11 / 300e-6 / 1e12) / 700.0)
 
+    def test_chapter_twos_loader_is_used_for_a_card_and_never_without_one(self):
+        # Without a committed card the loader is not called (it would need a built calculator, and
+        # results.py depends on committed files only): the sheet figures of the bench JSON count.
+        self.t.write("ch05", bench_json([{"name": "BM_reduce", "flops": 2.5e8, "bytes": 1e9, "times": [500.0] * 3}]))
+        tools = self.t.root / "chapters/02_architecture/tools"
+        tools.mkdir(parents=True)
+        (tools / "card.py").write_text(
+            "def load_ceilings(gpu, root):\n"
+            "    import json\n"
+            "    p = root / 'docs/results/raw' / gpu / 'ch02_card.json'\n"
+            "    if not p.exists():\n"
+            "        raise LookupError('no measured card and no built ch02_sheet')\n"
+            "    return {'ceilings': json.loads(p.read_text())['ceilings'], 'measured': True, 'source': str(p)}\n")
+        r = roofline.join(self.t.root, "H200")
+        self.assertIn("sheet figure, not measured", r["ceilings"]["dram"][1])
+        (self.t.raw / "ch02_card.json").write_text(json.dumps({"ceilings": {"dram_GBps": 4100.0, "fp32_TFLOPs": 50.0}}))
+        r = roofline.join(self.t.root, "H200")
+        self.assertEqual(r["ceilings"]["dram"], (4100.0, "chapter 2's measured card (docs/results/raw/H200/ch02_card.json)"))
+
     def test_an_invalid_roof_name_is_an_error_naming_it(self):
         self.t.write("ch06", bench_json([]), toml='[[roof]]\nrow = "x"\ncompute = "tensor_fp4"\n')
         with self.assertRaises(ValueError) as err:

@@ -41,6 +41,25 @@ TEST(ScaleRowsGpu, MatchesOracleOnOddShapes) {
   }
 }
 
+// The coalescing contract, checked on the kernel's own mapping (not by timing it): consecutive
+// threads must own consecutive addresses, so each warp's 32 four-byte loads fill 4 sectors.
+TEST(ScaleRowsGpu, AWarpOwnsConsecutiveAddresses) {
+  CUDALAB_REQUIRE_GPU();
+  const std::pair<std::size_t, std::size_t> shapes[] = {{1, 1}, {33, 31}, {257, 129}, {64, 1024}};
+  for (auto [rows, cols] : shapes) {
+    DeviceBuffer<std::size_t> owners(rows * cols);
+    CUDALAB_CHECK(cudaMemset(owners.data(), 0xff, owners.bytes()));  // poison
+    ch09::scale_rows_owners(rows, cols, owners.data());
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+    const std::vector<std::size_t> got = owners.to_host();
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(got[i], i) << "thread " << i << " owns memory index " << got[i] << " (" << rows
+                           << " x " << cols
+                           << "): a warp's neighbours should own neighbouring addresses";
+    }
+  }
+}
+
 TEST(ScaleRowsGpu, EmptyShapesLaunchNothing) {
   CUDALAB_REQUIRE_GPU();
   ch09::scale_rows(nullptr, nullptr, nullptr, 0, 5);

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import statistics
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(REPO / "scripts"))
+import report  # noqa: E402  (rows of a benchmark JSON: grouped(), error_of())
 TOLERANCE = 0.10
 BLOCK_KEY = "ch09-counted"
 
@@ -31,12 +32,10 @@ def declared(root: Path, gpu: str) -> dict[tuple[str, str], dict]:
     out = {}
     for path in sorted((root / "docs/results/raw" / gpu).glob("bench_ch[0-9][0-9].json")):
         chapter = path.stem.removeprefix("bench_")
-        reps: dict[str, list[dict]] = {}
-        for b in json.loads(path.read_text()).get("benchmarks", []):
-            if b.get("run_type", "iteration") == "iteration" and not (b.get("error_occurred") or b.get("skipped")):
-                name = re.sub(r"/(manual_time|real_time)$", "", b.get("run_name") or b.get("name", ""))
-                reps.setdefault(name, []).append(b)
-        for name, rs in reps.items():
+        for name, all_reps in report.grouped(json.loads(path.read_text())).items():
+            rs = [b for b in all_reps if not report.error_of(b)]
+            if not rs:
+                continue
             times = [r["median_us"] for r in rs if isinstance(r.get("median_us"), (int, float))]
             out[(chapter, name)] = {"bytes": float(rs[0].get("bytes", 0) or 0), "flops": float(rs[0].get("flops", 0) or 0),
                                     "median_us": statistics.median(times) if times else None}

@@ -45,6 +45,7 @@ PRINT_METRICS = [
     "sm__warps_active.avg.pct_of_peak_sustained_active", "sm__maximum_warps_per_active_cycle_pct",
     "launch__registers_per_thread", "launch__block_size", "launch__occupancy_limit_registers",
     "launch__occupancy_limit_warps", "launch__occupancy_limit_shared_mem", "launch__occupancy_limit_blocks",
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed",
 ]
 
 # (chapter, benchmark row, kernel-name regex): one kernel per row, the whole iteration's work
@@ -78,6 +79,7 @@ ROWS = [
     ("ch06", "BM_sgemm/vectorized/4096", "sgemm_vectorized_kernel"),
     ("ch06", "BM_sgemm/warptile/4096", "sgemm_warptile_kernel"),
     ("ch09", "BM_scale_rows", "scale_rows_kernel"),
+    ("ch09", "BM_scale_rows [starter]", "scale_rows_kernel"),  # exercise 9.1's profile, as handed out
     ("ch11", "BM_gemv/fp16/8192x8192", "gemv_fp16_kernel"),
     ("ch11", "BM_gemv/int8/8192x8192", "gemv_int8_kernel"),
 ]
@@ -229,12 +231,13 @@ def main(argv: list[str] | None = None) -> int:
     for chapter, row, kernel in ROWS:
         if args.only and not re.search(args.only, row):
             continue
-        exe = args.build / "bench" / f"bench_{chapter}"
+        starter = row.endswith(" [starter]")
+        exe = args.build / "bench" / f"bench_{chapter}{'_starter' if starter else ''}"
         if not exe.is_file():
             rows[row] = {"chapter": chapter, "kernel_regex": kernel, "error": f"{exe} not built"}
             continue
         log = args.out / f"ncu_{chapter}_{re.sub(r'[^A-Za-z0-9]+', '_', row)}.log"
-        metrics, why = profile(args.ncu, exe, row, kernel, log)
+        metrics, why = profile(args.ncu, exe, row.removesuffix(" [starter]"), kernel, log)
         if metrics is None and why.startswith("skipped"):
             skipped = why
             break
@@ -257,6 +260,13 @@ def main(argv: list[str] | None = None) -> int:
         if "error" in v:
             print(f"{'  ncu ' + r[:28]:34} FAIL     {v['error']}")
     status = 0 if good >= 20 else 1
+    for name in ("BM_scale_rows [starter]", "BM_scale_rows"):
+        m = rows.get(name, {}).get("metrics")
+        if m:
+            print(f"{'profile 9.1 ' + ('starter' if 'starter' in name else 'reference'):34} INFO     "
+                  f"{sectors_per_request(m, 'ld')} sectors/request (loads), "
+                  f"DRAM {m.get('dram__throughput.avg.pct_of_peak_sustained_elapsed')}% of peak, "
+                  f"{(m.get('gpu__time_duration.sum') or 0) / 1e3:.0f} us")
     occ = rows.get("BM_occupancy/keep128_t256_dyn0K", {}).get("metrics")
     cc = compute_capability()
     calc = run_calculator(args.build, cc, occ)

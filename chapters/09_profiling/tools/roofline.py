@@ -45,7 +45,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent.parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(1, str(REPO / "scripts"))
 import counted  # noqa: E402  (the counted-vs-measured block, written beside the roofline's)
+import report  # noqa: E402  (rows of a benchmark JSON: grouped(), error_of())
+from results import replace_block  # noqa: E402  (the README block rewriting, one owner)
 
 COMPUTE_ROOFS = ("fp32", "fp64", "tensor_tf32", "tensor_fp16", "tensor_bf16", "tensor_int8", "tensor_fp8")
 MEMORY_ROOFS = ("dram", "l2")
@@ -56,23 +59,25 @@ BLOCK_KEY = "ch09-roofline"
 # ---- ceilings ----------------------------------------------------------------------------------
 
 def _card_ceilings(root: Path, gpu: str) -> tuple[dict | None, str]:
-    """Chapter 2's measured ceilings (its loader when present, else its JSON), and where from."""
-    loader = root / "chapters" / "02_architecture" / "tools" / "card.py"
+    """Chapter 2's measured ceilings (docs/results/raw/<gpu>/ch02_card.json, read through its
+    loader chapters/02_architecture/tools/card.py when present, which checks the card) and where
+    they come from; (None, "") without a committed card. Chapter 2's calculator (sheet peaks from a
+    built binary) is not used: what results.py writes must depend on committed files only."""
     card = root / "docs" / "results" / "raw" / gpu / "ch02_card.json"
+    if not card.exists():
+        return None, ""
+    where = f"chapter 2's measured card ({card.relative_to(root).as_posix()})"
+    loader = root / "chapters" / "02_architecture" / "tools" / "card.py"
     if loader.exists():
         spec = importlib.util.spec_from_file_location("cudalab_ch02_card", loader)
         mod = importlib.util.module_from_spec(spec)
-        try:
-            spec.loader.exec_module(mod)
-            got = mod.load_ceilings(gpu)
-        except (FileNotFoundError, KeyError, ValueError):
-            got = None
-        if got:
-            return dict(got), f"chapter 2's measured card ({card.relative_to(root).as_posix()}, via card.py)"
-    if card.exists():
-        data = json.loads(card.read_text())
-        if isinstance(data.get("ceilings"), dict):
-            return data["ceilings"], f"chapter 2's measured card ({card.relative_to(root).as_posix()})"
+        spec.loader.exec_module(mod)
+        got = mod.load_ceilings(gpu, root)  # a card it finds malformed raises, naming what is missing
+        if got.get("measured") and isinstance(got.get("ceilings"), dict):
+            return got["ceilings"], where
+    data = json.loads(card.read_text())
+    if isinstance(data.get("ceilings"), dict):
+        return data["ceilings"], where
     return None, ""
 
 
@@ -132,14 +137,6 @@ def roof_of(name: str, roofs: list[dict]) -> tuple[str, str]:
 
 # ---- the join ------------------------------------------------------------------------------------
 
-def clean_name(b: dict) -> str:
-    return re.sub(r"/(manual_time|real_time)$", "", b.get("run_name") or b.get("name", ""))
-
-
-def _failed(b: dict) -> bool:
-    return bool(b.get("error_occurred") or b.get("skipped"))
-
-
 def place(flops: float, nbytes: float, time_us: float, compute: tuple[float, str] | None,
           memory: tuple[float, str] | None) -> dict:
     """One point on the roofline. compute in TFLOP/s, memory in GB/s (either may be None)."""
@@ -175,12 +172,8 @@ def join(root: Path, gpu: str) -> dict:
         context = context or ctx
         runs.append((chapter, str(ctx.get("date", "?"))[:10]))
         roofs = load_roofs(bench_dir, chapter)
-        grouped: dict[str, list[dict]] = {}
-        for b in data.get("benchmarks", []):
-            if b.get("run_type", "iteration") == "iteration":
-                grouped.setdefault(clean_name(b), []).append(b)
-        for name, reps in grouped.items():
-            good = [b for b in reps if not _failed(b)]
+        for name, reps in report.grouped(data).items():
+            good = [b for b in reps if not report.error_of(b)]
             flops = max((float(b.get("flops", 0) or 0) for b in reps), default=0.0)
             nbytes = max((float(b.get("bytes", 0) or 0) for b in reps), default=0.0)
             if not good:
@@ -305,14 +298,6 @@ def draw(path: Path, result: dict) -> bool:
     fig.savefig(path, dpi=110, metadata={"Software": None})
     plt.close(fig)
     return True
-
-
-def replace_block(text_: str, key: str, content: str) -> str | None:
-    begin, end = f"<!-- results:{key} begin -->", f"<!-- results:{key} end -->"
-    rx = re.compile(re.escape(begin) + r"\n?(.*?)" + re.escape(end), re.S)
-    if not rx.search(text_):
-        return None
-    return rx.sub(lambda _: begin + "\n" + content.rstrip("\n") + "\n" + end, text_, count=1)
 
 
 def outputs(root: Path, gpu: str | None, plots: bool, pending: dict[Path, str] | None = None) -> dict[Path, str]:
