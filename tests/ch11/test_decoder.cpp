@@ -356,7 +356,10 @@ TEST(DecoderIdentityGpu, ACacheOfAnotherModelIsRefused) {
   CUDALAB_REQUIRE_GPU();
   Gpu g;
   g.set_tokens(prompt_tokens(3, 8, 512), 2);
-  const SeqStep s{0, 8, 0, -1, std::vector<int>{1}};
+  // SeqStep's block_table is a span: the table must outlive the step (a temporary vector here
+  // would leave it dangling, and forward() would rightly refuse the garbage it then reads).
+  const std::vector<int> table{1};
+  const SeqStep s{0, 8, 0, -1, table};
   DecoderConfig other_layers, other_heads, other_dim;
   other_layers.layers = 3;
   other_heads.kv_heads = 4;

@@ -23,6 +23,18 @@ TEST(DelayGpu, AConsumerThatDoesNotWaitReadsStaleData) {
   Stream producer, consumer;
   const std::size_t n = 1024;
   DeviceBuffer<float> data(n), copy_waited(n), copy_not_waited(n);
+  // A warm-up of every kernel and copy of the race, with nothing in flight: with lazy module
+  // loading (CUDA's default) the first launch of a kernel loads its module and may wait for the
+  // whole device, so a first fill enqueued behind the delay would block the host for the 20 ms
+  // and the consumer's copy would be enqueued only after the producer was done (the copy that
+  // "did not wait" then sees the producer's data).
+  delay_stream(producer, 1.0);
+  fill_uniform_device(data.data(), n, 7, 1.0f, 2.0f, producer);
+  CUDALAB_CHECK(cudaMemcpyAsync(copy_not_waited.data(), data.data(), data.bytes(),
+                                cudaMemcpyDeviceToDevice, consumer));
+  // copy_not_waited keeps the fill's values from the warm-up: only the copy below can turn it to
+  // poison, so a poisoned copy shows that copy ran, and ran early.
+  CUDALAB_CHECK(cudaDeviceSynchronize());
   poison_device(data.data(), data.bytes());
   CUDALAB_CHECK(cudaDeviceSynchronize());
   Event ready(cudaEventDisableTiming);

@@ -8,6 +8,12 @@
 // the test left in the buffer (poison), not what the producer wrote. The delay is measured on the
 // GPU's global timer, so it does not depend on clocks or on the kernel's speed.
 //
+// Launch every kernel of the race once before the delay (a warm-up with nothing in flight): with
+// lazy module loading (CUDA's default, CUDA_MODULE_LOADING=LAZY), the first launch of a kernel
+// loads its module and may synchronize the context, so a kernel launched for the first time
+// behind the delay blocks the host until the delay is over, and the consumer is enqueued only
+// after the producer has finished: the race is not lost, the missing wait does not show.
+//
 // Contention keeps the memory system busy while a kernel runs (atomics and loads over a scratch
 // buffer from other SMs): the memory-model cases (a block publishing a partial and a flag, a
 // decoupled look-back) see their stores and loads reordered and delayed far more often than on an
