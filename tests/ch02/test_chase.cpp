@@ -80,6 +80,28 @@ TEST(ChaseRing, RandomOrderAndSeeded) {
   EXPECT_GT(distinct, static_cast<long>(lines / 4)) << "hop distances look regular";
 }
 
+TEST(ChaseRing, VisitOrderDoesNotSweepTheAddresses) {
+  // A ring can pass every local check (no adjacent hop, many hop lengths) and still walk the
+  // buffer in address order: the sequential ring with its adjacent hops patched by a few random
+  // swaps visits line ~k at step k most of the time, and a stream prefetcher follows that sweep.
+  // In a random order, step k lands within L/64 lines of line k for about 1 step in 32.
+  const std::size_t stride = 128, lines = 4096, window = lines / 64;
+  for (std::uint64_t seed : {1u, 7u, 2024u}) {
+    const auto ring = ch02::make_chase_ring(lines * stride, stride, seed);
+    std::size_t near_diagonal = 0;
+    std::uint32_t j = 0;
+    for (std::size_t k = 0; k < lines; ++k) {
+      const std::size_t line = j / (stride / 4);
+      if ((line > k ? line - k : k - line) <= window) ++near_diagonal;
+      j = ring[j];
+    }
+    EXPECT_LT(near_diagonal, lines / 8)
+        << "seed " << seed << ": " << near_diagonal << " of " << lines
+        << " steps visit a line within " << window
+        << " lines of their step number: the walk sweeps the buffer in address order";
+  }
+}
+
 TEST(ChaseRing, RefusesBadArguments) {
   cudalab::testing::expect_throws_naming([] { ch02::make_chase_ring(4096, 96, 1); },
                                          "stride_bytes");
@@ -120,6 +142,13 @@ TEST(ChaseKernelGpu, EndsWhereTheHostTwinEnds) {
                           result.data());
       CUDALAB_CHECK(cudaDeviceSynchronize());
       EXPECT_EQ(result.to_host()[1], 0) << "one lap of " << lines << " loads must end at word 0";
+      // Resumed calls continue the walk (the benchmark's rings beyond L2): two calls of 5 + 7
+      // loads from word 0 end where one walk of 12 loads ends, not where 7 from word 0 end.
+      ch02::pointer_chase(d.data(), ring.size(), 2, 3, shared, result.data());
+      ch02::pointer_chase(d.data(), ring.size(), 3, 4, shared, result.data(), nullptr, true);
+      CUDALAB_CHECK(cudaDeviceSynchronize());
+      EXPECT_EQ(result.to_host()[1], ch02::chase_end(ring, 0, 12))
+          << (shared ? "shared" : "global") << ", lines " << lines << ": resume restarted";
     }
   cudalab::testing::expect_throws_naming(
       [] { ch02::pointer_chase(nullptr, 16, 0, 1, false, nullptr); }, "ring");

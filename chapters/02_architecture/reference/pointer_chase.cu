@@ -34,7 +34,7 @@ __device__ __forceinline__ std::uint32_t load_shared(std::uint32_t smem_addr) {
 template <bool Shared>
 __global__ void __launch_bounds__(kThreads)
     chase_kernel(const std::uint32_t* __restrict__ ring, std::size_t words, long long warm,
-                 long long steps, long long* __restrict__ result) {
+                 long long steps, bool resume, long long* __restrict__ result) {
   extern __shared__ std::uint32_t sring[];
   if constexpr (Shared) {
     for (std::size_t i = threadIdx.x; i < words; i += blockDim.x) sring[i] = ring[i];
@@ -49,6 +49,8 @@ __global__ void __launch_bounds__(kThreads)
       return load_global(ring + j);
   };
   std::uint32_t j = 0;
+  if (resume && result[1] >= 0 && static_cast<std::size_t>(result[1]) < words)
+    j = static_cast<std::uint32_t>(result[1]);
   for (long long i = 0; i < warm; ++i) j = load(j);
   const long long t0 = clock64();
 #pragma unroll 8
@@ -61,7 +63,7 @@ __global__ void __launch_bounds__(kThreads)
 }  // namespace
 
 void pointer_chase(const std::uint32_t* ring, std::size_t words, long long warm, long long steps,
-                   bool shared, long long* result, cudaStream_t stream) {
+                   bool shared, long long* result, cudaStream_t stream, bool resume) {
   require(ring != nullptr, "ring", "must not be null");
   require(words >= 2, "words", "a ring has at least two words");
   require(result != nullptr, "result", "must not be null (two long long)");
@@ -69,9 +71,10 @@ void pointer_chase(const std::uint32_t* ring, std::size_t words, long long warm,
   require(steps >= 1, "steps", "must be >= 1");
   if (shared) {
     require(words * 4 <= kMaxSharedChaseBytes, "words", "a shared-memory ring is at most 48 KiB");
-    chase_kernel<true><<<1, kThreads, words * 4, stream>>>(ring, words, warm, steps, result);
+    chase_kernel<true>
+        <<<1, kThreads, words * 4, stream>>>(ring, words, warm, steps, resume, result);
   } else {
-    chase_kernel<false><<<1, kThreads, 0, stream>>>(ring, words, warm, steps, result);
+    chase_kernel<false><<<1, kThreads, 0, stream>>>(ring, words, warm, steps, resume, result);
   }
   CUDALAB_CHECK_LAUNCH();
 }

@@ -41,6 +41,20 @@ class Plateaus(unittest.TestCase):
         self.assertEqual(p[2]["step_from"], 64)
         self.assertEqual(gpu_card.level_names(3), ["L1", "L2", "DRAM"])
 
+    def test_a_faster_plateau_further_out_is_no_level(self):
+        # The H200 run whose 128-256 MiB rings re-timed L2-resident lines: 287 cycles after 680.
+        pts = [(1, 40), (2, 40), (4, 286), (8, 286), (64, 680), (96, 690), (128, 287), (256, 287)]
+        dropped = []
+        p = gpu_card.plateaus(pts, dropped=dropped)
+        self.assertEqual([round(x["latency"]) for x in p], [40, 286, 685])
+        self.assertEqual([(d["from_bytes"], d["to_bytes"]) for d in dropped], [(128, 256)])
+
+    def test_bench_names_lose_gbench_suffixes(self):
+        rows = gpu_card.bench_rows({"benchmarks": [
+            {"name": "BM_chase_shared/bytes:16384/iterations:2/manual_time", "cycles_per_load": 29.0},
+            {"name": "BM_smem/stride:1/warps:32/manual_time", "GB/s": 1.0}]})
+        self.assertEqual(sorted(rows), ["BM_chase_shared/bytes:16384", "BM_smem/stride:1/warps:32"])
+
     def test_single_points_are_no_plateau(self):
         self.assertEqual(gpu_card.plateaus([(1, 10), (2, 100), (4, 1000)]), [])
 

@@ -42,10 +42,14 @@ std::vector<std::uint32_t> make_chase_ring(std::size_t bytes, std::size_t stride
 // warms the level under test), then `steps` timed dependent loads. Writes the clock64() cycles of
 // the timed loads to result[0] and the index where the chase ended to result[1] (written out, so
 // the chain cannot be optimised away; the test checks it against chase_end). `shared`: the ring
-// (at most kMaxSharedChaseBytes) is first copied to shared memory and chased there.
+// (at most kMaxSharedChaseBytes) is first copied to shared memory and chased there. `resume`:
+// start at the word result[1] holds (where the previous call ended; word 0 if it is past the
+// ring) instead of word 0, so that repeated calls on a ring far larger than L2 keep walking into
+// lines no call has touched instead of re-timing the same, now L2-resident, first lines.
 inline constexpr std::size_t kMaxSharedChaseBytes = 48 * 1024;
 void pointer_chase(const std::uint32_t* ring, std::size_t words, long long warm, long long steps,
-                   bool shared, long long* result, cudaStream_t stream = nullptr);
+                   bool shared, long long* result, cudaStream_t stream = nullptr,
+                   bool resume = false);
 // Host twin: the index where the chase ends after warm + steps loads from word 0.
 std::uint32_t chase_end(const std::vector<std::uint32_t>& ring, long long warm, long long steps);
 
