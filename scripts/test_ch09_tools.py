@@ -66,10 +66,15 @@ class NcuCheck(unittest.TestCase):
             return {"metrics": m}
         rows = {"BM_strided_copy/stride:1": spr(ld=4), "BM_strided_copy/stride:32": spr(ld=32),
                 "BM_transpose/variant:0/rows:8192/cols:8192": spr(st=32),
-                "BM_transpose/variant:1/rows:8192/cols:8192": spr(st=4, conflicts=5e6),
-                "BM_transpose/variant:2/rows:8192/cols:8192": spr(st=4, conflicts=0)}
+                # 1000 tile loads each; per load, what the H200 counted: unpadded 31.7 (a 32-way
+                # conflict), padded 0.29 (the background the counter has on a conflict-free access).
+                "BM_transpose/variant:1/rows:8192/cols:8192": spr(st=4, conflicts=31700),
+                "BM_transpose/variant:2/rows:8192/cols:8192": spr(st=4, conflicts=290)}
         self.assertEqual([ok for _, ok, _ in ncu_check.fingerprints(rows)], [True, True, True])
-        rows["BM_transpose/variant:2/rows:8192/cols:8192"] = spr(st=4, conflicts=12)
+        # A padding that leaves a 2-way conflict (one extra wavefront per load) is caught.
+        rows["BM_transpose/variant:2/rows:8192/cols:8192"] = spr(st=4, conflicts=1000)
+        self.assertFalse(ncu_check.fingerprints(rows)[1][1])
+        rows["BM_transpose/variant:2/rows:8192/cols:8192"] = spr(st=4)  # the counter missing: no verdict of health
         self.assertFalse(ncu_check.fingerprints(rows)[1][1])
         self.assertEqual([ok for _, ok, _ in ncu_check.fingerprints({})], [None, None, None])
 

@@ -2,7 +2,8 @@
 // first element of its block of kBlock (a per-block scale, as in block-wise quantization).
 //
 // Launch shape: 1D, kBlock threads per block, a partial last block (n = 1000: 232 valid threads,
-// 7 warps and 8 lanes); thread 0 of each block reads the scale into shared memory.
+// 7 warps and 8 lanes); thread 0 of each block reads the scale into shared memory, and the block's
+// barrier must stand between that write and every thread's read.
 #include <cmath>
 #include <vector>
 
@@ -23,13 +24,13 @@ __global__ void __launch_bounds__(kBlock)
   // BEGIN EXERCISE 9.5
   // TODO(9.5): this case has one bug. Run it under the sanitizers (README, "The bug hunt"), find
   // what they report, fix it; the ctest tests of 9.5 pass when every tool is clean.
-  // STARTER: if (i < n) {
-  // STARTER:   if (threadIdx.x == 0) lead = fabsf(in[i]);
+  // STARTER: if (threadIdx.x == 0) {
+  // STARTER:   lead = fabsf(in[i]);
   // STARTER:   __syncthreads();
-  // STARTER:   out[i] = in[i] / lead;
   // STARTER: }
+  // STARTER: if (i < n) out[i] = in[i] / lead;
   if (threadIdx.x == 0) lead = fabsf(in[i]);  // a block starts below n: its first element exists
-  __syncthreads();  // every thread of the block reaches it: lead is written
+  __syncthreads();  // every thread of the block reaches it: lead is written before anyone reads it
   if (i < n) out[i] = in[i] / lead;
   // END EXERCISE
 }

@@ -32,9 +32,8 @@ __device__ inline Element owner(std::size_t i, std::size_t rows, std::size_t col
   // >= 0.6x the GB/s of cudaMemcpy D2D in bench_ch09_starter (bench/ch09.toml).
   // STARTER: (void)cols;
   // STARTER: return {i % rows, i / rows};
-  // Consecutive threads take consecutive columns of one row: a warp reads 128 contiguous bytes.
   (void)rows;
-  return {i / cols, i % cols};
+  return {i / cols, i % cols};  // a warp's threads, consecutive columns of one row: 128 bytes
   // END EXERCISE
 }
 

@@ -33,7 +33,6 @@ __device__ inline Element owner(std::size_t i, std::size_t rows, std::size_t col
   // >= 0.6x the GB/s of cudaMemcpy D2D in bench_ch09_starter (bench/ch09.toml).
   (void)cols;
   return {i % rows, i / rows};
-  // Consecutive threads take consecutive columns of one row: a warp reads 128 contiguous bytes.
 }
 
 __global__ void __launch_bounds__(kBlock)

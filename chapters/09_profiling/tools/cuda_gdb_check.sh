@@ -41,12 +41,15 @@ cuda-gdb -batch -q \
   -ex 'kill' \
   "$EXE" > "$OUT/cuda_gdb_session.log" 2>&1
 log="$OUT/cuda_gdb_session.log"
+# cuda-gdb qualifies device pointers with their address space: "(@generic float * @parameter) 0x0"
+# for the kernel argument, "(@generic float *) 0x2200" for the element's address.
+ptr_re='\((@[a-z]+ )?float \*( @[a-z]+)?\) 0x'
 if grep -q 'CUDA_EXCEPTION' "$log" && grep -q 'affine_kernel' "$log" &&
    grep -Eq 'hunt_10_graph_replay\.cu:[0-9]+' "$log" && grep -Eq 'block \(' "$log" &&
-   grep -Eq 'thread \(' "$log" && grep -Eq '\(float \*\) 0x' "$log"; then
+   grep -Eq 'thread \(' "$log" && grep -Eq "$ptr_re" "$log"; then
   where=$(grep -Eo 'hunt_10_graph_replay\.cu:[0-9]+' "$log" | head -1)
   exc=$(grep -Eo 'CUDA_EXCEPTION_[0-9]+, [A-Za-z ]+' "$log" | head -1)
-  addr=$(grep -E '^\$[0-9]+ = \(float \*\) 0x' "$log" | tail -1 | sed 's/^\$[0-9]* = //')
+  addr=$(grep -E "^\\\$[0-9]+ = $ptr_re" "$log" | tail -1 | sed 's/^\$[0-9]* = //')
   blk=$(grep -Eo 'block \([0-9,]+\), thread \([0-9,]+\)' "$log" | head -1)
   line "cuda-gdb session" PASS "$exc at $where, $blk, address $addr (cuda_gdb_session.log)"
 elif grep -Eqi "$cannot_attach" "$log"; then

@@ -126,12 +126,16 @@ constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
 
 }  // namespace
 
-TraceRecorder::TraceRecorder() {
+void TraceRecorder::route_nvtx() {
   // NVTX calls reach CUPTI only when CUPTI is the process's NVTX injection library.
   Dl_info info{};
   if (!std::getenv("NVTX_INJECTION64_PATH") &&
       dladdr(reinterpret_cast<void*>(&cuptiActivityEnable), &info) && info.dli_fname)
     setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
+}
+
+TraceRecorder::TraceRecorder() {
+  route_nvtx();
   {
     const std::lock_guard<std::mutex> lock(state().mutex);
     state().events.clear();

@@ -31,10 +31,14 @@ std::string chrome_trace_json(std::span<const TraceEvent> events);
 
 // Records CUPTI activity from construction to stop() (trace/cupti_recorder.cpp, built where CUPTI
 // is found). One recorder per process at a time. NVTX ranges need CUPTI as the NVTX injection
-// library: the constructor sets NVTX_INJECTION64_PATH to libcupti unless it is set, which works
-// when no NVTX call happened before in the process.
+// library, and NVTX reads NVTX_INJECTION64_PATH once, at the process's first NVTX call (later calls
+// of an uninjected process are no-ops for good): call route_nvtx() before that first call (first
+// thing in main), or set the variable to libcupti in the environment. The constructor calls it
+// too, which is enough only when no NVTX call happened before.
 class TraceRecorder {
  public:
+  // Sets NVTX_INJECTION64_PATH to the libcupti this program is linked with, unless it is set.
+  static void route_nvtx();
   TraceRecorder();  // throws std::runtime_error naming the CUPTI call that failed
   ~TraceRecorder();
   TraceRecorder(const TraceRecorder&) = delete;
