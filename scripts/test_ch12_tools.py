@@ -230,6 +230,17 @@ class BenchContext(unittest.TestCase):
             self.assertEqual(call(bench_flags.main, str(p))[0], 1)
             p.write_text("not json")
             self.assertEqual(call(bench_flags.main, str(p))[0], 2)
+            p.write_text("")  # a --benchmark_filter that matched nothing leaves this
+            code, _, err = call(bench_flags.main, str(p))
+            self.assertEqual(code, 2)
+            self.assertIn("the file is empty", err)
+            p.write_text(json.dumps({"context": {}, "benchmarks": []}))
+            code, _, err = call(bench_flags.main, str(p))
+            self.assertEqual(code, 2)
+            self.assertIn("no benchmark row", err)
+            code, _, err = call(bench_flags.main, str(Path(d) / "missing.json"))
+            self.assertEqual(code, 2)
+            self.assertIn("cannot read", err)
 
 
 class GoLive(unittest.TestCase):
