@@ -47,6 +47,14 @@ class Fixtures(unittest.TestCase):
                   "persistence", "clocks", "clock events", "power", "temperature", "MIG", "PCIe", "NVLink"):
             self.assertIn(c, names)
 
+    def test_the_live_h200_recording_is_healthy_at_idle(self):
+        # Recorded by gpu_check.sh on the H200, idle: SM clock at 345 MHz with GpuIdle set and
+        # persistence on; an idle clock is no warning, and a GPU without NVLink skips that check.
+        fs = findings("h200_live")
+        self.assertEqual([(f.check, f.status) for f in fs if f.status != "OK"], [("NVLink", "SKIP")])
+        self.assertIn("idle", by_check(fs, "clocks")[0].detail)
+        self.assertEqual(doctor.exit_code(fs), doctor.EXIT_OK)
+
     def assert_verdict(self, fixture, check, status, text, code):
         fs = findings(fixture)
         got = by_check(fs, check)
@@ -189,6 +197,10 @@ class Cli(unittest.TestCase):
         self.assertEqual(code, doctor.EXIT_FAIL)
         self.assertIn("fix:", out)
         self.assertNotIn("OK  ", out)
+        # -q hides the OK lines, not the count: the tally says how many checks ran.
+        code, out, _ = run("--fake", "h200_healthy", "-q")
+        self.assertEqual(code, 0)
+        self.assertIn("doctor: 15 ok, 0 warn, 0 fail, 0 skipped -> exit 0", out)
         with tempfile.TemporaryDirectory() as d:
             p = Path(d) / "doc.json"
             code, _, _ = run("--fake", "power_capped", "--json", str(p), "--record", str(Path(d) / "rec.json"))

@@ -230,6 +230,17 @@ class BenchContext(unittest.TestCase):
             self.assertEqual(call(bench_flags.main, str(p))[0], 1)
             p.write_text("not json")
             self.assertEqual(call(bench_flags.main, str(p))[0], 2)
+            p.write_text("")  # a --benchmark_filter that matched nothing leaves this
+            code, _, err = call(bench_flags.main, str(p))
+            self.assertEqual(code, 2)
+            self.assertIn("the file is empty", err)
+            p.write_text(json.dumps({"context": {}, "benchmarks": []}))
+            code, _, err = call(bench_flags.main, str(p))
+            self.assertEqual(code, 2)
+            self.assertIn("no benchmark row", err)
+            code, _, err = call(bench_flags.main, str(Path(d) / "missing.json"))
+            self.assertEqual(code, 2)
+            self.assertIn("cannot read", err)
 
 
 class GoLive(unittest.TestCase):
@@ -302,6 +313,42 @@ class GoLive(unittest.TestCase):
                         self.assertEqual(r["status"], "PASS", r)  # the NVML lines run on the fixture
                     if r["status"] == "SKIP" and needs[num] == "cpu":
                         self.assertRegex(r["why"], "not built|not installed", r)
+
+    def test_the_serving_line_passes_the_planned_load_and_fails_an_overload(self):
+        # Line 19's latency criteria, judged on the simulator's output with the cost model's
+        # default figures (no GPU here, so `measured == true` is left out): the planned rate meets
+        # them, the default saturating trace (40/s) does not. Needs the built simulator.
+        sim = ROOT / "build" / "ci" / "chapters" / "11_llm_serving" / "ch11_serving_sim"
+        if not sim.exists():
+            self.skipTest(f"{sim.relative_to(ROOT)} is not built")
+        line = next(ln for ln in self.lines() if ln.number == "19")
+        argv = shlex.split(line.command)
+        rate = argv[argv.index("--rate") + 1]
+        latency = [c for c in line.criteria if "_p99_ms" in c]
+        self.assertEqual(len(latency), 2)
+        for r, want in ((rate, True), ("40", False)):
+            with tempfile.TemporaryDirectory() as d, self.subTest(rate=r):
+                out = Path(d) / "serving.json"
+                subprocess.run([str(sim), str(out), "--rate", r], check=True, capture_output=True, timeout=120)
+                env = {"OUT": d}
+                self.assertEqual(golive.judge(f"{{OUT}}/serving.json rate_per_s == {r}", 0, "", env)[0], True)
+                self.assertEqual(all(golive.judge(c, 0, "", env)[0] for c in latency), want)
+
+    def test_a_skipped_line_is_not_a_pass(self):
+        readme = ("## Go-live checklist\n\n| # | check | needs | command | pass when |\n| --- | --- | --- | --- | --- |\n"
+                  "| 1 | runs | cpu | `true` | `exit 0` |\n"
+                  "| 2 | its tool is absent | cpu | `no-such-cudalab-tool --x` | `exit 0` |\n")
+        with tempfile.TemporaryDirectory() as d:
+            p = Path(d) / "README.md"
+            p.write_text(readme)
+            code, out, _ = call(golive.main, "--readme", str(p), "--out", d)
+            self.assertEqual(code, 0)
+            self.assertIn("golive: 1 passed, 0 failed, 1 skipped (NOT a complete go-live: line(s) 2 did not run)", out)
+            self.assertRegex(out, r"SKIP +2\. its tool is absent: no-such-cudalab-tool is not installed")
+            doc = json.loads((Path(d) / "golive.json").read_text())
+            self.assertEqual([r["status"] for r in doc["results"]], ["PASS", "SKIP"])
+            code, out, _ = call(golive.main, "--readme", str(p), "--out", d, "--strict")
+            self.assertEqual(code, 1)
 
     def test_a_sick_fixture_fails_its_lines(self):
         with tempfile.TemporaryDirectory() as d:

@@ -29,23 +29,47 @@ struct Drill {
   std::uint64_t requested = 0, got = 0;
   int attempts = 0;
   bool trimmed = false;
+  std::string refused;  // allocate_batch's OutOfMemory message when not even min_batch fit
   std::size_t free_before = 0, free_released = 0, free_after = 0;
+  std::uint64_t pool_reserved_after = 0;  // what the pool still holds after its trim
 };
+
+// A JSON string literal (the refusal message).
+std::string json_string(const std::string& v) {
+  std::string out = "\"";
+  for (const char c : v) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) >= 0x20) out += c;
+  }
+  return out + "\"";
+}
+
+// Free memory once all queued work (the pool's frees included) has finished: the baseline and the
+// after are taken the same way, so only memory the drill still holds can tell them apart.
+std::size_t settled_free_bytes() {
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  return device_free_bytes();
+}
 
 Drill drill(Allocator& alloc, const char* name, const BatchRequest& r, PoolAllocator* pool) {
   Drill d;
   d.allocator = name;
   d.requested = r.batch;
-  d.free_before = device_free_bytes();
-  {
+  d.free_before = settled_free_bytes();
+  try {
     BatchAllocation got = allocate_batch(alloc, r);
     d.got = got.batch();
     d.attempts = got.attempts();
     d.trimmed = got.trimmed();
+  } catch (const OutOfMemory& e) {  // recorded, not fatal: the leak check still runs
+    d.refused = e.what();
   }  // released here
-  d.free_released = device_free_bytes();
-  if (pool != nullptr) pool->trim();  // the pool keeps what was freed until trimmed
-  d.free_after = device_free_bytes();
+  d.free_released = settled_free_bytes();
+  if (pool != nullptr) {
+    pool->trim();  // the pool keeps what was freed until trimmed
+    d.pool_reserved_after = pool->reserved_bytes();
+  }
+  d.free_after = settled_free_bytes();
   return d;
 }
 
@@ -95,7 +119,10 @@ int main(int argc, char** argv) {
         extra_in_reserve = extra.size();
         for (void* p : extra) cm.deallocate(p);
       } catch (const OutOfMemory& e) {
-        fmt::print("prediction did NOT fit: {}\n", e.what());
+        // Free memory after the refusal tells a budget that is wrong (free back near free0) from
+        // memory that did not come back (free far below free0).
+        fmt::print("prediction did NOT fit: {}; free after the refusal {:.2f} GiB\n", e.what(),
+                   settled_free_bytes() / gib);
       }
     }
     fmt::print(
@@ -113,8 +140,9 @@ int main(int argc, char** argv) {
                                  drill(pool, "pool", over, &pool)};
     bool ok = prediction_fits;
     for (const Drill& d : drills) {
-      const bool leaked = d.free_after != d.free_before;
+      const bool leaked = d.free_after != d.free_before || d.pool_reserved_after != 0;
       ok = ok && !leaked && d.got > 0 && d.got < d.requested;
+      if (!d.refused.empty()) fmt::print("drill {:10}: REFUSED: {}\n", d.allocator, d.refused);
       fmt::print(
           "drill {:10}: asked {} -> got {} after {} attempt(s){}; free before {:.3f} GiB, after "
           "release "
@@ -137,9 +165,11 @@ int main(int argc, char** argv) {
         const Drill& d = drills[i];
         f << fmt::format(
             R"({}{{"allocator": "{}", "requested": {}, "got": {}, "attempts": {}, "trimmed": {}, )"
-            R"("free_before": {}, "free_after_release": {}, "free_after": {}}})",
+            R"("refused": {}, "free_before": {}, "free_after_release": {}, "free_after": {}, )"
+            R"("pool_reserved_after": {}}})",
             i ? ", " : "", d.allocator, d.requested, d.got, d.attempts,
-            d.trimmed ? "true" : "false", d.free_before, d.free_released, d.free_after);
+            d.trimmed ? "true" : "false", json_string(d.refused), d.free_before, d.free_released,
+            d.free_after, d.pool_reserved_after);
       }
       f << fmt::format(R"(], "ok": {}}})", ok ? "true" : "false") << "\n";
       if (!f) throw std::invalid_argument("--json " + a.str("json") + ": cannot write");

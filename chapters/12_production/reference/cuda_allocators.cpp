@@ -34,12 +34,13 @@ void CudaMallocAllocator::deallocate(void* p) noexcept {
   (void)cudaFree(p);
 }
 
-PoolAllocator::PoolAllocator(int device) {
+PoolAllocator::PoolAllocator(int device, std::size_t max_bytes) {
   cudaMemPoolProps props{};
   props.allocType = cudaMemAllocationTypePinned;
   props.handleTypes = cudaMemHandleTypeNone;
   props.location.type = cudaMemLocationTypeDevice;
   props.location.id = device;
+  props.maxSize = max_bytes;  // 0: the system's default (no cap of ours)
   CUDALAB_CHECK(cudaMemPoolCreate(&pool_, &props));
   // Keep everything freed (the default threshold 0 would return memory at each synchronization).
   std::uint64_t keep = UINT64_MAX;
@@ -74,6 +75,12 @@ void PoolAllocator::trim() noexcept {
 std::uint64_t PoolAllocator::reserved_bytes() const {
   std::uint64_t v = 0;
   CUDALAB_CHECK(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrReservedMemCurrent, &v));
+  return v;
+}
+
+std::uint64_t PoolAllocator::used_bytes() const {
+  std::uint64_t v = 0;
+  CUDALAB_CHECK(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrUsedMemCurrent, &v));
   return v;
 }
 

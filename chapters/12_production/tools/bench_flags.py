@@ -5,7 +5,7 @@ bench.cpp recorded before and after its timed iterations, and scripts/report.py'
     bench_flags.py bench_ch03.json [more.json ...]
 
 Exit status: 0 (rows listed); 1 no row carries the clock fields (a build without NVML, or an old
-JSON); 2 a file that is not a benchmark JSON.
+JSON); 2 a file that is not a benchmark JSON (unreadable, empty, or without a row).
 """
 from __future__ import annotations
 
@@ -27,10 +27,24 @@ def main(argv: list[str]) -> int:
     seen = 0
     for p in argv:
         try:
-            data = json.loads(Path(p).read_text())
+            text = Path(p).read_text()
+        except OSError as e:
+            print(f"bench_flags: {p}: cannot read ({e.strerror})", file=sys.stderr)
+            return 2
+        if not text.strip():
+            # What --benchmark_out leaves when the run wrote nothing, e.g. a --benchmark_filter
+            # that matched no row: say that, not a JSON parser's "Expecting value".
+            print(f"bench_flags: {p}: the file is empty (did the benchmark run fail, or its "
+                  f"--benchmark_filter match no row? see --benchmark_list_tests)", file=sys.stderr)
+            return 2
+        try:
+            data = json.loads(text)
             groups = report.grouped(data)
-        except (OSError, ValueError, AttributeError) as e:
+        except (ValueError, AttributeError, TypeError) as e:
             print(f"bench_flags: {p}: not a Google Benchmark JSON ({e})", file=sys.stderr)
+            return 2
+        if not groups:
+            print(f"bench_flags: {p}: no benchmark row in it", file=sys.stderr)
             return 2
         ctx = data.get("context", {})
         print(f"{p}: gpu {ctx.get('gpu')}, mig {ctx.get('mig', '?')}, reasons at start "

@@ -393,7 +393,8 @@ def exit_code(findings: list[Finding]) -> int:
     return EXIT_FAIL if "FAIL" in st else EXIT_WARN if "WARN" in st else EXIT_OK
 
 
-def render(snap: dict, findings: list[Finding]) -> str:
+def render(snap: dict, findings: list[Finding], quiet: bool = False) -> str:
+    """The report; quiet lists only WARN and FAIL findings, the tally still counts every one."""
     lines = [f"cudalab doctor ({snap.get('source', '?')}): driver {snap.get('driver_version')}, "
              f"runtime {_ver(snap.get('runtime_version'))}, nvcc {snap.get('toolkit_version') or '?'}"]
     for d in snap.get("devices", []):
@@ -401,6 +402,8 @@ def render(snap: dict, findings: list[Finding]) -> str:
         lines.append(f"GPU {d.get('index')}: {d.get('name')} (cc {cc[0]}.{cc[1]})" if cc else
                      f"GPU {d.get('index')}: {d.get('name')}")
     for f in findings:
+        if quiet and f.status not in ("WARN", "FAIL"):
+            continue
         where = "" if f.device is None else f"[{f.device}] "
         lines.append(f"{f.status:<4}  {where}{f.check:<16} {f.detail}")
         if f.fix and f.status in ("WARN", "FAIL"):
@@ -472,9 +475,8 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"--only {', '.join(unknown)}: no such check here (checks: {', '.join(sorted(known))})")
         findings = [f for f in findings if f.check in args.only]
     code = exit_code(findings)
-    shown = [f for f in findings if not args.quiet or f.status in ("WARN", "FAIL")]
     if args.json != "-":
-        print(render(snap, shown))
+        print(render(snap, findings, args.quiet))
     doc = {"exit": code, "findings": [asdict(f) for f in findings], "snapshot": snap}
     try:
         if args.json == "-":

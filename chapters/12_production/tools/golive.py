@@ -253,8 +253,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{r.status:<4} {r.number:>3}. {r.check}: {r.why}", flush=True)
     n = {s: sum(r.status == s for r in results) for s in ("PASS", "FAIL", "SKIP")}
     bad = n["FAIL"] + (n["SKIP"] if args.strict else 0)
-    print(f"golive: {n['PASS']} passed, {n['FAIL']} failed, {n['SKIP']} skipped"
-          + (" (--strict: skips fail)" if args.strict and n["SKIP"] else "") + f"; outputs in {out}")
+    # A skipped line proved nothing: it is never a pass, and the summary says the run is incomplete.
+    skipped = [r.number for r in results if r.status == "SKIP"]
+    note = ""
+    if skipped:
+        note = (" (--strict: skips fail)" if args.strict else
+                f" (NOT a complete go-live: line(s) {', '.join(skipped)} did not run)")
+    print(f"golive: {n['PASS']} passed, {n['FAIL']} failed, {n['SKIP']} skipped{note}; outputs in {out}")
     (out / "golive.json").write_text(json.dumps({"fake": args.fake, "results": [asdict(r) for r in results]},
                                                 indent=1) + "\n")
     return 1 if bad else 0

@@ -160,10 +160,12 @@ class CudaMallocAllocator final : public Allocator {
 
 // cudaMallocFromPoolAsync from a pool of its own whose release threshold keeps freed memory
 // cached (what a caching allocator does): after a failed attempt, the freed blocks stay reserved
-// by the pool, invisible to cudaMalloc and to cudaMemGetInfo, until trim().
+// by the pool, invisible to cudaMalloc and to cudaMemGetInfo, until trim(). max_bytes > 0 caps the
+// pool (cudaMemPoolProps::maxSize): past it the driver answers cudaErrorMemoryAllocation, a real
+// OOM that does not exhaust a device other processes share.
 class PoolAllocator final : public Allocator {
  public:
-  explicit PoolAllocator(int device = 0);
+  explicit PoolAllocator(int device = 0, std::size_t max_bytes = 0);
   ~PoolAllocator() override;
   PoolAllocator(const PoolAllocator&) = delete;
   PoolAllocator& operator=(const PoolAllocator&) = delete;
@@ -171,6 +173,7 @@ class PoolAllocator final : public Allocator {
   void deallocate(void* p) noexcept override;
   void trim() noexcept override;
   std::uint64_t reserved_bytes() const;  // cudaMemPoolAttrReservedMemCurrent
+  std::uint64_t used_bytes() const;      // cudaMemPoolAttrUsedMemCurrent
 
  private:
   cudaMemPool_t pool_{};
