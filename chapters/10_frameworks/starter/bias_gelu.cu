@@ -75,8 +75,8 @@ __device__ __forceinline__ T from_acc(Acc<T> v) {
 // fp32 or fp64 math functions by type (templates: the starter leaves some unused).
 // Phi(z), the normal CDF, as normcdf(f): relative accuracy over the whole range (5 ulp). The
 // textbook 0.5 (1 + erf(z / sqrt 2)) loses it for z < 0: erf is near -1 there, its few-ulp error
-// is absolute (~2^-24 in fp32), and 1 + erf cancels; at z = -5 that is up to ~20% of Phi (and of dx where Phi
-// dominates gelu'), which a dbias of one row showed against the oracle.
+// is absolute (~2^-24 in fp32), and 1 + erf cancels; at z = -5 that is up to ~20% of Phi (and of dx
+// where Phi dominates gelu'), which a dbias of one row showed against the oracle.
 template <class A>
 __device__ __forceinline__ A ncdf_(A v) {
   if constexpr (std::is_same_v<A, double>)
