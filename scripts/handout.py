@@ -38,7 +38,7 @@ EXCLUDE = [
     "chapters/*/reference/*", "chapters/*/solutions/*", "chapters/*/pitfalls/*", "chapters/*/mutants.toml",
     "scripts/gen_starter.py", "scripts/variants.py", "scripts/gpu_suite", "scripts/gpu_acceptance", "scripts/handout.py",
     "scripts/test_*.py", "scripts/results.py", "scripts/new_chapter.py", "scripts/check_mutants.py",
-    "scripts/gpu_check_*.sh", "scripts/handout_check", "tests/fixtures/*",
+    "scripts/gpu_blindspots.sh", "scripts/gpu_exercises.sh", "scripts/handout_check", "tests/fixtures/*",
     ".ci/*", "docs/instructors.md", "grades/*",
 ]
 # Markers that must not reach the student: the exercise and HELPERS marks are shown on purpose.

@@ -158,7 +158,7 @@ INSTANTIATE_TEST_SUITE_P(Ladder, SgemmLargeGpu, ::testing::ValuesIn(ch06::kAllSg
 // (a read past their end shows as NaN in C), C is poisoned and guarded. The fast paths (float4
 // loads and stores, a check-free interior) are taken only where the shape allows them; a tile that
 // takes one it may not (a partial edge tile aligned to 4) reads or writes past an edge. These
-// suites also run under compute-sanitizer memcheck (scripts/gpu_suite, scripts/gpu_check_h26.sh:
+// suites also run under compute-sanitizer memcheck (scripts/gpu_suite, scripts/gpu_blindspots.sh:
 // the *ShapesGpu suites), where a read past an edge that does not change C still shows.
 const Shape kShapeClasses[] = {{128, 128, 128}, {132, 128, 128}, {131, 128, 128},
                                {128, 132, 128}, {128, 131, 128}, {128, 128, 132},

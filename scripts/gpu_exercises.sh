@@ -3,7 +3,7 @@
 # whose TODOs, hints and worked code changed). Run from the repository root on the H200 after
 #   cmake --preset gpu && cmake --build --preset gpu
 # as
-#   scripts/gpu_check_h27.sh OUT
+#   scripts/gpu_exercises.sh OUT
 # 1. In a temporary COPY of this tree (never this tree's starter), the reference's files of 6.2
 #    (the register-heavy 2D tiles) and 3.4 (a small chapter, quick to build) replace the
 #    starter's, and `scripts/lab check N.k --no-bench` shows the tests passing and the
@@ -12,7 +12,7 @@
 #    (ctest -L starter -L ex:N.k; a multi-GPU exercise on one GPU may be skipped instead).
 # Logs go to OUT; a summary table is printed at the end. About 3-4 minutes on an H200.
 set -u
-OUT=${1:?usage: scripts/gpu_check_h27.sh OUT}
+OUT=${1:?usage: scripts/gpu_exercises.sh OUT}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,7 +22,7 @@ SUMMARY="$OUT/summary.txt"
 say() { echo "$*" | tee -a "$SUMMARY"; }
 
 # --- 1. the reference's solution in a copy: check passes, the resource table shows -------------
-COPY=$(mktemp -d /tmp/h27_copy.XXXXXX)
+COPY=$(mktemp -d /tmp/cudalab_exercises_copy.XXXXXX)
 trap 'rm -rf "$COPY"' EXIT
 (cd "$ROOT" && git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$COPY") \
   2>"$OUT/copy.err"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # GPU evidence of the blind-spot tests (index width, alignment, shape classes, identity, ordering):
 #   cmake --preset gpu -DCUDALAB_MUTANTS=ON && cmake --build --preset gpu -j16
-#   scripts/gpu_check_h26.sh OUT
+#   scripts/gpu_blindspots.sh OUT
 # Only what scripts/gpu_suite does not already do (its reference track, its full mutation pass and
 # its racecheck of the race mutants are not repeated here), so that it ends in a few minutes:
 # 1. the new suites of the reference track (the *LargeGpu ones one executable at a time, as
@@ -15,8 +15,10 @@
 #    (ch06.sgemm_warptile_interior_ignores_n_edge: its reads past column N feed only columns that
 #    are never stored, so no value test can kill it);
 # then prints a summary (also OUT/summary.md, OUT/summary.json; logs under OUT/work).
+# BLINDSPOT_STEPS=memcheck runs step 3 alone (when scripts/gpu_suite already ran steps 1 and 2 on the
+# same commit): the new mutants are then listed as "not run here", never as killed.
 set -euo pipefail
-out="${1:?usage: scripts/gpu_check_h26.sh OUT [PRESET]}"
+out="${1:?usage: scripts/gpu_blindspots.sh OUT [PRESET]}"
 preset="${2:-gpu}"
 mkdir -p "$out"
 cd "$(dirname "$0")/.."
@@ -91,10 +93,11 @@ def problem(msg):
     summary["problems"].append(msg)
     print("PROBLEM: " + msg, flush=True)
 
+ONLY_MEMCHECK = os.environ.get("BLINDSPOT_STEPS", "") == "memcheck"
 # 1. the new suites of the reference track
 t = time.time()
 ref = []
-for ch in ["common"] + CHAPTERS:
+for ch in ([] if ONLY_MEMCHECK else ["common"] + CHAPTERS):
     tests = {n: v for n, v in lt.list_tests(bdir, ["reference", ch], with_command=True).items()
              if NEW.search(n)}
     ref += lt.run_by_executable(bdir, ["reference", ch], work / f"reference_{ch}", JOBS,
@@ -128,11 +131,14 @@ for ch in CHAPTERS:
     tests = {n: v for n, v in lt.list_tests(bdir, [lt.MUTANT_LABEL, ch], with_command=True).items()
              if lt.mutant_of(v[0]) in new_mutants}
     all_tests.update(tests)
+    if ONLY_MEMCHECK:
+        continue
     res += lt.run_by_executable(bdir, [lt.MUTANT_LABEL, ch], work / f"mutant_{ch}", JOBS,
                                 skip_suite=(lt.FAULT_SUITE, lt.LARGE_SUITE), tests=tests)
 first = lt.mutant_table(res)
 alive = {n for n, c in first.items() if not c.get("failed")}
-large = {name: v for name, v in all_tests.items() if lt.mutant_of(v[0]) in alive}
+large = {name: v for name, v in all_tests.items()
+         if lt.mutant_of(v[0]) in alive and not ONLY_MEMCHECK}
 res += lt.run_by_executable(bdir, [lt.MUTANT_LABEL], work / "mutant_large", JOBS,
                             only_suite=lt.LARGE_SUITE, serial=True, tests=large)
 counts = lt.mutant_table(res)
@@ -186,13 +192,16 @@ for name in sorted(set(declared) | set(counts)):
                               killed_by=verdicts[name]["killed_by"] + ["memcheck (" + memcheck_kill[0].summary + ")"])
 score = lt.mutation_score(verdicts)
 for n in sorted(new_mutants):
+    if ONLY_MEMCHECK and n != MEMCHECK_MUTANT:
+        continue
     if n not in verdicts:
         problem(f"new mutant {n} has no verdict")
     elif verdicts[n]["state"] != "killed":
         problem(f"new mutant {n}: {verdicts[n]['state']}")
 seconds["total"] = time.time() - t0
 
-md = ["# gpu_check_h26", "", "Result: " + ("PASS" if summary["ok"] else "FAIL"), "",
+md = ["# gpu_blindspots" + (" (BLINDSPOT_STEPS=memcheck: step 3 alone)" if ONLY_MEMCHECK else ""), "",
+      "Result: " + ("PASS" if summary["ok"] else "FAIL"), "",
       "| chapter | passed | failed | skipped |", "| --- | ---: | ---: | ---: |"]
 for ch, rs in sorted(by_ch.items()):
     c = lt.count(rs)
