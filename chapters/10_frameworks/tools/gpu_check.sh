@@ -62,20 +62,37 @@ step bench bench_ch10.log "$build/bench/bench_ch10" --benchmark_out="$out/bench_
 export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0}
 export MAX_JOBS=${MAX_JOBS:-16}
 step torch_build torch_build.log python3 chapters/10_frameworks/torch/ops.py
-# One process per test class, with faulthandler: a crash (a segfault killed the whole discover
-# run once, hiding which test and every later one) prints its Python stack and names its class,
-# and the other classes still run.
+# One process per test method, with faulthandler: a crash (on the H100 and the H200 a segfault in
+# Op.test_bad_arguments_are_refused_with_their_name killed its process, and with it every later test
+# of its class: opcheck, gradcheck, compile, values) prints its Python stack and names its test,
+# and every other test still runs. A test that crashes is run once more under gdb, where the
+# machine has it, so that the log holds the native backtrace (OUT/torch_crash_<test>.gdb.log).
 torch_tests() {
-  local rc=0 c
-  for c in test_op.MiniAutogradBesideTorch test_op.Op test_op.PlantedBug \
-    test_silent_losses.GraphBreaks test_silent_losses.Recompiles \
-    test_silent_losses.NonContiguousIntoTheOp test_silent_losses.MixedPrecisionInTorch \
-    test_silent_losses.CudaTraps; do
-    echo "### $c"
-    (cd chapters/10_frameworks/torch && python3 -X faulthandler -m unittest -v "$c") 2>&1
-    local r=$?
-    echo "### $c: rc=$r"
+  local rc=0 t r
+  local tests
+  tests=$(cd chapters/10_frameworks/torch && python3 - <<'PY'
+import unittest
+import test_op, test_silent_losses
+loader = unittest.TestLoader()
+for mod, classes in ((test_op, ("MiniAutogradBesideTorch", "Op", "PlantedBug")),
+                     (test_silent_losses, ("GraphBreaks", "Recompiles", "NonContiguousIntoTheOp",
+                                           "MixedPrecisionInTorch", "CudaTraps"))):
+    for c in classes:
+        for m in loader.getTestCaseNames(getattr(mod, c)):
+            print(f"{mod.__name__}.{c}.{m}")
+PY
+) || { echo "torch_tests: could not list the tests"; return 1; }
+  for t in $tests; do
+    echo "### $t"
+    (cd chapters/10_frameworks/torch && python3 -X faulthandler -m unittest -v "$t") 2>&1
+    r=$?
+    echo "### $t: rc=$r"
     [ "$r" -eq 0 ] || rc=1
+    if [ "$r" -ge 128 ] && command -v gdb >/dev/null; then
+      (cd chapters/10_frameworks/torch && timeout 300 gdb -q -batch -ex run -ex bt -ex "info sharedlibrary" \
+        --args python3 -m unittest -v "$t") >"$out/torch_crash_${t##*.}.gdb.log" 2>&1
+      echo "### $t: native backtrace in torch_crash_${t##*.}.gdb.log"
+    fi
   done
   return $rc
 }
@@ -95,7 +112,7 @@ for k in build ctest_reference pitfalls bench torch_build torch_tests bench_op x
 done
 echo
 grep -E "tests passed|tests failed" "$out/ctest_reference.log" | tail -1
-grep -E "^### .*: rc=" "$out/torch_tests.log"
+grep -E "^### .*: rc=[1-9]" "$out/torch_tests.log" || echo "every torch test process exited 0"
 grep -E "^(Ran|OK|FAILED)" "$out/torch_tests.log" | paste -sd' ' | sed 's/^/torch tests: /'
 grep -cE "skipped" "$out/torch_tests.log" | sed 's/^/torch tests mentioning "skipped": /'
 echo
