@@ -114,6 +114,11 @@ class ScriptSafety(unittest.TestCase):
             (command(self.repo, "lab", "hint", "5.x"), {}, "not an exercise id"),
             (command(self.repo, "gpu_acceptance", str(a_file), "test"), {}, "is a file"),
             (command(self.repo, "gpu_acceptance", str(self.tmp / "o"), "nosuchstep"), {}, "unknown step"),
+            (command(self.repo, "gpu_acceptance", str(self.tmp / "o"), "build", "--parallel", "ch09 nosuchstep"), {},
+             "unknown step 'nosuchstep'"),
+            (command(self.repo, "gpu_acceptance", str(self.tmp / "o"), "build", "--parallel"), {},
+             "--parallel needs"),
+            (command(self.repo, "gpu_acceptance", str(self.tmp / "o"), "--lanes"), {}, "unknown option"),
         ]
         for cmd, env, words in cases:
             with self.subTest(cmd=" ".join(cmd[1:]), env=env):
@@ -123,6 +128,17 @@ class ScriptSafety(unittest.TestCase):
                 self.assertNotIn("Traceback", p.stderr)
                 self.assert_clean(" ".join(cmd[1:]))
         self.assertFalse((self.tmp / "o").exists(), "gpu_acceptance made its OUT before checking its steps")
+
+    def test_acceptance_dry_run_prints_the_lanes_and_runs_nothing(self):
+        out = self.tmp / "plan"
+        p = self.run_in_repo(command(self.repo, "gpu_acceptance", str(out), "build", "ch02", "--parallel",
+                                     "ch09 ch10", "memcheck suite", "--dry-run"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("in order: build ch02", p.stdout)
+        self.assertIn("lane 1 (OUT/lane1): ch09 ch10", p.stdout)
+        self.assertIn("lane 2 (OUT/lane2): memcheck suite", p.stdout)
+        self.assertFalse(out.exists(), "a dry run made its OUT")
+        self.assert_clean("gpu_acceptance --dry-run")
 
     def test_hint_takes_the_ids_check_takes(self):
         p = self.run_in_repo(command(self.repo, "lab", "hint", "05.1"))
