@@ -67,11 +67,6 @@ def exercise_chapter(ex: str) -> str:
     return f"ch{int(ex.split('.')[0]):02d}"
 
 
-def ctest_label_regex(label: str) -> str:
-    """ctest -L takes a regular expression; this one matches exactly `label`."""
-    return "^" + re.sub(r"([.^$*+?()\[\]{}|\\])", r"\\\1", label) + "$"
-
-
 def ex_key(ex: str) -> list[int]:
     return [int(x) for x in ex.split(".")]
 

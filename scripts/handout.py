@@ -37,7 +37,7 @@ import resources  # noqa: E402
 EXCLUDE = [
     "chapters/*/reference/*", "chapters/*/solutions/*", "chapters/*/pitfalls/*", "chapters/*/mutants.toml",
     "scripts/gen_starter.py", "scripts/variants.py", "scripts/gpu_suite", "scripts/gpu_acceptance", "scripts/handout.py",
-    "scripts/test_*.py", "scripts/results.py", "scripts/new_chapter.py", "scripts/check_mutants.py",
+    "scripts/test_*.py", "scripts/results.py", "scripts/new_chapter.py",
     "scripts/gpu_blindspots.sh", "scripts/gpu_exercises.sh", "scripts/handout_check", "tests/fixtures/*",
     ".ci/*", "docs/instructors.md", "grades/*",
 ]

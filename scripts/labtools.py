@@ -645,34 +645,6 @@ def to_cases(results: list[TestResult]) -> list:
     return [gradelib.Case(r.name, list(r.labels), r.status, r.output) for r in results]
 
 
-def run_ctest(bdir: Path, labels: list[str], junit: Path, jobs: int, log_file: Path | None = None,
-              extra: list[str] | None = None) -> list[TestResult]:
-    """Runs the tests carrying all `labels` (AND); returns one result per test."""
-    names = list_tests(bdir, labels)
-    if not names:
-        return []
-    junit.parent.mkdir(parents=True, exist_ok=True)
-    cmd = ["ctest", "--test-dir", str(bdir), "-j", str(jobs), "--output-junit", str(junit.resolve())]
-    for l in labels:
-        cmd += ["-L", l]
-    cmd += extra or []
-    run(cmd, log_file, check=False, quiet=log_file is None)
-    results = []
-    root = ET.parse(junit).getroot()
-    for case in root.iter("testcase"):
-        name = case.get("name", "")
-        status = case.get("status", "")
-        if case.find("skipped") is not None or status in ("notrun", "disabled"):
-            st = "skipped"
-        elif case.find("failure") is not None or status == "fail":
-            st = "failed"
-        else:
-            st = "passed"
-        out = case.findtext("system-out") or ""
-        results.append(TestResult(name, names.get(name, []), st, out))
-    return results
-
-
 def run_reference(bdir: Path, labels: list[str], work: Path, jobs: int) -> list[TestResult]:
     """The reference track with a result per test, fast (see run_tests)."""
     return run_tests(bdir, labels, work, jobs)
@@ -1083,14 +1055,6 @@ def mutant_problems(mutants: list[dict], texts: dict[str, str], chapter: str = "
             if find == m.get("replace"):
                 out.append(f"{where}: 'replace' equals 'find'")
     return out
-
-
-def apply_mutant(m: dict, texts: dict[str, str]) -> tuple[str, str]:
-    """(relative path, mutated text) of the one reference file the mutant changes."""
-    for f, t in texts.items():
-        if t.count(m["find"]) == 1:
-            return f, t.replace(m["find"], m["replace"])
-    raise ValueError(f"mutant {m.get('name')}: 'find' does not occur exactly once")
 
 
 def mutant_of(labels: list[str]) -> str | None:

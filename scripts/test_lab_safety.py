@@ -20,7 +20,7 @@ import labtools as lt  # noqa: E402
 
 # Every executable script of scripts/, as a user runs it.
 SCRIPTS = ["lab", "grade", "gpu_acceptance", "gpu_suite", "hint.py", "variants.py", "results.py", "report.py",
-           "new_chapter.py", "ch01_cost.py", "ch01_torch.py", "ch08_multi_gpu.py", "check_mutants.py", "handout.py",
+           "new_chapter.py", "ch01_cost.py", "ch01_torch.py", "ch08_multi_gpu.py", "handout.py",
            "handout_check"]
 
 

@@ -58,6 +58,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import labtools as lt  # noqa: E402  (the mutant schema, shared with the GPU suite)
 import regions  # noqa: E402  (the exercise-region parser, shared with scripts/grade)
 
 BEGIN, END = regions.BEGIN, regions.END
@@ -231,6 +232,8 @@ def pitfalls(chapter_dir: Path) -> list[Variant]:
 
 
 def mutants(chapter_dir: Path) -> list[Variant]:
+    """The chapter's mutants, checked by labtools.mutant_problems: the one schema that CI (through
+    this generator) and the GPU suite both apply, so a mutant CI accepts is one the suite runs."""
     path = chapter_dir / "mutants.toml"
     if not path.exists():
         return []
@@ -239,30 +242,17 @@ def mutants(chapter_dir: Path) -> list[Variant]:
         data = tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as e:
         raise MarkerError(f"{where}: {e}") from e
+    ms = list(data.get("mutant", []))
+    problems = lt.mutant_problems(ms, lt.reference_texts(chapter_dir), where)
+    if problems:
+        raise MarkerError("; ".join(problems))
     texts = {p.name: p.read_text() for p in reference_files(chapter_dir)}
     out: list[Variant] = []
-    seen: set[str] = set()
-    for k, m in enumerate(data.get("mutant", [])):
-        label = f"{where}: mutant #{k + 1} ({m.get('name', '?')})"
-        for key in ("name", "exercise", "find", "replace"):
-            if not isinstance(m.get(key), str):
-                raise MarkerError(f"{label}: '{key}' (a string) is missing")
-        unknown = set(m) - {"name", "exercise", "find", "replace", "race", "why"}
-        if unknown:
-            raise MarkerError(f"{label}: unknown keys {sorted(unknown)}")
-        if not NAME.match(m["name"]) or m["name"] in seen:
-            raise MarkerError(f"{label}: name must be snake_case and unique in the chapter")
-        seen.add(m["name"])
-        if not re.fullmatch(r"\d+\.\d+", m["exercise"]):
-            raise MarkerError(f"{label}: exercise must be an id N.k")
-        if m["find"] == m["replace"]:
-            raise MarkerError(f"{label}: find and replace are the same text")
-        hits = [(f, t.count(m["find"])) for f, t in texts.items() if m["find"] in t]
-        total = sum(c for _, c in hits)
-        if total != 1:
-            places = ", ".join(f"{f} x{c}" for f, c in hits) or "nowhere"
-            raise MarkerError(f"{label}: find text must occur exactly once in reference/*, found {total} ({places})")
-        fname = hits[0][0]
+    for m in ms:
+        fname = next((f for f, t in texts.items() if m["find"] in t), None)
+        if fname is None:  # the one occurrence is in a file the build does not compile from
+            raise MarkerError(f"{where}: mutant {m['name']}: 'find' is not in a source file of reference/ "
+                              f"({', '.join(sorted(SUFFIXES))})")
         out.append(Variant("mutant", m["name"], (m["exercise"],), bool(m.get("race", False)),
                            {fname: texts[fname].replace(m["find"], m["replace"])}, m.get("why", "")))
     return out
