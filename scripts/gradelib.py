@@ -247,6 +247,17 @@ def goals_from_toml(chapter: str, data: dict) -> list[Goal]:
     return out
 
 
+def goals_of(exercise: str, bench_dir) -> list[Goal]:
+    """The speed goals of one exercise, from bench_dir/chNN.toml (none when the file is absent)."""
+    import tomllib
+    from pathlib import Path
+    f = Path(bench_dir) / f"{exercise_chapter(exercise)}.toml"
+    if not f.exists():
+        return []
+    return [g for g in goals_from_toml(exercise_chapter(exercise), tomllib.loads(f.read_text()))
+            if g.exercise == exercise]
+
+
 def ratio_to_vendor(data: dict, goal: Goal) -> tuple[float, str, str] | None:
     """(row / vendor row, row name, vendor name) in one process's JSON, or None. The same rule as
     the published ratios (scripts/report.py ratio_result): the interleaved vs_base counter of the
@@ -257,12 +268,6 @@ def ratio_to_vendor(data: dict, goal: Goal) -> tuple[float, str, str] | None:
     if r["ratio"] is None:
         return None
     return r["ratio"], r["row"], r["vendor"]
-
-
-def median(xs: list[float]) -> float:
-    s = sorted(xs)
-    n = len(s)
-    return s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
 
 
 @dataclass
@@ -304,7 +309,8 @@ class SpeedVerdict:
 def speed_verdict(goal: Goal, learner_runs: list[dict], reference_runs: list[dict]) -> SpeedVerdict:
     def med(runs):
         xs = [r[0] for r in (ratio_to_vendor(d, goal) for d in runs) if r]
-        return median(xs) if xs else None
+        import report  # one median, report.py's (None when nothing was measured)
+        return report.median(xs)
     return SpeedVerdict(goal.exercise, goal.label, med(learner_runs), med(reference_runs), goal.goal)
 
 
