@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <fstream>
 #include <string>
@@ -138,7 +139,20 @@ int main(int argc, char** argv) {
     PoolAllocator pool;
     std::vector<Drill> drills = {drill(cm, "cudaMalloc", over, nullptr),
                                  drill(pool, "pool", over, &pool)};
-    bool ok = prediction_fits;
+    // Free memory moved by another process during the drill makes every figure above meaningless
+    // (a prediction refused, a drill starved): this process holds only its context at both ends,
+    // so a difference past the rounding of the allocator's granules is someone else's.
+    const std::size_t free_end = settled_free_bytes();
+    const long long foreign = static_cast<long long>(free_end) - static_cast<long long>(free0);
+    const bool shared = std::llabs(foreign) > (256ll << 20);
+    if (shared)
+      fmt::print(
+          "free memory moved by {:+.2f} GiB between the start and the end that this process did "
+          "not "
+          "allocate or free: another process used this GPU during the drill, so this run is void "
+          "(run the drill on a GPU nothing else uses)\n",
+          foreign / gib);
+    bool ok = prediction_fits && !shared;
     for (const Drill& d : drills) {
       const bool leaked = d.free_after != d.free_before || d.pool_reserved_after != 0;
       ok = ok && !leaked && d.got > 0 && d.got < d.requested;
@@ -171,7 +185,9 @@ int main(int argc, char** argv) {
             d.trimmed ? "true" : "false", json_string(d.refused), d.free_before, d.free_released,
             d.free_after, d.pool_reserved_after);
       }
-      f << fmt::format(R"(], "ok": {}}})", ok ? "true" : "false") << "\n";
+      f << fmt::format(R"(], "free_at_end": {}, "shared_gpu": {}, "ok": {}}})", free_end,
+                       shared ? "true" : "false", ok ? "true" : "false")
+        << "\n";
       if (!f) throw std::invalid_argument("--json " + a.str("json") + ": cannot write");
     }
     fmt::print("oom drill: {}\n", ok ? "OK" : "FAILED");
