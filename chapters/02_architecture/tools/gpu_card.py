@@ -319,9 +319,11 @@ def build_card(data: dict, sheet: dict | None, littles=None) -> dict:
     }
     goals = []
 
-    def goal(label, value, target, met_if_ge=True):
+    def goal(label, value, target, met_if_ge=True, not_here=None):
         if value is None:
             goals.append({"goal": label, "value": None, "target": target, "met": None})
+        elif not_here:  # measured, but the target is another GPU's: no verdict
+            goals.append({"goal": label, "value": value, "target": target, "met": None, "note": not_here})
         else:
             goals.append({"goal": label, "value": value, "target": target,
                           "met": value >= target if met_if_ge else value <= target})
@@ -330,7 +332,12 @@ def build_card(data: dict, sheet: dict | None, littles=None) -> dict:
     copy_sheet = (dram_rows["copy"]["measured"] / sheet_rows["dram"]["dense"]
                   if dram_rows.get("copy") and dram_rows["copy"]["measured"] and "dram" in sheet_rows else None)
     goal("DRAM copy kernel >= 0.85 x the sheet", copy_sheet, GOALS["dram_copy_vs_sheet"])
-    goal("L2 >= 9 TB/s below 40 MB", l2["measured"] if l2 else None, GOALS["l2_GBps_below_40MB"])
+    # The L2 target is the H200's (gpu-benches' 9.7-11.7 TB/s); no sheet publishes an L2 figure to
+    # hold another GPU to (an H100 read 7.7 TB/s with the same kernel), so elsewhere it is shown,
+    # not judged.
+    key = (sheet or {}).get("key")
+    goal("L2 >= 9 TB/s below 40 MB", l2["measured"] if l2 else None, GOALS["l2_GBps_below_40MB"],
+         not_here=None if key in (None, "H200") else f"an H200 goal; no published L2 figure for {key}")
     goal("wgmma bf16 >= 90% of dense bf16 at the measured clock",
          wg["bf16"]["ratio"] if wg.get("bf16") else None, GOALS["wgmma_bf16"])
     in_band = [x for x in out_rows if x.get("ratio") is not None]
@@ -427,7 +434,7 @@ def render_markdown(c: dict) -> str:
             L.append(f"| {ilp} | " + " | ".join(num(d.get(str(w)), 0) for w in warps) + " |")
     L += ["", "## Goals", "", "| goal | value | target | met |", "| --- | ---: | ---: | --- |"]
     for g in c["goals"]:
-        met = "not measured" if g["met"] is None else ("met" if g["met"] else "MISSED")
+        met = (g.get("note") or "not measured") if g["met"] is None else ("met" if g["met"] else "MISSED")
         L.append(f"| {g['goal']} | {num(g['value'], 3)} | {g['target']} | {met} |")
     if c.get("run_notes"):
         L += ["", f"Run notes: {c['run_notes']}"]

@@ -72,7 +72,7 @@ for e in c["littles_law"]:
     print(f"Little: {e['kernel']}: plateau {e['plateau_GBps']}, occupancy at 90% {e['occupancy_at_90pct']}, predicted {e['predicted_occupancy']}")
 print("goals:")
 for g in c["goals"]:
-    met = "not measured" if g["met"] is None else ("MET" if g["met"] else "MISSED")
+    met = (g.get("note") or "not measured") if g["met"] is None else ("MET" if g["met"] else "MISSED")
     print(f"  {g['goal']}: {g['value']} (target {g['target']}): {met}")
 print("rows outside [0.5, 1.02] of their peak: " + (", ".join(
     n + (f" ({c['outside_notes'][n]})" if n in c.get("outside_notes", {}) else "")

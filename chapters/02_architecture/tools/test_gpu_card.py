@@ -110,6 +110,14 @@ class CardFromFixture(unittest.TestCase):
         ladder = self.card["smem_conflict_ladder"]
         self.assertEqual([round(s["slowdown"]) for s in ladder], [1, 2, 4, 8, 16, 32])
 
+    def test_the_h200_l2_goal_is_shown_not_judged_on_another_gpu(self):
+        other = gpu_card.build_card(self.data, {"key": "H100-SXM", "rows": []}, fake_littles)
+        g = {g["goal"]: g for g in other["goals"]}["L2 >= 9 TB/s below 40 MB"]
+        self.assertIsNone(g["met"])
+        self.assertEqual(g["value"], 11000.0)
+        self.assertIn("an H200 goal", g["note"])
+        self.assertIn("an H200 goal; no published L2 figure for H100-SXM", gpu_card.render_markdown(other))
+
     def test_ratios_against_the_printed_figures(self):
         if not self.sheet:
             self.skipTest("skipped: ch02_sheet is not built (CH02_SHEET)")
