@@ -4,14 +4,19 @@
     ops = load()                            # builds once into build/torch_ch10/, then cached
     y = torch.ops.cudalab.bias_gelu(x, bias, "none")
 
-C++ (cudalab_op.cpp, cudalab_op_cuda.cpp) defines the schema and the CPU and CUDA kernels; this
-file adds what torch.compile and autograd need, the way PyTorch's custom-operator guide does:
+C++ defines the schema and the CPU kernel (cudalab_op.cpp), the CUDA kernel (cudalab_op_cuda.cpp)
+and the backward (autograd_registration.cpp: a torch::autograd::Function at the Autograd key over
+the operator bias_gelu_backward, itself an operator, so that AOTAutograd can trace the backward
+too). This file adds what torch.compile needs, the way PyTorch's custom-operator guide does:
 
   register_fake      the shape/dtype/stride of each output, computed without data: Dynamo and
                      AOTAutograd trace with FakeTensors, so without it torch.compile cannot see
                      through the op (opcheck's test_faketensor, test_aot_dispatch_dynamic).
-  register_autograd  the backward formula: dx, dbias = bias_gelu_backward(grad, x, bias), itself
-                     an operator with a fake, so that AOTAutograd can trace the backward too.
+
+The guide's Python route for the backward, torch.library.register_autograd, is the one to reach
+for first; the C++ registration is used here because with it an argument error raised by the
+kernel reaches Python as a plain exception out of the op call, where the GPU machines' torch
+(2.11 on Python 3.12) crashed on it inside the Python autograd wrapper's redispatch.
 
 The planted operator (bias_gelu_planted) is registered exactly the same way: its registrations
 are all consistent, which is why opcheck passes it (test_op.PlantedBug).
@@ -43,7 +48,8 @@ def sources(with_cuda: bool) -> list[str]:
     ref, common = CHAPTER / "reference", ROOT / "common" / "src"
     # The operator, and the mini autograd (CPU backend) behind cudalab::mini_autograd_mlp; the
     # lab's error checks (check.cpp calls the CUDA runtime: linked from CUDA_HOME on a CPU torch).
-    src = [HERE / "cudalab_op.cpp", HERE / "mini_autograd_op.cpp", ref / "autograd.cpp",
+    src = [HERE / "cudalab_op.cpp", HERE / "autograd_registration.cpp", HERE / "mini_autograd_op.cpp",
+           ref / "autograd.cpp",
            ref / "autograd_ops.cpp", CHAPTER / "cpu" / "cpu_backend.cpp", common / "check.cpp",
            common / "random.cpp"]
     if with_cuda:
@@ -112,20 +118,6 @@ def _register_one(torch, name: str) -> None:
     def _fake_backward(grad, x, bias, approximate="none"):
         torch._check(grad.shape == x.shape, lambda: "grad must have x's shape")
         return x.new_empty(x.shape), bias.new_empty(bias.shape)
-
-    backward_op = getattr(torch.ops.cudalab, f"{name}_backward")
-
-    def setup_context(ctx, inputs, output):
-        x, bias, approximate = inputs
-        ctx.save_for_backward(x, bias)  # x, not z = x + bias: the backward recomputes z
-        ctx.approximate = approximate
-
-    def backward(ctx, grad):
-        x, bias = ctx.saved_tensors
-        dx, dbias = backward_op(grad, x, bias, ctx.approximate)
-        return dx, dbias, None
-
-    torch.library.register_autograd(fwd, backward, setup_context=setup_context)
 
 
 def bias_gelu(x, bias, approximate: str = "none"):
