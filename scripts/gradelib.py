@@ -23,6 +23,23 @@ from dataclasses import dataclass, field
 PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
 
 
+# What a test's ctest labels say: the one reading, shared by the grading rules (Case) and the
+# scripts that run tests (labtools.TestResult).
+def kind_of(labels: list[str]) -> str:
+    """'gpu' for a test labelled gpu, else 'cpu'."""
+    return "gpu" if "gpu" in labels else "cpu"
+
+
+def exercises_in(labels: list[str]) -> list[str]:
+    """The exercise ids of the ex:N.k labels."""
+    return [l[3:] for l in labels if l.startswith("ex:")]
+
+
+def chapter_of(labels: list[str]) -> str:
+    """The chapter label (chNN, or common for libcudalab), '?' when there is none."""
+    return next((l for l in labels if re.fullmatch(r"ch\d\d", l) or l == "common"), "?")
+
+
 @dataclass
 class Case:
     """One test case's result, as the grading rules see it."""
@@ -33,15 +50,15 @@ class Case:
 
     @property
     def kind(self) -> str:
-        return "gpu" if "gpu" in self.labels else "cpu"
+        return kind_of(self.labels)
 
     @property
     def exercises(self) -> list[str]:
-        return [l[3:] for l in self.labels if l.startswith("ex:")]
+        return exercises_in(self.labels)
 
     @property
     def chapter(self) -> str:
-        return next((l for l in self.labels if re.fullmatch(r"ch\d\d", l) or l == "common"), "?")
+        return chapter_of(self.labels)
 
 
 # ---------------------------------------------------------------------------------------------

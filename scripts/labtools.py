@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import gradelib  # noqa: E402  (what a test's labels say: one reading for grading and running)
 # ctest label of the tests of a pitfall declared `lab_pitfall(... RACE)` (cmake/CudalabHelpers.cmake):
 # its bug is a shared-memory race, which compute-sanitizer racecheck finds on every run.
 RACE_LABEL = "race"
@@ -299,11 +301,11 @@ class TestResult:
 
     @property
     def chapter(self) -> str:
-        return next((l for l in self.labels if l.startswith("ch") or l == "common"), "?")
+        return gradelib.chapter_of(self.labels)
 
     @property
     def exercises(self) -> list[str]:
-        return [l[3:] for l in self.labels if l.startswith("ex:")]
+        return gradelib.exercises_in(self.labels)
 
     @property
     def pitfall(self) -> str | None:
@@ -311,7 +313,7 @@ class TestResult:
 
     @property
     def kind(self) -> str:
-        return "gpu" if "gpu" in self.labels else "cpu"
+        return gradelib.kind_of(self.labels)
 
     @property
     def race(self) -> bool:

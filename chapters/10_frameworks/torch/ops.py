@@ -40,7 +40,8 @@ def torch_missing_reason() -> str:
     try:
         import torch  # noqa: F401
     except ImportError as e:  # pragma: no cover - depends on the machine
-        return f"torch is not installed ({e}); the operator's tests run on the H200 (tools/gpu_check.sh)"
+        return (f"torch is not installed ({e}); the operator's tests run where it is: CI installs a CPU "
+                "torch (.ci/run), a GPU machine with torch runs them all (tools/gpu_check.sh)")
     return ""
 
 
