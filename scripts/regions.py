@@ -27,9 +27,16 @@ from pathlib import Path
 BEGIN = re.compile(r"^(\s*)// BEGIN EXERCISE (\d+\.\d+)\s*$")
 END = re.compile(r"^\s*// END EXERCISE\b.*$")
 STARTER = re.compile(r"^(\s*)// STARTER: ?(.*)$")
+# The pitfall markers (scripts/variants.py's header gives the syntax). The first three find a
+# marker line, however it is written, so that none leaks into a starter file or a handout; the
+# PITFALL_* ones below parse a well-formed one (variants.py refuses any other).
 PITFALL_BEGIN = re.compile(r"^\s*// BEGIN PITFALL\b")
 PITFALL_END = re.compile(r"^\s*// END PITFALL\b")
 BUG = re.compile(r"^\s*// BUG:")
+PITFALL_BEGIN_PARSE = re.compile(r"^\s*// BEGIN PITFALL (\S+)(.*)$")
+PITFALL_HEAD_PARSE = re.compile(r"^\s+EXERCISES((?:\s+\d+\.\d+)+)(\s+RACE)?\s*$")
+PITFALL_BUG_PARSE = re.compile(r"^(\s*)// BUG:(?: (.*))?$")
+PITFALL_END_PARSE = re.compile(r"^\s*// END PITFALL\s*$")
 HELPERS_BEGIN = re.compile(r"^\s*// BEGIN HELPERS\b")
 HELPERS_END = re.compile(r"^\s*// END HELPERS\b")
 # The helper region of a handout's starter file (docs/student-guide.md says what goes there).

@@ -62,10 +62,8 @@ import labtools as lt  # noqa: E402  (the mutant schema, shared with the GPU sui
 import regions  # noqa: E402  (the exercise-region parser, shared with scripts/grade)
 
 BEGIN, END = regions.BEGIN, regions.END
-PIT_BEGIN = re.compile(r"^\s*// BEGIN PITFALL (\S+)(.*)$")
-PIT_HEAD = re.compile(r"^\s+EXERCISES((?:\s+\d+\.\d+)+)(\s+RACE)?\s*$")
-PIT_BUG = re.compile(r"^(\s*)// BUG:(?: (.*))?$")
-PIT_END = re.compile(r"^\s*// END PITFALL\s*$")
+PIT_BEGIN, PIT_HEAD = regions.PITFALL_BEGIN_PARSE, regions.PITFALL_HEAD_PARSE
+PIT_BUG, PIT_END = regions.PITFALL_BUG_PARSE, regions.PITFALL_END_PARSE
 NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 SUFFIXES = regions.SUFFIXES
 COMPILED = {".cu", ".cpp"}
