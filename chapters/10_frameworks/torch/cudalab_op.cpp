@@ -1,7 +1,7 @@
 // Chapter 10 — the lab's fused bias + GELU as a PyTorch operator: the schema (TORCH_LIBRARY) and
 // the CPU kernel. The CUDA kernel is registered by cudalab_op_cuda.cpp (built only where torch has
-// CUDA); the fake (meta) kernels and the autograd formula are registered from Python (ops.py), as
-// PyTorch's custom-operator guide recommends: torch.library.register_fake / register_autograd.
+// CUDA), the backward by autograd_registration.cpp (the Autograd key), the fake (meta) kernels
+// from Python (ops.py: torch.library.register_fake, as PyTorch's custom-operator guide does).
 //
 // The schema is the contract every registration must honour: opcheck's test_schema checks that
 // no kernel mutates or aliases what the schema says it does not (these return new tensors).
