@@ -299,7 +299,7 @@ class LabelRegex(unittest.TestCase):
         rx = lt.label_regex("ex:5.1")
         self.assertTrue(re.search(rx, "ex:5.1"))
         self.assertFalse(re.search(rx, "ex:5.10"))
-        with self.assertRaises(ValueError):  # the gpu_suite bug of 2026-12-01: '^mutant$' matched nothing
+        with self.assertRaises(ValueError):  # a label regex '^mutant$' matches no 'mutant:chNN.x' label
             lt.label_regex("^mutant$")
 
 
