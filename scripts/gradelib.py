@@ -18,7 +18,9 @@ The rules (docs/instructors.md argues them):
 from __future__ import annotations
 
 import re
+import tomllib
 from dataclasses import dataclass, field
+from pathlib import Path
 
 PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
 
@@ -114,9 +116,12 @@ def is_no_gpu(reason: str) -> bool:
     return reason.startswith("no GPU") or "no nvidia" in reason.lower()
 
 
+NO_GPU_NEED = "a GPU"
+
+
 def need_phrase(reason: str) -> str:
-    """A skip reason as what is missing: 'a GPU' for every form of no-GPU, else the reason."""
-    return "a GPU" if is_no_gpu(reason) else reason
+    """A skip reason as what is missing: NO_GPU_NEED for every form of no-GPU, else the reason."""
+    return NO_GPU_NEED if is_no_gpu(reason) else reason
 
 
 def first_failure_text(message: str, max_lines: int = 8) -> str:
@@ -205,7 +210,7 @@ def judge(exercise: str, cases: list[Case], points: float = 1.0,
         if not mine:
             v.needs = ["tests: none carries the label ex:" + exercise]
         elif not needs:
-            v.needs = ["a GPU"]  # only CPU tests ran, and they do not read this exercise's code
+            v.needs = [NO_GPU_NEED]  # only CPU tests ran, and they do not read this exercise's code
     return v
 
 
@@ -264,10 +269,8 @@ def goals_from_toml(chapter: str, data: dict) -> list[Goal]:
     return out
 
 
-def goals_of(exercise: str, bench_dir) -> list[Goal]:
+def goals_of(exercise: str, bench_dir: Path) -> list[Goal]:
     """The speed goals of one exercise, from bench_dir/chNN.toml (none when the file is absent)."""
-    import tomllib
-    from pathlib import Path
     f = Path(bench_dir) / f"{exercise_chapter(exercise)}.toml"
     if not f.exists():
         return []

@@ -643,7 +643,6 @@ def write_junit(results: list[TestResult], path: Path, suite_name: str = "cudala
 
 
 def to_cases(results: list[TestResult]) -> list:
-    import gradelib
     return [gradelib.Case(r.name, list(r.labels), r.status, r.output) for r in results]
 
 
@@ -890,7 +889,6 @@ def chapter_choices(root: Path | None = None) -> list[str]:
 
 def parse_chapter(s: str) -> str:
     """A chapter argument ('3', '03', 'ch03') as its label, or a usage error listing the chapters."""
-    import gradelib
     have = chapter_choices()
     try:
         ch = gradelib.norm_chapter(s)
@@ -917,7 +915,6 @@ def known_exercises(root: Path | None = None) -> set[str]:
 def parse_exercise(s: str) -> str:
     """An exercise argument ('5.1', '05.1', 'ex:5.1') as N.k, or a usage error: one parser for
     check, hint and grade."""
-    import gradelib
     try:
         ex = gradelib.norm_exercise(s)
     except ValueError as e:
