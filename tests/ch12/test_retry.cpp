@@ -211,6 +211,56 @@ TEST(OomDrillLargeGpu, DegradesAndLeaksNothing) {
   EXPECT_EQ(pool.reserved_bytes(), 0u);
 }
 
+// The real allocators hand back the block the driver gave: a pointer the device can write, and
+// nullptr only for an OOM, with no error left behind for the next launch check. An allocator that
+// reads its pointer before the call (the order of a call's arguments is unspecified) answers every
+// success as an OOM and leaks the block; allocate_batch then refuses a batch that fits.
+namespace {
+
+void expect_device_block(void* p, std::size_t bytes, const char* who) {
+  ASSERT_NE(p, nullptr) << who << ": a small allocation came back as an OOM";
+  cudaPointerAttributes attr{};
+  CUDALAB_CHECK(cudaPointerGetAttributes(&attr, p));
+  EXPECT_EQ(attr.type, cudaMemoryTypeDevice) << who;
+  CUDALAB_CHECK(cudaMemset(p, 0x5a, bytes));
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+}
+
+void expect_real_allocator(Allocator& a, const char* who) {
+  constexpr std::size_t mib = std::size_t{1} << 20;
+  void* p = a.allocate(3 * mib);
+  expect_device_block(p, 3 * mib, who);
+  a.deallocate(p);
+  {
+    BatchAllocation b = allocate_batch(
+        a, {.batch = 4, .min_batch = 1, .bytes_per_item = 2 * mib, .fixed_bytes = mib});
+    EXPECT_EQ(b.batch(), 4u) << who << ": 4 blocks of 2 MiB and 1 MiB fixed must fit at once";
+    EXPECT_EQ(b.attempts(), 1) << who;
+  }
+  // More than the whole device: an OOM answer, not an exception, and no sticky error.
+  std::size_t free = 0, total = 0;
+  CUDALAB_CHECK(cudaMemGetInfo(&free, &total));
+  EXPECT_EQ(a.allocate(total + (std::size_t{1} << 30)), nullptr) << who;
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess) << who << ": the OOM left an error behind";
+}
+
+}  // namespace
+
+TEST(CudaAllocatorsGpu, CudaMallocHandsBackItsBlock) {
+  CUDALAB_REQUIRE_GPU();
+  CudaMallocAllocator cm;
+  expect_real_allocator(cm, "CudaMallocAllocator");
+}
+
+TEST(CudaAllocatorsGpu, PoolHandsBackItsBlock) {
+  CUDALAB_REQUIRE_GPU();
+  PoolAllocator pool;
+  expect_real_allocator(pool, "PoolAllocator");
+  pool.trim();
+  EXPECT_EQ(pool.used_bytes(), 0u);
+  EXPECT_EQ(pool.reserved_bytes(), 0u);
+}
+
 TEST(BusyGpu, RunsForItsDuration) {
   CUDALAB_REQUIRE_GPU();
   DeviceBuffer<float> sink(2);

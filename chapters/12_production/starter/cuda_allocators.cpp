@@ -29,7 +29,11 @@ void* null_on_oom(cudaError_t e, void* p) {
 
 void* CudaMallocAllocator::allocate(std::size_t bytes) {
   void* p = nullptr;
-  return null_on_oom(cudaMalloc(&p, bytes), p);
+  // The call first, then p: in null_on_oom(cudaMalloc(&p, bytes), p) the order in which the two
+  // arguments are evaluated is unspecified, and g++ reads p (still nullptr) before the call, so
+  // every success read as an OOM and leaked its block.
+  const cudaError_t e = cudaMalloc(&p, bytes);
+  return null_on_oom(e, p);
 }
 
 void CudaMallocAllocator::deallocate(void* p) noexcept {
