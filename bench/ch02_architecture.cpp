@@ -1,6 +1,6 @@
 // Chapter 2 benchmarks: this GPU's measured card, row by row, each beside its clock-adjusted peak
-// (the spec-sheet calculator, ch02/spec.hpp, at the SM clock NVML reads right after the row's
-// timed loop) and, where one exists, the vendor library in the same run.
+// (the spec-sheet calculator, ch02/spec.hpp, at the SM clock NVML reads while the row's kernels
+// run) and, where one exists, the vendor library in the same run.
 //   ./build/gpu/bench/bench_ch02 --benchmark_out=ch02.json --benchmark_out_format=json
 //
 //   BM_fma_f32/ilp:I/warps:W      FMA throughput, I independent chains, W resident warps per SM
@@ -16,8 +16,9 @@
 //   BM_l2_read/bytes:B/warps:W    L2-resident reads (ld.global.cg)
 //   BM_l1_read/warps:W            L1-resident reads, BM_smem/stride:S/warps:W the bank ladder
 //
-// Counters every row adds (besides GB/s or TFLOP/s): sm_mhz and mem_mhz (NVML after the loop;
-// nvml = 0 when they are the maximum clocks of cudaDeviceProp instead), power_w, temp_c,
+// Counters every row adds (besides GB/s or TFLOP/s): sm_mhz (sm_mhz_during, the median of NVML
+// readings taken while the row's kernels ran) and mem_mhz (NVML after the loop; nvml = 0 when
+// they are the maximum clocks of cudaDeviceProp instead), power_w, temp_c,
 // clock_event_reasons (NVML bits), peak (the clock-adjusted peak in the row's unit), pct_of_peak,
 // guard_ok (0: above 102% of the peak, a wrong count: the label says so); warps_per_sm (asked)
 // and resident_warps_per_sm (what the occupancy API says one SM holds of it). Rows without a
@@ -71,12 +72,17 @@ void record_occupancy(benchmark::State& state, int warps_asked, int resident_cap
   state.counters["resident_warps_per_sm"] = std::min(warps_asked, resident_capacity);
 }
 
-// Records the clock, power, temperature and reasons after the timed loop, and the ratio to the
-// peak at that clock. `peak_of_clock(sm_mhz, mem_mhz)` returns the peak in the row's unit.
+// Records the clock, power, temperature and reasons, and the ratio to the peak at the SM clock the
+// row ran at: bench::run's median of the readings taken while its kernels ran (sm_mhz_during),
+// else a reading after the timed loop, else cudaDeviceProp's maximum.
+// `peak_of_clock(sm_mhz, mem_mhz)` returns the peak in the row's unit.
 template <class F>
 void record_peak(benchmark::State& state, const char* unit_counter, F peak_of_clock) {
   const bench::GpuSample g = bench::sample_gpu();
-  const double sm = g.ok && g.sm_mhz > 0 ? g.sm_mhz : dev().sm_clock_khz / 1000.0;
+  const auto during = state.counters.find("sm_mhz_during");
+  const double sm = during != state.counters.end() && during->second > 0 ? double(during->second)
+                    : g.ok && g.sm_mhz > 0                               ? g.sm_mhz
+                                           : dev().sm_clock_khz / 1000.0;
   const double mem = g.ok && g.mem_mhz > 0 ? g.mem_mhz : dev().mem_clock_khz / 1000.0;
   state.counters["sm_mhz"] = sm;
   state.counters["mem_mhz"] = mem;

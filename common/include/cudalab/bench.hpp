@@ -113,7 +113,9 @@ GpuSample sample_gpu();
 // nvmlDeviceGetCurrentClocksEventReasons), by NVML's names. With NVML, every row records
 // clock_reasons_before / clock_reasons_after (the masks, read just before its first timed
 // iteration and after its last) and sm_mhz_before / sm_mhz_after; scripts/report.py flags a row
-// whose clock dropped or whose reasons held a slowdown.
+// whose clock dropped or whose reasons held a slowdown. run and run_vs also record sm_mhz_during,
+// the median of SM clock readings taken while the row's kernels ran (what a clock-adjusted
+// ratio divides by).
 struct ClockReason {
   unsigned long long bit;
   const char* name;
