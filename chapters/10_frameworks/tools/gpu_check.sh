@@ -62,37 +62,56 @@ step bench bench_ch10.log "$build/bench/bench_ch10" --benchmark_out="$out/bench_
 export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0}
 export MAX_JOBS=${MAX_JOBS:-16}
 step torch_build torch_build.log python3 chapters/10_frameworks/torch/ops.py
-# One process per test method, with faulthandler: a crash (on the H100 and the H200 a segfault in
-# Op.test_bad_arguments_are_refused_with_their_name killed its process, and with it every later test
-# of its class: opcheck, gradcheck, compile, values) prints its Python stack and names its test,
-# and every other test still runs. A test that crashes is run once more under gdb, where the
-# machine has it, so that the log holds the native backtrace (OUT/torch_crash_<test>.gdb.log).
-torch_tests() {
-  local rc=0 t r
-  local tests
-  tests=$(cd chapters/10_frameworks/torch && python3 - <<'PY'
-import unittest
+# One process per test class, with faulthandler; a class whose process crashes is run again one
+# process per method, so that the crash names its test and the class's other tests still run (a
+# segfault in one Op test once took opcheck, gradcheck, compile and values down with it). A method
+# that crashes is run once more under gdb (or cuda-gdb, which the GPU image has instead), so that
+# the log holds the native backtrace (OUT/torch_crash_<test>.gdb.log).
+torch_list() {  # torch_list [CLASS]: the test classes, or the methods of CLASS
+  (cd chapters/10_frameworks/torch && python3 - "$@" <<'PY'
+import sys, unittest
 import test_op, test_silent_losses
 loader = unittest.TestLoader()
-for mod, classes in ((test_op, ("MiniAutogradBesideTorch", "Op", "PlantedBug")),
+for mod, classes in ((test_op, ("MiniAutogradBesideTorch", "Op", "PlantedBug", "ErrorPaths")),
                      (test_silent_losses, ("GraphBreaks", "Recompiles", "NonContiguousIntoTheOp",
                                            "MixedPrecisionInTorch", "CudaTraps"))):
     for c in classes:
-        for m in loader.getTestCaseNames(getattr(mod, c)):
-            print(f"{mod.__name__}.{c}.{m}")
+        name = f"{mod.__name__}.{c}"
+        if len(sys.argv) == 1:
+            print(name)
+        elif sys.argv[1] == name:
+            for m in loader.getTestCaseNames(getattr(mod, c)):
+                print(f"{name}.{m}")
 PY
-) || { echo "torch_tests: could not list the tests"; return 1; }
-  for t in $tests; do
-    echo "### $t"
-    (cd chapters/10_frameworks/torch && python3 -X faulthandler -m unittest -v "$t") 2>&1
+  )
+}
+torch_run() {  # torch_run TEST: one unittest process; echoes its status line, returns its rc
+  echo "### $1"
+  (cd chapters/10_frameworks/torch && python3 -X faulthandler -m unittest -v "$1") 2>&1
+  local r=$?
+  echo "### $1: rc=$r"
+  return $r
+}
+torch_tests() {
+  local rc=0 c t r dbg classes methods
+  dbg=$(command -v gdb || command -v cuda-gdb || true)  # the GPU image has cuda-gdb, not gdb
+  classes=$(torch_list) || { echo "torch_tests: could not list the tests"; return 1; }
+  for c in $classes; do
+    torch_run "$c" && continue
     r=$?
-    echo "### $t: rc=$r"
-    [ "$r" -eq 0 ] || rc=1
-    if [ "$r" -ge 128 ] && command -v gdb >/dev/null; then
-      (cd chapters/10_frameworks/torch && timeout 300 gdb -q -batch -ex run -ex bt -ex "info sharedlibrary" \
-        --args python3 -m unittest -v "$t") >"$out/torch_crash_${t##*.}.gdb.log" 2>&1
-      echo "### $t: native backtrace in torch_crash_${t##*.}.gdb.log"
-    fi
+    rc=1
+    [ "$r" -ge 128 ] || continue
+    echo "### $c crashed: its methods one process each"
+    methods=$(torch_list "$c") || return 1
+    for t in $methods; do
+      torch_run "$t" && continue
+      r=$?
+      if [ "$r" -ge 128 ] && [ -n "$dbg" ]; then
+        (cd chapters/10_frameworks/torch && timeout 300 "$dbg" -q -batch -ex run -ex bt -ex "info sharedlibrary" \
+          --args python3 -m unittest -v "$t") >"$out/torch_crash_${t##*.}.gdb.log" 2>&1
+        echo "### $t: native backtrace in torch_crash_${t##*.}.gdb.log"
+      fi
+    done
   done
   return $rc
 }

@@ -5,16 +5,21 @@
 // AOTAutograd traces the backward too. opcheck's test_autograd_registration checks this
 // registration; gradcheck checks its formula.
 //
-// Registered here, not with torch.library.register_autograd from Python: an argument check that
-// throws in the kernel then travels back to Python the way every other error of the lab's
-// operators does (a C++ exception out of the op call), not through the Python autograd wrapper's
-// redispatch, where the GPU machines' torch (2.11, Python 3.12) crashed on it.
+// The Autograd kernel checks the arguments itself (the kernels' check_args and tanh_form) before
+// any autograd node exists: a bad argument is refused by the first kernel the call reaches, with
+// the same message on every backend. On the GPU machines (torch 2.11+cu130, Python 3.12, the
+// extension built by their g++) an argument error thrown by the CPU kernel below this one, or
+// below Python's torch.library.register_autograd wrapper, ended the process with a segfault,
+// where the same error thrown by a kernel the call reaches first (cudalab::mini_autograd_mlp's)
+// reached Python as a RuntimeError.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/autograd.h>
 #include <torch/library.h>
 
 #include <string>
 #include <tuple>
+
+#include "cudalab_op.hpp"
 
 namespace cudalab::ch10::torch_op {
 namespace {
@@ -61,9 +66,13 @@ constexpr char kPlantedBackward[] = "cudalab::bias_gelu_planted_backward";
 TORCH_LIBRARY_IMPL(cudalab, Autograd, m) {
   using namespace cudalab::ch10::torch_op;
   m.impl("bias_gelu", [](const at::Tensor& x, const at::Tensor& b, std::string a) {
+    (void)tanh_form(a);
+    check_args(x, b, "x");
     return BiasGeluFunction<kForward, kBackward>::apply(x, b, a);
   });
   m.impl("bias_gelu_planted", [](const at::Tensor& x, const at::Tensor& b, std::string a) {
+    (void)tanh_form(a);
+    check_args(x, b, "x");
     return BiasGeluFunction<kPlanted, kPlantedBackward>::apply(x, b, a);
   });
 }

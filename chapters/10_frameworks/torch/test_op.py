@@ -12,7 +12,9 @@ CUDA on a GPU). Without torch every test is skipped with the reason, never passe
   sizes 1 compiled frame (no recompile after the first);
 - the mini autograd's MLP gradients (C++, through cudalab::mini_autograd_mlp) equal torch.autograd's;
 - the planted bug (bias_gelu_planted): opcheck passes it, gradcheck passes it, the value test
-  catches it.
+  catches it;
+- a bad argument reaches Python as a RuntimeError naming it on every path to the kernel that
+  refuses it (each in a child process, so that a crash fails one test, not the run).
 """
 from __future__ import annotations
 
@@ -168,6 +170,62 @@ class Op(unittest.TestCase):
                 explained = torch._dynamo.explain(mod)(torch.randn(6, 24, device=device))
                 self.assertEqual(explained.graph_break_count, 0)
                 self.assertEqual(explained.graph_count, 1)
+
+
+# Each error path in a child process: an argument error must reach Python as a RuntimeError
+# naming the argument, whichever kernel raises it; a crash fails its test with the signal instead
+# of ending the run. `x` (4, 5) against a bias of 4 elements.
+ERROR_PATHS = {
+    # The Autograd kernel, which checks before any autograd node exists.
+    "through_autograd_kernel": "ops.bias_gelu(x, b, 'none')",
+    "input_requires_grad": "ops.bias_gelu(x.requires_grad_(), b, 'none')",
+    # Below autograd: the CPU kernel raises, reached first.
+    "cpu_kernel_directly": "with torch._C._AutoDispatchBelowAutograd():\n    ops.bias_gelu(x, b, 'none')",
+    # No Autograd kernel of ours: torch's autograd fallback calls the CPU kernel, which raises
+    # below a frame of torch's.
+    "below_torch_autograd_fallback": "ops.bias_gelu_backward(torch.randn(4, 5), x, b, 'none')",
+}
+CHILD = """
+import sys, torch
+sys.path.insert(0, {here!r})
+import ops as cops
+ops = cops.load()
+x, b = torch.randn(4, 5), torch.randn(4)
+try:
+{call}
+except RuntimeError as e:
+    print("RAISED:", str(e).splitlines()[0])
+else:
+    print("NOT RAISED")
+"""
+
+
+@unittest.skipIf(bool(REASON), REASON or "")
+class ErrorPaths(unittest.TestCase):
+    """The same bad argument through every path a call can take to the kernel that refuses it."""
+
+    def path(self, name):
+        import subprocess
+        call = "\n".join("    " + ln for ln in ERROR_PATHS[name].splitlines())
+        code = CHILD.format(here=str(Path(__file__).resolve().parent), call=call)
+        r = subprocess.run([sys.executable, "-X", "faulthandler", "-c", code], capture_output=True,
+                           text=True, timeout=600)
+        self.assertEqual(r.returncode, 0, f"{name}: the child ended with status {r.returncode} "
+                         f"(negative: killed by that signal)\n{r.stderr[-3000:]}")
+        self.assertIn("RAISED:", r.stdout, f"{name}: {r.stdout}")
+        self.assertRegex(r.stdout, "'x' must end in a dimension of bias's size 4", name)
+
+    def test_through_autograd_kernel(self):
+        self.path("through_autograd_kernel")
+
+    def test_input_requires_grad(self):
+        self.path("input_requires_grad")
+
+    def test_cpu_kernel_directly(self):
+        self.path("cpu_kernel_directly")
+
+    def test_below_torch_autograd_fallback(self):
+        self.path("below_torch_autograd_fallback")
 
 
 @unittest.skipIf(bool(REASON), REASON or "")
