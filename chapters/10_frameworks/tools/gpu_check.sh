@@ -18,9 +18,16 @@ mkdir -p "$out" || { echo "gpu_check: cannot create $out" >&2; exit 2; }
 build=${BUILD_DIR:-build/gpu}
 declare -A status
 
+# CH10_SKIP="NAME ...": steps not run this time (a rerun after a change that cannot affect them);
+# the summary says "skipped (CH10_SKIP)", never pass.
 step() {  # step NAME LOG command...: runs it, records pass/FAIL, keeps the log
   local name=$1 log=$2
   shift 2
+  if [[ " ${CH10_SKIP:-} " == *" $name "* ]]; then
+    status[$name]="skipped (CH10_SKIP)"
+    echo "gpu_check: $name: ${status[$name]}"
+    return 0
+  fi
   local t0=$SECONDS
   if "$@" >"$out/$log" 2>&1; then status[$name]="pass ($((SECONDS - t0)) s)"
   else status[$name]="FAIL rc=$? ($((SECONDS - t0)) s, $log)"; fi
