@@ -110,36 +110,12 @@ __device__ __forceinline__ A exp_(A v) {
     return expf(v);
 }
 
-// Phi(z) for an output of 8 or 11 significant bits (bf16, fp16): erfc by Abramowitz & Stegun
-// 7.1.26 (|error| <= 1.5e-7) on the SFU's reciprocal and exponential, about 16 instructions
-// against erff's ~45. The fused bf16 op is bound by that arithmetic, not by its bytes: with erff it
-// ran at 0.59x of a copy of its bytes on the H100. Phi for z < 0 is 0.5 erfc(|z| / sqrt 2)
-// itself, no 1 + erf cancellation: the error of gelu stays under 4.3e-7 absolute over all z, less
-// than the tests' absolute term, and the result then loses far more to its rounding to bf16
-// (2^-9 relative) or fp16 (2^-12). fp32 and fp64 outputs keep erff / erf. (A template, as the
-// functions above: the starter leaves it unused.)
 template <class A>
-__device__ __forceinline__ float ncdf_narrow(A z) {
-  static_assert(std::is_same_v<A, float>, "the narrow-output Phi is fp32 arithmetic");
-  const float x = fabsf(z) * 0.7071067811865476f;
-  const float t = __fdividef(1.0f, fmaf(0.3275911f, x, 1.0f));
-  float p = fmaf(1.061405429f, t, -1.453152027f);
-  p = fmaf(p, t, 1.421413741f);
-  p = fmaf(p, t, -0.284496736f);
-  p = fmaf(p, t, 0.254829592f);
-  const float e = p * t * __expf(-x * x);  // erfc(|z| / sqrt 2)
-  return z >= 0.0f ? fmaf(-0.5f, e, 1.0f) : 0.5f * e;
-}
-
-// narrow: T has at most 11 significant bits (bf16, fp16), A is float (see ncdf_narrow).
-template <class A>
-__device__ __forceinline__ A gelu(A z, Gelu form, bool narrow = false) {
+__device__ __forceinline__ A gelu(A z, Gelu form) {
   if (form == Gelu::kTanh) {
     const A k0 = A(0.7978845608028654);  // sqrt(2 / pi)
     return A(0.5) * z * (A(1) + tanh_(k0 * (z + A(0.044715) * z * z * z)));
   }
-  if constexpr (std::is_same_v<A, float>)
-    if (narrow) return z * ncdf_narrow(z);
   return A(0.5) * z * (A(1) + erf_(z * A(0.7071067811865476)));
 }
 
@@ -200,10 +176,9 @@ __global__ void __launch_bounds__(Config::kReduceBlock)
 // all three, so the benchmark's ratio is the fusion's alone, not vector loads against scalar ones.
 struct BiasGelu {
   Gelu form;
-  bool narrow = false;  // bf16 / fp16 output: gelu's narrow-output erf
   template <class A>
   __device__ A operator()(A v, A b) const {
-    return gelu(v + b, form, narrow);
+    return gelu(v + b, form);
   }
 };
 struct AddBias {
@@ -214,10 +189,9 @@ struct AddBias {
 };
 struct GeluOnly {
   Gelu form;
-  bool narrow = false;
   template <class A>
   __device__ A operator()(A v, A) const {
-    return gelu(v, form, narrow);
+    return gelu(v, form);
   }
 };
 
@@ -302,7 +276,7 @@ void bias_gelu_forward(const T* x, std::size_t ldx, const T* bias, T* y, std::si
   require_device_pointer(bias, rows == 0 ? 0 : cols, "bias");
   require_device_pointer(y, extent(rows, cols, ldy), "y");
   if (rows == 0 || cols == 0) return;
-  launch_rowwise(x, ldx, bias, y, ldy, rows, cols, BiasGelu{form, sizeof(T) == 2}, stream);
+  launch_rowwise(x, ldx, bias, y, ldy, rows, cols, BiasGelu{form}, stream);
 }
 
 template <class T>
@@ -317,7 +291,7 @@ void bias_gelu_two_kernels(const T* x, std::size_t ldx, const T* bias, T* y, std
   require_device_pointer(y, extent(rows, cols, ldy), "y");
   if (rows == 0 || cols == 0) return;
   launch_rowwise(x, ldx, bias, y, ldy, rows, cols, AddBias{}, stream);
-  launch_rowwise<T>(y, ldy, nullptr, y, ldy, rows, cols, GeluOnly{form, sizeof(T) == 2}, stream);
+  launch_rowwise<T>(y, ldy, nullptr, y, ldy, rows, cols, GeluOnly{form}, stream);
 }
 
 std::size_t bias_gelu_backward_workspace_bytes(std::size_t cols) {

@@ -7,11 +7,7 @@
 //
 // The Autograd kernel checks the arguments itself (the kernels' check_args and tanh_form) before
 // any autograd node exists: a bad argument is refused by the first kernel the call reaches, with
-// the same message on every backend. On the GPU machines (torch 2.11+cu130, Python 3.12, the
-// extension built by their g++) an argument error thrown by the CPU kernel below this one, or
-// below Python's torch.library.register_autograd wrapper, ended the process with a segfault,
-// where the same error thrown by a kernel the call reaches first (cudalab::mini_autograd_mlp's)
-// reached Python as a RuntimeError.
+// the same message on every backend.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/autograd.h>
 #include <torch/library.h>

@@ -14,9 +14,15 @@ too). This file adds what torch.compile needs, the way PyTorch's custom-operator
                      through the op (opcheck's test_faketensor, test_aot_dispatch_dynamic).
 
 The guide's Python route for the backward, torch.library.register_autograd, is the one to reach
-for first; the C++ registration is used here because with it an argument error raised by the
-kernel reaches Python as a plain exception out of the op call, where the GPU machines' torch
-(2.11 on Python 3.12) crashed on it inside the Python autograd wrapper's redispatch.
+for first; the C++ registration is used here (README, "A lab kernel as a PyTorch operator").
+
+One C++ runtime per process: the extension is linked against the libstdc++ this Python process
+has already loaded (torch's), named first on the link line. A toolchain that links its own
+libstdc++ into the shared object otherwise puts a second copy of the library in the process: on
+the GPU machines (/opt/gcc's g++ 13) the first error message that formatted a number, an
+ostringstream made by the extension's copy and written by torch's, jumped into the other copy's
+locale code and ended the process with a segfault (test_op.ErrorPaths, and
+Op.test_one_cpp_runtime that checks the built library).
 
 The planted operator (bias_gelu_planted) is registered exactly the same way: its registrations
 are all consistent, which is why opcheck passes it (test_op.PlantedBug).
@@ -43,6 +49,20 @@ def torch_missing_reason() -> str:
         return (f"torch is not installed ({e}); the operator's tests run where it is: CI installs a CPU "
                 "torch (.ci/run), a GPU machine with torch runs them all (tools/gpu_check.sh)")
     return ""
+
+
+def process_libstdcxx() -> str | None:
+    """The libstdc++ shared object this process has loaded (torch's), from /proc/self/maps; None
+    where there is none or no /proc (the link then uses the compiler's own)."""
+    try:
+        maps = Path("/proc/self/maps").read_text()
+    except OSError:
+        return None
+    for line in maps.splitlines():
+        fields = line.split(maxsplit=5)
+        if len(fields) == 6 and "/libstdc++.so" in fields[5]:
+            return fields[5].strip()
+    return None
 
 
 def sources(with_cuda: bool) -> list[str]:
@@ -79,12 +99,16 @@ def load(verbose: bool = False):
         raise RuntimeError("cudalab ops: no CUDA toolkit (CUDA_HOME): the lab's headers and error "
                            "checks need the CUDA runtime even for the CPU build")
     cuda_home = Path(cpp_extension.CUDA_HOME)
+    ldflags = [] if with_cuda else [f"-L{cuda_home / 'lib64'}", "-lcudart"]
+    runtime = process_libstdcxx()
+    if runtime:
+        ldflags = [runtime, "-shared-libgcc"] + ldflags  # before the driver's own -lstdc++
     cpp_extension.load(
         name="cudalab_ch10_ops" + ("_cuda" if with_cuda else "_cpu"),
         sources=sources(with_cuda),
         extra_include_paths=[str(CHAPTER / "include"), str(ROOT / "common" / "include"), str(HERE),
                              str(cuda_home / "include")],
-        extra_ldflags=[] if with_cuda else [f"-L{cuda_home / 'lib64'}", "-lcudart"],
+        extra_ldflags=ldflags,
         extra_cflags=flags,
         extra_cuda_cflags=cuda_flags,
         build_directory=str(BUILD),
@@ -95,6 +119,7 @@ def load(verbose: bool = False):
     _register(torch)
     _loaded["ops"] = torch.ops.cudalab
     _loaded["with_cuda"] = with_cuda
+    _loaded["library"] = BUILD / ("cudalab_ch10_ops" + ("_cuda" if with_cuda else "_cpu") + ".so")
     return torch.ops.cudalab
 
 

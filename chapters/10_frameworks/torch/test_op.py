@@ -141,6 +141,26 @@ class Op(unittest.TestCase):
         with self.assertRaisesRegex(RuntimeError, "'bias'"):
             self.ops.bias_gelu(x, torch.randn(5, dtype=torch.float64), "none")
 
+    def test_one_cpp_runtime(self):
+        # The built library must not carry a libstdc++ of its own (ops.py, "One C++ runtime per
+        # process"): these are out-of-line members of the library, never instantiated by user code,
+        # so a definition of one in the extension means a static copy of the library was linked in.
+        import shutil
+        import subprocess
+        nm = shutil.which("nm")
+        if nm is None:
+            self.skipTest("nm (binutils) is not installed: the library's symbols cannot be read")
+        lib = cops._loaded["library"]
+        self.assertTrue(Path(lib).is_file(), f"{lib}: not built")
+        out = subprocess.run([nm, "-C", "--defined-only", str(lib)], capture_output=True, text=True)
+        if out.returncode != 0 or not out.stdout.strip():
+            out = subprocess.run([nm, "-C", "-D", "--defined-only", str(lib)], capture_output=True, text=True)
+        own = [ln for ln in out.stdout.splitlines()
+               if "std::locale::classic()" in ln or "std::codecvt<char16_t, char" in ln
+               or "std::ios_base::Init::Init()" in ln]
+        self.assertEqual(own, [], f"{lib} defines libstdc++'s own functions (a static copy of the C++ "
+                         f"runtime beside the process's): {own[:3]}")
+
     def test_compile_fullgraph_no_graph_break_no_recompile(self):
         from torch._dynamo.testing import CompileCounterWithBackend
         from torch._dynamo.utils import counters
