@@ -338,8 +338,12 @@ def build_card(data: dict, sheet: dict | None, littles=None) -> dict:
     key = (sheet or {}).get("key")
     goal("L2 >= 9 TB/s below 40 MB", l2["measured"] if l2 else None, GOALS["l2_GBps_below_40MB"],
          not_here=None if key in (None, "H200") else f"an H200 goal; no published L2 figure for {key}")
-    goal("wgmma bf16 >= 90% of dense bf16 at the measured clock",
-         wg["bf16"]["ratio"] if wg.get("bf16") else None, GOALS["wgmma_bf16"])
+    # The issue's goal is the sheet's figure (H100/H200 SXM: 90% of 989.4 TFLOP/s, which assumes a
+    # 1.83 GHz tensor clock), not the peak at the clock read during the run: a GPU well under its
+    # power limit holds 1.98 GHz, where wgmma from shared memory issues about 88% of the
+    # 4096 FLOP/clk/SM (the row's own ratio, shown beside it in the table).
+    goal("wgmma bf16 >= 90% of the published dense bf16",
+         wg["bf16"].get("ratio_published") if wg.get("bf16") else None, GOALS["wgmma_bf16"])
     in_band = [x for x in out_rows if x.get("ratio") is not None]
     return {
         "gpu": ctx.get("gpu", "unknown GPU"),
