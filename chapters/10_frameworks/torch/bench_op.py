@@ -4,15 +4,21 @@ the same composition, and PyTorch's per-op overhead beside the mini autograd's (
 
     python3 chapters/10_frameworks/torch/bench_op.py [--json OUT.json] [--reps 50]
 
-Rows (each the median of --reps CUDA-event timings after warm-up, L2 not flushed: the matrices
-are 64-128 MiB, past the H200's L2):
+Rows (each the median of --reps CUDA-event timings of calls issued back to back after warm-up,
+traps.steady_us: the host runs ahead as in a model's forward, so a call's launch overhead hides
+behind the previous call's kernels; L2 not flushed: the matrices are 64-128 MiB, past the H200's
+L2):
   eager          F.gelu(x + bias): two kernels, z written to memory and read back
   compile        torch.compile of the same function: Inductor fuses it into one Triton kernel
   cudalab op     torch.ops.cudalab.bias_gelu: the lab's fused kernel through the dispatcher
   cudalab op, transposed input   the op fed x.t().contiguous().t(): a copy first (as_rows)
+  copy           y.copy_(x): the op's bytes moved by torch's copy kernel, the memory-bound floor
   train step     forward + backward of each (eager autograd, the op's registered backward)
-The speed-up of the op over eager is the chapter's claim (>= 1.5x at this memory-bound size); it
-is reported here, never asserted by a timed test. PyTorch per-op overhead: 1000 `t = t + x` on
+The speed-up of the op over eager is the chapter's claim, >= 1.5x where the block is memory-bound:
+where the op runs near the copy (copy / op near 1). Where it does not, the op is bound by
+something other than its bytes (in bf16 on the H100 the lab's kernel alone, bench_ch10's
+BM_bias_gelu/fused/bf16, took 1.7-1.8x a copy of its bytes), and the ratio measures that, not
+the fusion. It is reported here, never asserted by a timed test. PyTorch per-op overhead: 1000 `t = t + x` on
 1-element tensors (recording autograd or under no_grad), host wall clock per op, CUDA and CPU.
 Without torch or a GPU it says so and exits 0.
 """
@@ -75,25 +81,30 @@ def main(argv: list[str] | None = None) -> int:
         return F.gelu(x + b)
 
     compiled = torch.compile(composition, fullgraph=True)
-    lines = ["| dtype | eager µs | compile µs | cudalab op µs | op, transposed input µs | op / eager | op / compile |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines = ["| dtype | eager µs | compile µs | cudalab op µs | op, transposed input µs | copy µs | op / eager "
+             "| op / compile | copy / op |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for dtype in (torch.bfloat16, torch.float32):
         name = str(dtype).replace("torch.", "")
         x = torch.randn(a.rows, a.cols, device="cuda", dtype=dtype)
         b = torch.randn(a.cols, device="cuda", dtype=dtype)
         xt = x.t().contiguous().t()  # same values, column-major: the op copies it first
+        y = torch.empty_like(x)
         torch.testing.assert_close(ops.bias_gelu(x, b, "none"), composition(x, b),
                                    rtol=2e-2 if dtype == torch.bfloat16 else 1e-5, atol=1e-2 if dtype == torch.bfloat16 else 1e-5)
-        t = {"eager": traps.event_us(torch, lambda: composition(x, b), a.reps),
-             "compile": traps.event_us(torch, lambda: compiled(x, b), a.reps),
-             "op": traps.event_us(torch, lambda: ops.bias_gelu(x, b, "none"), a.reps),
-             "op_transposed": traps.event_us(torch, lambda: ops.bias_gelu(xt, b, "none"), a.reps)}
+        t = {"eager": traps.steady_us(torch, lambda: composition(x, b), a.reps),
+             "compile": traps.steady_us(torch, lambda: compiled(x, b), a.reps),
+             "op": traps.steady_us(torch, lambda: ops.bias_gelu(x, b, "none"), a.reps),
+             "op_transposed": traps.steady_us(torch, lambda: ops.bias_gelu(xt, b, "none"), a.reps),
+             "copy": traps.steady_us(torch, lambda: y.copy_(x), a.reps)}
         t["op_over_eager"] = t["eager"] / t["op"]
         t["op_over_compile"] = t["compile"] / t["op"]
+        t["copy_over_op"] = t["copy"] / t["op"]  # 1: the op moves its bytes as fast as a copy
         t["op_gbps"] = 2 * x.numel() * x.element_size() / (t["op"] * 1e3)
         results["forward_us"][name] = t
         lines.append(f"| {name} | {t['eager']:.1f} | {t['compile']:.1f} | {t['op']:.1f} | {t['op_transposed']:.1f} "
-                     f"| {t['op_over_eager']:.2f}x | {t['op_over_compile']:.2f}x |")
+                     f"| {t['copy']:.1f} | {t['op_over_eager']:.2f}x | {t['op_over_compile']:.2f}x "
+                     f"| {t['copy_over_op']:.2f} |")
 
         xg = x.detach().clone().requires_grad_()
         bg = b.detach().clone().requires_grad_()
@@ -107,8 +118,8 @@ def main(argv: list[str] | None = None) -> int:
             xg.grad = bg.grad = None
             ops.bias_gelu(xg, bg, "none").backward(gy)
 
-        results["train_step_us"][name] = {"eager": traps.event_us(torch, step_eager, a.reps),
-                                          "op": traps.event_us(torch, step_op, a.reps)}
+        results["train_step_us"][name] = {"eager": traps.steady_us(torch, step_eager, a.reps),
+                                          "op": traps.steady_us(torch, step_op, a.reps)}
     print(f"## bias + GELU, {a.rows} x {a.cols}, {results['device']}, torch {torch.__version__}\n")
     print("\n".join(lines))
     print("\n| dtype | train step eager µs | train step op µs | op / eager |\n| --- | ---: | ---: | ---: |")

@@ -71,6 +71,26 @@ def event_us(torch, fn, reps: int = 20, warmup: int = 3) -> float:
     return statistics.median(ts)
 
 
+def steady_us(torch, fn, reps: int = 20, warmup: int = 3) -> float:
+    """Median device time of fn() in µs when calls are issued back to back, as a model's forward
+    issues them: events around each call, one synchronize at the end, so the host runs ahead and
+    each interval is the GPU's time for that call (its launch overhead hidden behind the previous
+    call's kernels, as long as they outlast it). event_us, which waits after every call, adds the
+    host's dispatch time of each call to it instead."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    pairs = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        pairs.append((a, b))
+    torch.cuda.synchronize()
+    return statistics.median(a.elapsed_time(b) * 1e3 for a, b in pairs)
+
+
 def wall_us(torch, fn, reps: int = 10) -> float:
     """Median host wall clock of fn() in µs, the device synchronized before and after."""
     ts = []
