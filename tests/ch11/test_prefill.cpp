@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "attention_testing.hpp"
 #include "ch11/ch11.hpp"
 #include "cudalab/memory.hpp"
 #include "cudalab/random.hpp"
@@ -18,6 +19,8 @@
 
 using namespace cudalab;
 using namespace cudalab::ch11;
+using ch11_test::from_bits;
+using ch11_test::to_bits;
 
 namespace {
 struct Case {
@@ -36,20 +39,6 @@ std::string case_name(const ::testing::TestParamInfo<Case>& p) {
   return p.param.name;
 }
 
-std::uint16_t to_bits(float x, DType t) {
-  if (t == DType::kF16) return static_cast<__half_raw>(__float2half_rn(x)).x;
-  return static_cast<__nv_bfloat16_raw>(__float2bfloat16_rn(x)).x;
-}
-float from_bits(std::uint16_t b, DType t) {
-  if (t == DType::kF16) {
-    __half_raw r;
-    r.x = b;
-    return __half2float(__half(r));
-  }
-  __nv_bfloat16_raw r;
-  r.x = b;
-  return __bfloat162float(__nv_bfloat16(r));
-}
 }  // namespace
 
 class PrefillGpu : public ::testing::TestWithParam<Case> {};
