@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "ch05/scan.hpp"
+#include "cudalab/check.hpp"
+#include "cudalab/device_fill.hpp"
 #include "cudalab/memory.hpp"
 #include "cudalab/random.hpp"
 #include "cudalab/testing.hpp"
@@ -21,6 +23,28 @@
 namespace ch05_testing {
 
 using cudalab::testing::GuardedInput;
+
+// An inclusive int scan of n = 2^32 + 5 elements by `variant` (in + out: 34 GB), checked exactly on
+// the device (the helper takes the large-test lock and skips, with the reason, where memory lacks):
+// a tile's first element computed as a 32-bit product wraps past 2^32 (the last tiles rescan the
+// first ones), and so does a full-tile test made in 32 bits. `what` names the kernel in the
+// failure. Cost on an H200: ~100 GB moved, ~30 ms, plus allocation.
+inline void expect_int_scan_past_2_to_32(cudalab::ch05::ScanVariant variant,
+                                         const std::string& what) {
+  const std::size_t n = (std::size_t{1} << 32) + 5;
+  const std::size_t ws_bytes = cudalab::ch05::scan_workspace_bytes(n);
+  CUDALAB_REQUIRE_DEVICE_MEMORY(2 * n * sizeof(int) + ws_bytes + (std::size_t{1} << 30));
+  cudalab::DeviceBuffer<int> in(n), out(n);
+  cudalab::DeviceBuffer<unsigned char> ws(ws_bytes);
+  cudalab::fill_uniform_device(in.data(), n, cudalab::Rng().seed(), -1000, 1000);
+  cudalab::poison_device(out.data(), out.bytes());
+  cudalab::ch05::scan(in.data(), out.data(), n, cudalab::ch05::ScanKind::kInclusive, ws.data(),
+                      ws.bytes(), variant);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  EXPECT_TRUE(cudalab::testing::device_matches(
+      cudalab::testing::check_int_scan(in.data(), out.data(), n, true),
+      "scan<int> " + what + " (inclusive, n = 2^32 + 5)"));
+}
 
 // Rounding error of float sums (Higham, "Accuracy and Stability of Numerical Algorithms", 4.2):
 // a sum evaluated in any order in which every input passes through at most D roundings obeys

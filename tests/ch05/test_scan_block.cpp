@@ -122,23 +122,11 @@ TEST(ScanThenPropagateLargeGpu, PastTwoToThe31) {
     }
 }
 
-// n = 2^32 + 5 ints (in + out: 34 GB), Kogge-Stone inclusive: a tile's first element computed as
-// a 32-bit product (blockIdx.x * 512) wraps past 2^32, so the last tiles rescan the first ones.
-// Checked exactly on the device. Cost on an H200: ~100 GB moved, ~30 ms, plus allocation.
+// n = 2^32 + 5 ints, Kogge-Stone: a tile's first element computed as a 32-bit product
+// (blockIdx.x * 512) wraps past 2^32, so the last tiles rescan the first ones.
 TEST(ScanThenPropagateLargeGpu, PastTwoToThe32) {
-  const std::size_t n = (std::size_t{1} << 32) + 5;
-  const std::size_t ws_bytes = ch05::scan_workspace_bytes(n);
-  CUDALAB_REQUIRE_DEVICE_MEMORY(2 * n * sizeof(int) + ws_bytes + (std::size_t{1} << 30));
-  DeviceBuffer<int> in(n), out(n);
-  DeviceBuffer<unsigned char> ws(ws_bytes);
-  fill_uniform_device(in.data(), n, Rng().seed(), -1000, 1000);
-  poison_device(out.data(), out.bytes());
-  ch05::scan(in.data(), out.data(), n, ScanKind::kInclusive, ws.data(), ws.bytes(),
-             ScanVariant::kKoggeStone);
-  CUDALAB_CHECK(cudaDeviceSynchronize());
-  EXPECT_TRUE(cudalab::testing::device_matches(
-      cudalab::testing::check_int_scan(in.data(), out.data(), n, true),
-      "scan<int> kogge_stone (exercise 5.3, inclusive, n = 2^32 + 5)"));
+  ch05_testing::expect_int_scan_past_2_to_32(ScanVariant::kKoggeStone,
+                                             "kogge_stone (exercise 5.3)");
 }
 
 TEST(TileScanArgs, RejectsBadArguments) {
