@@ -8,6 +8,8 @@
 //   BM_decode_split_k/s<splits>/<shape>         few long sequences (b2_ctx131072) or too few blocks
 //                                               (b16_ctx32768); base: the paged kernel without
 //                                               split (vs_base = the split-K speedup)
+//   BM_decode_auto/<shape>                      decode_attention_paged_auto, the split planned
+//                                               for this GPU (counter splits); base: the copy
 //   BM_gemv/fp16/<rows>x<cols>                  base: a copy of the weight bytes
 //   BM_gemv/int8/<rows>x<cols>                  base: the fp16 GEMV (vs_base = INT8 speedup)
 //   BM_lt_gemm/bf16/<size>                      cuBLASLt bf16 GEMM, size^3, TN (the linear layer)
@@ -229,6 +231,26 @@ void BM_decode_split_k(benchmark::State& state, Shape s, int splits) {
     return;
   bench::run_vs(state, work, [&](cudaStream_t st) { d.run_paged(st); },
                 {.bytes = s.kv_bytes(), .flops = 4.0 * s.batch * kQHeads * s.ctx * kDim});
+}
+
+// The split planned for this GPU (plan_decode_splits): no count chosen by hand.
+void BM_decode_auto(benchmark::State& state, Shape s) {
+  Decode d(s, true, false);
+  DeviceBuffer<float> ws(decode_auto_workspace_floats(d.shape, d.paged_kv()));
+  auto work = [&](cudaStream_t st) {
+    decode_attention_paged_auto(d.q.data(), d.paged_kv(), d.out.data(), d.shape, kType, ws.data(),
+                                ws.size(), st);
+  };
+  if (!bench::verify(state, "auto/" + s.name(), [&] {
+        work(nullptr);
+        CUDALAB_CHECK(cudaDeviceSynchronize());
+        return d.check(true);
+      }))
+    return;
+  const bench::CopyBase copy(s.kv_bytes());
+  bench::run_vs(state, work, std::cref(copy),
+                {.bytes = s.kv_bytes(), .flops = 4.0 * s.batch * kQHeads * s.ctx * kDim});
+  state.counters["splits"] = decode_auto_splits(d.shape, d.paged_kv());
 }
 
 // GEMV: weights rows x cols (a Llama-3-8B MLP projection is 14336 x 4096), x and y fp16.
@@ -616,6 +638,7 @@ using bench::add;  // cudalab/bench.hpp
     add("BM_decode/contiguous/" + s.name(), [s](benchmark::State& st) { BM_decode(st, s, false); });
     add("BM_decode_paged_vs_contiguous/" + s.name(),
         [s](benchmark::State& st) { BM_decode_paged_vs_contiguous(st, s); });
+    add("BM_decode_auto/" + s.name(), [s](benchmark::State& st) { BM_decode_auto(st, s); });
   }
   const Shape f = kFewLong;
   add("BM_kv_copy/" + f.name(), [f](benchmark::State& st) { BM_kv_copy(st, f); });
@@ -623,6 +646,7 @@ using bench::add;  // cudalab/bench.hpp
   for (int splits : {8, 32, 64})
     add("BM_decode_split_k/s" + std::to_string(splits) + "/" + f.name(),
         [f, splits](benchmark::State& st) { BM_decode_split_k(st, f, splits); });
+  add("BM_decode_auto/" + f.name(), [f](benchmark::State& st) { BM_decode_auto(st, f); });
   const Shape mid = kBatchShapes[1];  // 16 x 8 = 128 blocks: one per SM, too few loads in flight
   for (int splits : {4, 8})
     add("BM_decode_split_k/s" + std::to_string(splits) + "/" + mid.name(),

@@ -184,6 +184,25 @@ TEST_P(DecodeAttentionGpu, SplitKMatchesOracle) {
   }
 }
 
+// The split chosen for this GPU (decode_auto_splits): the unsplit kernel for the short caches,
+// split-K for the others; either way the oracle's result, and nothing written past `out`.
+TEST_P(DecodeAttentionGpu, AutoSplitMatchesOracle) {
+  CUDALAB_REQUIRE_GPU();
+  const Problem p(GetParam());
+  const int splits = decode_auto_splits(p.shape, p.paged());
+  const std::size_t ws_floats = decode_auto_workspace_floats(p.shape, p.paged());
+  EXPECT_EQ(ws_floats, splits == 1 ? 0 : split_k_workspace_floats(p.shape, splits));
+  DeviceBuffer<float> ws(ws_floats);
+  cudalab::testing::GuardedOutput<std::uint16_t> out(p.out_size());
+  decode_attention_paged_auto(p.dq.data(), p.paged(), out.data(), p.shape, p.c.dtype, ws.data(),
+                              ws.size());
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  EXPECT_MATCHES(compare(p.result(out), p.oracle(), p.tol(),
+                         "decode_attention_paged_auto " + p.c.name + " (" + std::to_string(splits) +
+                             " splits planned)"));
+  EXPECT_TRUE(out.guard_intact());
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, DecodeAttentionGpu, ::testing::ValuesIn(kCases), case_name);
 
 // Alignment: the kernels load q and the K / V rows 16 bytes at a time, so a +1-element view of

@@ -33,6 +33,7 @@
 
 #include "ch11/ch11.hpp"
 #include "cudalab/check.hpp"
+#include "cudalab/device.hpp"
 #include "cudalab/math.hpp"
 #include "vec8.cuh"
 
@@ -492,6 +493,28 @@ void decode_attention_paged_split_k(const void* q, const PagedKv& kv, void* out,
     combine_kernel<__nv_bfloat16><<<rows, shape.head_dim, 0, stream>>>(
         workspace, static_cast<__nv_bfloat16*>(out), rows, splits, shape.head_dim);
   CUDALAB_CHECK_LAUNCH();
+}
+
+int decode_auto_splits(const DecodeShape& shape, const PagedKv& kv) {
+  check_shape(shape);
+  require(kv.max_blocks_per_seq >= 0 && kv.block_size >= 0, "kv",
+          "max_blocks_per_seq and block_size must be >= 0");
+  const long long capacity = static_cast<long long>(kv.max_blocks_per_seq) * kv.block_size;
+  return plan_decode_splits(shape.batch, shape.kv_heads, capacity, current_sm_count());
+}
+
+std::size_t decode_auto_workspace_floats(const DecodeShape& shape, const PagedKv& kv) {
+  const int splits = decode_auto_splits(shape, kv);
+  return splits == 1 ? 0 : split_k_workspace_floats(shape, splits);
+}
+
+void decode_attention_paged_auto(const void* q, const PagedKv& kv, void* out,
+                                 const DecodeShape& shape, DType dtype, float* workspace,
+                                 std::size_t workspace_floats, cudaStream_t stream) {
+  const int splits = decode_auto_splits(shape, kv);
+  if (splits == 1) return decode_attention_paged(q, kv, out, shape, dtype, stream);
+  decode_attention_paged_split_k(q, kv, out, shape, dtype, splits, workspace, workspace_floats,
+                                 stream);
 }
 
 }  // namespace cudalab::ch11

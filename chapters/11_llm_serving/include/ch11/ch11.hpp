@@ -62,6 +62,17 @@ void decode_attention_paged_split_k(const void* q, const PagedKv& kv, void* out,
                                     float* workspace, std::size_t workspace_floats,
                                     cudaStream_t stream = nullptr);
 
+// Decode over the paged cache with the split chosen for this GPU: plan_decode_splits (host.hpp)
+// for batch x kv_heads blocks, the cache's capacity (max_blocks_per_seq x block_size tokens) and
+// the current device's SM count. One split runs decode_attention_paged (workspace unused, may be
+// null), more run decode_attention_paged_split_k in `workspace`, of at least
+// decode_auto_workspace_floats(shape, kv) floats (0 when one split is planned).
+int decode_auto_splits(const DecodeShape& shape, const PagedKv& kv);
+std::size_t decode_auto_workspace_floats(const DecodeShape& shape, const PagedKv& kv);
+void decode_attention_paged_auto(const void* q, const PagedKv& kv, void* out,
+                                 const DecodeShape& shape, DType dtype, float* workspace,
+                                 std::size_t workspace_floats, cudaStream_t stream = nullptr);
+
 // Prefill (worked example): causal attention over a whole prompt, flash-style — tiles of 32
 // queries against tiles of 32 keys in shared memory, an online softmax per query row, the
 // len x len score matrix never written to memory. shape.batch sequences of `len` tokens each;
