@@ -2,9 +2,9 @@
 # Chapter 10's GPU evidence in one run (H200, PyTorch in python3, nothing downloaded):
 #   chapters/10_frameworks/tools/gpu_check.sh OUT
 # after `cmake --preset gpu && cmake --build --preset gpu` (build/gpu). It runs the C++ GPU tests
-# of chapter 10 (reference, and the pitfalls, each of which must fail a test), bench_ch10, builds
-# the PyTorch operator with the machine's torch (torch.utils.cpp_extension, into
-# build/torch_ch10), runs the torch tests (opcheck, gradcheck, values, compile: graph breaks and
+# of chapter 10 (reference, and the pitfalls, each of which must fail a test), bench_ch10 and ncu
+# on its fused forward, builds the PyTorch operator with the machine's torch
+# (torch.utils.cpp_extension, into build/torch_ch10), runs the torch tests (opcheck, gradcheck, values, compile: graph breaks and
 # recompiles; the planted bug; the silent losses), the speed comparison (bench_op.py), the
 # silent-loss measurements (silent_losses.py) and prints a summary. Logs and JSON under OUT.
 set -uo pipefail
@@ -65,6 +65,26 @@ echo "gpu_check: pitfalls: ${status[pitfalls]}"
 
 step bench bench_ch10.log "$build/bench/bench_ch10" --benchmark_out="$out/bench_ch10.json" \
   --benchmark_out_format=json
+
+# Nsight Compute on the fused forward, bf16 and fp32 (one launch each, the row's first): what
+# bounds the bf16 kernel, which takes 1.7-1.8x a copy of its bytes where fp32 runs at copy speed
+# (speed of light, memory and compute workload, occupancy, launch shape, warp stalls).
+# --clock-control none: ncu never sets the clocks.
+ncu_forward() {
+  local t
+  for t in bf16 f32; do
+    echo "### BM_bias_gelu/fused/$t"
+    ncu --clock-control none --kernel-name regex:rowwise_kernel --launch-count 1 \
+      --section SpeedOfLight --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
+      --section Occupancy --section LaunchStats --section WarpStateStats \
+      "$build/bench/bench_ch10" --benchmark_filter="^BM_bias_gelu/fused/$t" || return 1
+  done
+}
+if command -v ncu >/dev/null; then
+  step ncu_forward ncu_forward.log ncu_forward
+else
+  status[ncu_forward]="skipped (ncu is not installed)"
+fi
 
 export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0}
 export MAX_JOBS=${MAX_JOBS:-16}
@@ -133,7 +153,8 @@ echo "## chapter 10 GPU check ($(nvidia-smi --query-gpu=name --format=csv,nohead
 echo
 echo "| step | result |"
 echo "| --- | --- |"
-for k in build ctest_reference pitfalls bench torch_build torch_tests bench_op xla_fusion silent_losses; do
+for k in build ctest_reference pitfalls bench ncu_forward torch_build torch_tests bench_op xla_fusion \
+  silent_losses; do
   echo "| $k | ${status[$k]:-not run} |"
 done
 echo
@@ -141,6 +162,8 @@ grep -E "tests passed|tests failed" "$out/ctest_reference.log" | tail -1
 grep -E "^### .*: rc=[1-9]" "$out/torch_tests.log" || echo "every torch test process exited 0"
 grep -E "^(Ran|OK|FAILED)" "$out/torch_tests.log" | paste -sd' ' | sed 's/^/torch tests: /'
 grep -cE "skipped" "$out/torch_tests.log" | sed 's/^/torch tests mentioning "skipped": /'
+echo
+[ -f "$out/ncu_forward.log" ] && grep -E "^### |Duration|DRAM Throughput|Compute \(SM\) Throughput|Registers Per Thread|Achieved Occupancy|Theoretical Occupancy|Waves Per SM|Issue Slots Busy|Warp Cycles Per Issued Instruction" "$out/ncu_forward.log"
 echo
 [ -f "$out/bench_op.log" ] && sed -n '/^## bias/,$p' "$out/bench_op.log"
 echo
