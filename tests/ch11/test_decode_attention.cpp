@@ -450,6 +450,15 @@ TEST(DecodeAttentionArgs, ShapesAreCheckedBeforeAnyPointer) {
       "splits");
   cudalab::testing::expect_throws_naming([&] { (void)split_k_workspace_floats(s, 0); }, "splits");
   EXPECT_EQ(split_k_workspace_floats(s, 4), 2u * 32 * 4 * 130);
+  // The planned decode checks the shape and the cache's extent before it asks the device anything.
+  const PagedKv negative{nullptr, nullptr, nullptr, nullptr, 4, 16, -2};
+  cudalab::testing::expect_throws_naming([&] { (void)decode_auto_splits(s, negative); }, "kv");
+  s = {2, 32, 8, 96, 0.1f};
+  cudalab::testing::expect_throws_naming(
+      [&] { decode_attention_paged_auto(nullptr, kv, nullptr, s, DType::kF16, nullptr, 0); },
+      "head_dim");
+  cudalab::testing::expect_throws_naming([&] { (void)decode_auto_workspace_floats(s, kv); },
+                                         "head_dim");
 }
 
 TEST(DecodeAttentionArgs, EmptyBatchIsANoOp) {
@@ -459,4 +468,7 @@ TEST(DecodeAttentionArgs, EmptyBatchIsANoOp) {
       decode_attention_contiguous(nullptr, nullptr, nullptr, nullptr, 1, nullptr, s, DType::kF16));
   EXPECT_NO_THROW(
       decode_attention_paged_split_k(nullptr, PagedKv{}, nullptr, s, DType::kF16, 4, nullptr, 0));
+  EXPECT_NO_THROW(
+      decode_attention_paged_auto(nullptr, PagedKv{}, nullptr, s, DType::kF16, nullptr, 0));
+  EXPECT_EQ(decode_auto_workspace_floats(s, PagedKv{}), 0u);
 }

@@ -499,6 +499,7 @@ int decode_auto_splits(const DecodeShape& shape, const PagedKv& kv) {
   check_shape(shape);
   require(kv.max_blocks_per_seq >= 0 && kv.block_size >= 0, "kv",
           "max_blocks_per_seq and block_size must be >= 0");
+  if (shape.batch == 0) return 1;  // nothing to plan: no device queried (a no-op, as elsewhere)
   const long long capacity = static_cast<long long>(kv.max_blocks_per_seq) * kv.block_size;
   return plan_decode_splits(shape.batch, shape.kv_heads, capacity, current_sm_count());
 }
