@@ -7,8 +7,9 @@
 // can plot them: BM_strided_copy/stride:4, BM_offset_copy/offset:1, BM_transpose/variant:3/
 // rows:8192/cols:8192 (label "padded64"), BM_h2d/pinned:1/bytes:4096, ...
 // Bases (bench::run_vs: timed alternately in the same row; vs_base = base time / row time):
-//   BM_strided_copy, BM_offset_copy, BM_transpose, BM_transpose_copy_kernel: a cudaMemcpy D2D of
-//     the same bytes (vs_base = the row's GB/s over a copy's; also as pct_of_memcpy_same_bytes);
+//   BM_strided_copy, BM_offset_copy, BM_transpose, BM_transpose_cublas (cublasSgeam, the
+//     vendor's transpose), BM_transpose_copy_kernel: a cudaMemcpy D2D of the same bytes
+//     (vs_base = the row's GB/s over a copy's; also as pct_of_memcpy_same_bytes);
 //   BM_poly memory:1 (constant): the global-memory row of the same pattern;
 //   BM_h2d / BM_d2h pinned:1: the pageable copy of the same size and direction;
 //   BM_mapped access:0 (copy_then_kernel): zero_copy with the same passes.
@@ -27,6 +28,7 @@
 
 #include "ch04/ch04.hpp"
 #include "cudalab/bench.hpp"
+#include "cudalab/cublas.hpp"
 #include "cudalab/device.hpp"
 #include "cudalab/device_fill.hpp"
 #include "cudalab/memory.hpp"
@@ -172,6 +174,30 @@ void BM_transpose_copy_kernel(benchmark::State& state) {  // arguments: rows, co
   if (!bench::verify(state, key("transpose_copy_kernel", state, 2), [&] {
         work(nullptr);
         return m.check(false);
+      }))
+    return;
+  run_vs_copy(state, work, {.bytes = m.bytes()});
+}
+
+// cublasSgeam as a transpose (C = 1 * A^T + 0 * B^T): the vendor library's out-of-place
+// transpose, the yardstick of the ladder beside the copy. Row-major rows x cols is column-major
+// cols x rows (lda = cols); its transpose, row-major cols x rows, is column-major rows x cols
+// (ldc = rows). B = A (beta = 0: its values do not count; a valid operand whichever way the
+// library treats it).
+void BM_transpose_cublas(benchmark::State& state) {  // arguments: rows, cols
+  Matrices m(state, 0);
+  state.SetLabel("cublasSgeam (transpose)");
+  static const CublasHandle handle;
+  const float one = 1.0f, zero = 0.0f;
+  auto work = [&](cudaStream_t s) {
+    CUDALAB_CHECK_CUBLAS(cublasSetStream(handle, s));
+    CUDALAB_CHECK_CUBLAS(cublasSgeam(handle, CUBLAS_OP_T, CUBLAS_OP_T, m.rows, m.cols, &one,
+                                     m.in.data(), m.cols, &zero, m.in.data(), m.cols, m.out.data(),
+                                     m.rows));
+  };
+  if (!bench::verify(state, key("transpose_cublas", state, 2), [&] {
+        work(nullptr);
+        return m.check(true);
       }))
     return;
   run_vs_copy(state, work, {.bytes = m.bytes()});
@@ -420,6 +446,9 @@ LAB_ROW(BM_offset_copy)
     ->Arg(32);
 
 LAB_ROW(BM_transpose_memcpy)->ArgNames({"rows", "cols"})->Apply([](auto* b) {
+  transpose_shapes(b, false);
+});
+LAB_ROW(BM_transpose_cublas)->ArgNames({"rows", "cols"})->Apply([](auto* b) {
   transpose_shapes(b, false);
 });
 LAB_ROW(BM_transpose_copy_kernel)->ArgNames({"rows", "cols"})->Apply([](auto* b) {
