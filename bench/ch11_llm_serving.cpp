@@ -12,6 +12,9 @@
 //                                               for this GPU (counter splits); base: the copy
 //   BM_gemv/fp16/<rows>x<cols>                  base: a copy of the weight bytes
 //   BM_gemv/int8/<rows>x<cols>                  base: the fp16 GEMV (vs_base = INT8 speedup)
+//   BM_gemv/cublas/<rows>x<cols>                cublasGemmEx fp16 GEMV (n = 1); base: the copy
+//   BM_gemv_int8_vs_copy/<rows>x<cols>          the INT8 GEMV; base: a copy of its weight bytes
+//   BM_gemv_copy/int8/<rows>x<cols>             that copy alone (the ratio's vendor row)
 //   BM_lt_gemm/bf16/<size>                      cuBLASLt bf16 GEMM, size^3, TN (the linear layer)
 //   BM_lt_gemm/{int8,fp8,fp8_fast,fp8_e5m2x}/<size>  cuBLASLt INT8 (int32 out), FP8 E4M3 (bf16
 //                                               out; fast: Hopper's fast accumulation; e5m2x:
@@ -51,6 +54,7 @@
 #include "ch11/decoder.hpp"
 #include "ch11/lt_gemm.hpp"
 #include "cudalab/bench.hpp"
+#include "cudalab/cublas.hpp"
 #include "cudalab/memory.hpp"
 #include "cudalab/timer.hpp"
 
@@ -346,6 +350,51 @@ void BM_gemv_fp16(benchmark::State& state, Gemv g) {
                 {.bytes = bytes, .flops = 2.0 * g.rows * g.cols});
 }
 
+// The vendor's fp16 GEMV: cublasGemmEx with n = 1 (fp16 in and out, fp32 compute). W row-major
+// rows x cols is column-major cols x rows: y = op(A) x with op = T, lda = cols. Beside a copy of
+// the weight bytes, as BM_gemv/fp16.
+void BM_gemv_cublas(benchmark::State& state, Gemv g) {
+  GemvData d(g);
+  static const CublasHandle handle;
+  const float one = 1.0f, zero = 0.0f;
+  auto work = [&](cudaStream_t st) {
+    CUDALAB_CHECK_CUBLAS(cublasSetStream(handle, st));
+    CUDALAB_CHECK_CUBLAS(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, g.rows, 1, g.cols, &one,
+                                      d.w.data(), CUDA_R_16F, g.cols, d.x.data(), CUDA_R_16F,
+                                      g.cols, &zero, d.y.data(), CUDA_R_16F, g.rows,
+                                      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  };
+  if (!bench::verify(state, "gemv_cublas/" + g.name(), [&] {
+        work(nullptr);
+        CUDALAB_CHECK(cudaDeviceSynchronize());
+        return d.check(false);
+      }))
+    return;
+  const double bytes = 2.0 * g.rows * g.cols;
+  const bench::CopyBase copy(bytes);
+  bench::run_vs(state, work, std::cref(copy), {.bytes = bytes, .flops = 2.0 * g.rows * g.cols});
+}
+// The INT8 GEMV beside a copy of its own weight bytes (half the fp16 row's): how close the
+// dequantizing kernel comes to the bandwidth its bytes allow.
+void BM_gemv_int8_vs_copy(benchmark::State& state, Gemv g) {
+  GemvData d(g);
+  if (!bench::verify(state, "gemv_int8_vs_copy/" + g.name(), [&] {
+        d.int8(nullptr);
+        CUDALAB_CHECK(cudaDeviceSynchronize());
+        return d.check(true);
+      }))
+    return;
+  const double bytes = 1.0 * g.rows * g.cols;
+  const bench::CopyBase copy(bytes);
+  bench::run_vs(state, [&](cudaStream_t st) { d.int8(st); }, std::cref(copy),
+                {.bytes = bytes, .flops = 2.0 * g.rows * g.cols});
+}
+// A copy that moves the INT8 weight bytes (rows x cols: half read, half written), alone: the
+// vendor row of the INT8 GEMV's fraction of copy bandwidth.
+void BM_gemv_copy_int8(benchmark::State& state, Gemv g) {
+  const bench::CopyBase copy(1.0 * g.rows * g.cols);
+  bench::run(state, std::cref(copy), {.bytes = 1.0 * g.rows * g.cols});
+}
 void BM_gemv_int8(benchmark::State& state, Gemv g) {
   GemvData d(g);
   if (!bench::verify(state, "gemv_int8/" + g.name(), [&] {
@@ -660,6 +709,10 @@ using bench::add;  // cudalab/bench.hpp
   for (const Gemv& g : kGemvs) {
     add("BM_gemv/fp16/" + g.name(), [g](benchmark::State& st) { BM_gemv_fp16(st, g); });
     add("BM_gemv/int8/" + g.name(), [g](benchmark::State& st) { BM_gemv_int8(st, g); });
+    add("BM_gemv/cublas/" + g.name(), [g](benchmark::State& st) { BM_gemv_cublas(st, g); });
+    add("BM_gemv_int8_vs_copy/" + g.name(),
+        [g](benchmark::State& st) { BM_gemv_int8_vs_copy(st, g); });
+    add("BM_gemv_copy/int8/" + g.name(), [g](benchmark::State& st) { BM_gemv_copy_int8(st, g); });
   }
   for (int len : {1024, 4096})
     add("BM_prefill/b1_len" + std::to_string(len),
