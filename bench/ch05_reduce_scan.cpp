@@ -9,6 +9,9 @@
 //   BM_scan_int/<variant>         kogge_stone, brent_kung, decoupled_lookback beside
 //                                 cub::DeviceScan::InclusiveSum; BM_scan_int_cub alone
 //   BM_scan_float/<variant>, BM_scan_float_cub: the same for float.
+//   BM_reduce_sum_small/<variant>/n:<n>, BM_scan_int_small/<variant>/n:<n>: every step at
+//                                 n = 2^10, 2^14, 2^17, 2^20, beside CUB on the same n;
+//                                 BM_reduce_sum_cub_small/n:<n>, BM_scan_int_cub_small/n:<n> alone.
 // Bytes are the minimum the operation must move (what CUB is credited with too).
 // The speed goals and key ratios read from these rows live in bench/ch05.toml.
 //
@@ -182,6 +185,87 @@ void bm_scan_cub(benchmark::State& state) {
              {.bytes = 2.0 * sizeof(T) * kN, .flops = std::is_same_v<T, float> ? 1.0 * kN : 0.0});
 }
 
+// ---- small sizes: 2^10 .. 2^20 elements -----------------------------------------------------
+// The same kernels and CUB on a prefix of the inputs, beside each other in the same iterations.
+// At these sizes a launch, a second pass or a workspace step costs as much as the bytes, which
+// the 2^28 rows cannot show; CUB picks its single-pass and single-block paths by size.
+constexpr int kSmallLog2[] = {10, 14, 17, 20};
+
+void bm_reduce_small(benchmark::State& state, ch05::ReduceVariant v, std::size_t n) {
+  const float* in = inputs().reduce_in.data();
+  DeviceBuffer<float> out(1), cub_out(1);
+  DeviceBuffer<unsigned char> ws(ch05::reduce_workspace_bytes(n));
+  CUDALAB_CHECK(cudaMemset(ws.data(), 0, ws.bytes()));  // zeroed once, as the API asks
+  DeviceBuffer<unsigned char> temp(bench_ch05::cub_reduce_sum_temp_bytes(in, cub_out.data(), n));
+  auto work = [&](cudaStream_t s) {
+    ch05::reduce_sum(in, out.data(), n, ws.data(), ws.bytes(), v, s);
+  };
+  auto cub = [&](cudaStream_t s) {
+    bench_ch05::cub_reduce_sum(in, cub_out.data(), n, temp.data(), temp.bytes(), s);
+  };
+  if (!bench::verify(
+          state, std::string("reduce_sum_small/") + ch05::to_string(v) + "/" + std::to_string(n),
+          [&] {
+            work(nullptr);
+            std::int64_t want = 0;
+            for (std::size_t i = 0; i < n; ++i) want += uniform_at(1, i, -8, 8);
+            const float got = bench::download(out.data(), 1)[0];
+            if (static_cast<double>(got) == static_cast<double>(want)) return std::string();
+            return "sum of " + std::to_string(n) + " small integers: got " + std::to_string(got) +
+                   ", want " + std::to_string(want);
+          }))
+    return;
+  bench::run_vs(state, work, cub, {.bytes = 4.0 * n, .flops = 1.0 * n});
+}
+
+void bm_scan_small(benchmark::State& state, ch05::ScanVariant v, std::size_t n) {
+  const int* in = inputs().scan_int.data();
+  DeviceBuffer<int> out(n), cub_out(n);
+  DeviceBuffer<unsigned char> ws(ch05::scan_workspace_bytes(n));
+  DeviceBuffer<unsigned char> temp(bench_ch05::cub_inclusive_sum_temp_bytes(in, cub_out.data(), n));
+  auto work = [&](cudaStream_t s) {
+    ch05::scan(in, out.data(), n, ch05::ScanKind::kInclusive, ws.data(), ws.bytes(), v, s);
+  };
+  auto cub = [&](cudaStream_t s) {
+    bench_ch05::cub_inclusive_sum(in, cub_out.data(), n, temp.data(), temp.bytes(), s);
+  };
+  if (!bench::verify(
+          state, std::string("scan_small/") + ch05::to_string(v) + "/" + std::to_string(n), [&] {
+            work(nullptr);
+            const std::vector<int>& p = inputs().scan_prefix;
+            const std::vector<int> want(p.begin(), p.begin() + static_cast<long>(n));
+            return bench::mismatch(
+                out.to_host(), want, {},
+                "inclusive scan of " + std::to_string(n) + " small integers (exact in any order)");
+          }))
+    return;
+  bench::run_vs(state, work, cub, {.bytes = 2.0 * sizeof(int) * n});
+}
+
+// CUB alone at a small size: the vendor row the small rows' ratios name (their interleaved base
+// is the same call).
+void bm_reduce_small_cub(benchmark::State& state, std::size_t n) {
+  const float* in = inputs().reduce_in.data();
+  DeviceBuffer<float> out(1);
+  DeviceBuffer<unsigned char> temp(bench_ch05::cub_reduce_sum_temp_bytes(in, out.data(), n));
+  bench::run(state,
+             [&](cudaStream_t s) {
+               bench_ch05::cub_reduce_sum(in, out.data(), n, temp.data(), temp.bytes(), s);
+             },
+             {.bytes = 4.0 * n, .flops = 1.0 * n});
+}
+
+void bm_scan_small_cub(benchmark::State& state, std::size_t n) {
+  const int* in = inputs().scan_int.data();
+  DeviceBuffer<int> out(n);
+  DeviceBuffer<unsigned char> temp(bench_ch05::cub_inclusive_sum_temp_bytes(in, out.data(), n));
+  bench::run(state,
+             [&](cudaStream_t s) {
+               bench_ch05::cub_inclusive_sum(in, out.data(), n, temp.data(), temp.bytes(), s);
+             },
+             {.bytes = 2.0 * sizeof(int) * n});
+}
+
 using bench::add;  // cudalab/bench.hpp
 
 [[maybe_unused]] const bool kRegistered = [] {
@@ -197,6 +281,19 @@ using bench::add;  // cudalab/bench.hpp
     add(std::string("BM_scan_float/") + ch05::to_string(v),
         [v](benchmark::State& s) { bm_scan<float>(s, v); });
   add("BM_scan_float_cub", bm_scan_cub<float>);
+  for (const int lg : kSmallLog2) {
+    const std::size_t n = std::size_t{1} << lg;
+    for (const auto v : ch05::kAllReduceVariants)
+      add(std::string("BM_reduce_sum_small/") + ch05::to_string(v) + "/n:" + std::to_string(n),
+          [v, n](benchmark::State& s) { bm_reduce_small(s, v, n); });
+    for (const auto v : ch05::kAllScanVariants)
+      add(std::string("BM_scan_int_small/") + ch05::to_string(v) + "/n:" + std::to_string(n),
+          [v, n](benchmark::State& s) { bm_scan_small(s, v, n); });
+    add("BM_reduce_sum_cub_small/n:" + std::to_string(n),
+        [n](benchmark::State& s) { bm_reduce_small_cub(s, n); });
+    add("BM_scan_int_cub_small/n:" + std::to_string(n),
+        [n](benchmark::State& s) { bm_scan_small_cub(s, n); });
+  }
   return true;
 }();
 
