@@ -82,7 +82,8 @@ namespace {{
 constexpr unsigned kBlock = 256;
 
 __global__ void __launch_bounds__(kBlock)
-scale_kernel(const float* __restrict__ in, float* __restrict__ out, std::size_t n, float alpha) {{
+    scale_kernel(const float* __restrict__ in, float* __restrict__ out, std::size_t n,
+                 float alpha) {{
   // BEGIN EXERCISE {ex}
   // TODO({ex}): a 64-bit global index i; if i < n, out[i] = alpha * in[i].
   // STARTER: (void)in; (void)out; (void)n; (void)alpha;
@@ -166,8 +167,15 @@ TEST(ScaleGpu, MatchesOracle) {{
 }}
 """,
         f"bench/{ch}.cmake": f"# Chapter {n}: the kernels beside cudaMemcpy in the same run.\nlab_bench({ch} {ch}_{slug}.cpp)\n",
-        f"bench/{ch}_{slug}.cpp": f"""// Chapter {n} benchmarks: each kernel beside its ceiling (cudaMemcpy D2D) in the same run.
+        f"bench/{ch}_{slug}.cpp": f"""// Chapter {n} benchmarks: each kernel beside its ceiling, a copy of the same bytes, in the same
+// iterations (bench::run_vs: vs_base = copy time / row time), its result checked once before the
+// timing (bench::verify: a wrong kernel is an error row, never a fast one). Rows are registered
+// with bench::add, the one way every chapter adds a row.
 //   ./build/gpu/bench/bench_{ch} --benchmark_out={ch}.json --benchmark_out_format=json
+#include <cstddef>
+#include <string>
+#include <vector>
+
 #include "{ch}/{ch}.hpp"
 #include "cudalab/bench.hpp"
 #include "cudalab/device_fill.hpp"
@@ -177,25 +185,38 @@ using namespace cudalab;
 
 namespace {{
 
-constexpr std::size_t kN = std::size_t{{1}} << 26;  // 256 MiB per array, >> L2
+constexpr std::size_t kN = std::size_t{{1}} << 26;     // 256 MiB per array, >> L2
+constexpr double kBytes = 2.0 * kN * sizeof(float);  // one read and one write per element
 
+// The ceiling alone: a copy that moves the same bytes (the ratio's vendor row).
 void BM_memcpy_d2d(benchmark::State& state) {{
-  DeviceBuffer<float> a = uniform_device_buffer(kN, 1, -1.0f, 1.0f), b(kN);
-  bench::run(state, [&](cudaStream_t s) {{
-    CUDALAB_CHECK(cudaMemcpyAsync(b.data(), a.data(), kN * sizeof(float), cudaMemcpyDeviceToDevice, s));
-  }}, {{.bytes = 2.0 * kN * sizeof(float)}});
+  const bench::CopyBase copy(kBytes);
+  bench::run(state, std::cref(copy), {{.bytes = kBytes}});
 }}
 
 void BM_scale(benchmark::State& state) {{
   DeviceBuffer<float> a = uniform_device_buffer(kN, 1, -1.0f, 1.0f), b(kN);
-  bench::run(state, [&](cudaStream_t s) {{ {ch}::scale(a.data(), b.data(), kN, 2.0f, s); }},
-             {{.bytes = 2.0 * kN * sizeof(float), .flops = 1.0 * kN}});
+  auto work = [&](cudaStream_t s) {{ {ch}::scale(a.data(), b.data(), kN, 2.0f, s); }};
+  if (!bench::verify(state, "scale", [&] {{
+        work(nullptr);
+        std::vector<float> want(kN);  // the host twin of the fill, doubled: exact in float
+        for (std::size_t i = 0; i < kN; ++i) want[i] = 2.0f * uniform_at(1, i, -1.0f, 1.0f);
+        return bench::mismatch(b.to_host(), want, {{}}, "scale of 2^26 floats");
+      }}))
+    return;
+  const bench::CopyBase copy(kBytes);
+  bench::run_vs(state, work, std::cref(copy), {{.bytes = kBytes, .flops = 1.0 * kN}});
 }}
 
-}}  // namespace
+using bench::add;  // cudalab/bench.hpp
 
-BENCHMARK(BM_memcpy_d2d)->UseManualTime()->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_scale)->UseManualTime()->Unit(benchmark::kMicrosecond);
+[[maybe_unused]] const bool kRegistered = [] {{
+  add("BM_memcpy_d2d", BM_memcpy_d2d);
+  add("BM_scale", BM_scale);
+  return true;
+}}();
+
+}}  // namespace
 
 CUDALAB_BENCH_MAIN();
 """,
