@@ -187,7 +187,7 @@ void BM_transpose_copy_kernel(benchmark::State& state) {  // arguments: rows, co
 void BM_transpose_cublas(benchmark::State& state) {  // arguments: rows, cols
   Matrices m(state, 0);
   state.SetLabel("cublasSgeam (transpose)");
-  static const CublasHandle handle;
+  const CublasHandle handle;  // per row: a static one would be destroyed after the runtime
   const float one = 1.0f, zero = 0.0f;
   auto work = [&](cudaStream_t s) {
     CUDALAB_CHECK_CUBLAS(cublasSetStream(handle, s));

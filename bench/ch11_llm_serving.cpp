@@ -355,7 +355,7 @@ void BM_gemv_fp16(benchmark::State& state, Gemv g) {
 // the weight bytes, as BM_gemv/fp16.
 void BM_gemv_cublas(benchmark::State& state, Gemv g) {
   GemvData d(g);
-  static const CublasHandle handle;
+  const CublasHandle handle;  // per row: a static one would be destroyed after the runtime
   const float one = 1.0f, zero = 0.0f;
   auto work = [&](cudaStream_t st) {
     CUDALAB_CHECK_CUBLAS(cublasSetStream(handle, st));
