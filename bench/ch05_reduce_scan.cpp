@@ -101,25 +101,32 @@ std::string check_scan(const DeviceBuffer<T>& out) {
                          "inclusive scan of 2^28 small integers (exact in any order)");
 }
 
-// The CUB row beside the hand-written ones: the base of every run_vs in this file.
+// The CUB row beside the hand-written ones: the base of every run_vs in this file, over the first
+// n elements of the inputs.
 struct CubReduce {
+  std::size_t n;
   DeviceBuffer<float> out{1};
   DeviceBuffer<unsigned char> temp;
-  CubReduce()
-      : temp(bench_ch05::cub_reduce_sum_temp_bytes(inputs().reduce_in.data(), out.data(), kN)) {}
+  explicit CubReduce(std::size_t count = kN)
+      : n(count),
+        temp(bench_ch05::cub_reduce_sum_temp_bytes(inputs().reduce_in.data(), out.data(), n)) {}
   void operator()(cudaStream_t s) {
-    bench_ch05::cub_reduce_sum(inputs().reduce_in.data(), out.data(), kN, temp.data(), temp.bytes(),
+    bench_ch05::cub_reduce_sum(inputs().reduce_in.data(), out.data(), n, temp.data(), temp.bytes(),
                                s);
   }
 };
 
 template <class T>
 struct CubScan {
-  DeviceBuffer<T> out{kN};
+  std::size_t n;
+  DeviceBuffer<T> out;
   DeviceBuffer<unsigned char> temp;
-  CubScan() : temp(bench_ch05::cub_inclusive_sum_temp_bytes(scan_input<T>(), out.data(), kN)) {}
+  explicit CubScan(std::size_t count = kN)
+      : n(count),
+        out(count),
+        temp(bench_ch05::cub_inclusive_sum_temp_bytes(scan_input<T>(), out.data(), n)) {}
   void operator()(cudaStream_t s) {
-    bench_ch05::cub_inclusive_sum(scan_input<T>(), out.data(), kN, temp.data(), temp.bytes(), s);
+    bench_ch05::cub_inclusive_sum(scan_input<T>(), out.data(), n, temp.data(), temp.bytes(), s);
   }
 };
 
@@ -193,15 +200,11 @@ constexpr int kSmallLog2[] = {10, 14, 17, 20};
 
 void bm_reduce_small(benchmark::State& state, ch05::ReduceVariant v, std::size_t n) {
   const float* in = inputs().reduce_in.data();
-  DeviceBuffer<float> out(1), cub_out(1);
+  DeviceBuffer<float> out(1);
   DeviceBuffer<unsigned char> ws(ch05::reduce_workspace_bytes(n));
   CUDALAB_CHECK(cudaMemset(ws.data(), 0, ws.bytes()));  // zeroed once, as the API asks
-  DeviceBuffer<unsigned char> temp(bench_ch05::cub_reduce_sum_temp_bytes(in, cub_out.data(), n));
   auto work = [&](cudaStream_t s) {
     ch05::reduce_sum(in, out.data(), n, ws.data(), ws.bytes(), v, s);
-  };
-  auto cub = [&](cudaStream_t s) {
-    bench_ch05::cub_reduce_sum(in, cub_out.data(), n, temp.data(), temp.bytes(), s);
   };
   if (!bench::verify(
           state, std::string("reduce_sum_small/") + ch05::to_string(v) + "/" + std::to_string(n),
@@ -215,19 +218,16 @@ void bm_reduce_small(benchmark::State& state, ch05::ReduceVariant v, std::size_t
                    ", want " + std::to_string(want);
           }))
     return;
-  bench::run_vs(state, work, cub, {.bytes = 4.0 * n, .flops = 1.0 * n});
+  CubReduce cub(n);
+  bench::run_vs(state, work, [&](cudaStream_t s) { cub(s); }, {.bytes = 4.0 * n, .flops = 1.0 * n});
 }
 
 void bm_scan_small(benchmark::State& state, ch05::ScanVariant v, std::size_t n) {
   const int* in = inputs().scan_int.data();
-  DeviceBuffer<int> out(n), cub_out(n);
+  DeviceBuffer<int> out(n);
   DeviceBuffer<unsigned char> ws(ch05::scan_workspace_bytes(n));
-  DeviceBuffer<unsigned char> temp(bench_ch05::cub_inclusive_sum_temp_bytes(in, cub_out.data(), n));
   auto work = [&](cudaStream_t s) {
     ch05::scan(in, out.data(), n, ch05::ScanKind::kInclusive, ws.data(), ws.bytes(), v, s);
-  };
-  auto cub = [&](cudaStream_t s) {
-    bench_ch05::cub_inclusive_sum(in, cub_out.data(), n, temp.data(), temp.bytes(), s);
   };
   if (!bench::verify(
           state, std::string("scan_small/") + ch05::to_string(v) + "/" + std::to_string(n), [&] {
@@ -239,31 +239,20 @@ void bm_scan_small(benchmark::State& state, ch05::ScanVariant v, std::size_t n) 
                 "inclusive scan of " + std::to_string(n) + " small integers (exact in any order)");
           }))
     return;
-  bench::run_vs(state, work, cub, {.bytes = 2.0 * sizeof(int) * n});
+  CubScan<int> cub(n);
+  bench::run_vs(state, work, [&](cudaStream_t s) { cub(s); }, {.bytes = 2.0 * sizeof(int) * n});
 }
 
 // CUB alone at a small size: the vendor row the small rows' ratios name (their interleaved base
 // is the same call).
 void bm_reduce_small_cub(benchmark::State& state, std::size_t n) {
-  const float* in = inputs().reduce_in.data();
-  DeviceBuffer<float> out(1);
-  DeviceBuffer<unsigned char> temp(bench_ch05::cub_reduce_sum_temp_bytes(in, out.data(), n));
-  bench::run(state,
-             [&](cudaStream_t s) {
-               bench_ch05::cub_reduce_sum(in, out.data(), n, temp.data(), temp.bytes(), s);
-             },
-             {.bytes = 4.0 * n, .flops = 1.0 * n});
+  CubReduce cub(n);
+  bench::run(state, [&](cudaStream_t s) { cub(s); }, {.bytes = 4.0 * n, .flops = 1.0 * n});
 }
 
 void bm_scan_small_cub(benchmark::State& state, std::size_t n) {
-  const int* in = inputs().scan_int.data();
-  DeviceBuffer<int> out(n);
-  DeviceBuffer<unsigned char> temp(bench_ch05::cub_inclusive_sum_temp_bytes(in, out.data(), n));
-  bench::run(state,
-             [&](cudaStream_t s) {
-               bench_ch05::cub_inclusive_sum(in, out.data(), n, temp.data(), temp.bytes(), s);
-             },
-             {.bytes = 2.0 * sizeof(int) * n});
+  CubScan<int> cub(n);
+  bench::run(state, [&](cudaStream_t s) { cub(s); }, {.bytes = 2.0 * sizeof(int) * n});
 }
 
 using bench::add;  // cudalab/bench.hpp

@@ -374,38 +374,32 @@ void BM_gemv_cublas(benchmark::State& state, Gemv g) {
   const bench::CopyBase copy(bytes);
   bench::run_vs(state, work, std::cref(copy), {.bytes = bytes, .flops = 2.0 * g.rows * g.cols});
 }
-// The INT8 GEMV beside a copy of its own weight bytes (half the fp16 row's): how close the
-// dequantizing kernel comes to the bandwidth its bytes allow.
-void BM_gemv_int8_vs_copy(benchmark::State& state, Gemv g) {
-  GemvData d(g);
-  if (!bench::verify(state, "gemv_int8_vs_copy/" + g.name(), [&] {
-        d.int8(nullptr);
-        CUDALAB_CHECK(cudaDeviceSynchronize());
-        return d.check(true);
-      }))
-    return;
-  const double bytes = 1.0 * g.rows * g.cols;
-  const bench::CopyBase copy(bytes);
-  bench::run_vs(state, [&](cudaStream_t st) { d.int8(st); }, std::cref(copy),
-                {.bytes = bytes, .flops = 2.0 * g.rows * g.cols});
-}
 // A copy that moves the INT8 weight bytes (rows x cols: half read, half written), alone: the
 // vendor row of the INT8 GEMV's fraction of copy bandwidth.
 void BM_gemv_copy_int8(benchmark::State& state, Gemv g) {
   const bench::CopyBase copy(1.0 * g.rows * g.cols);
   bench::run(state, std::cref(copy), {.bytes = 1.0 * g.rows * g.cols});
 }
-void BM_gemv_int8(benchmark::State& state, Gemv g) {
+// The INT8 GEMV beside the fp16 one (the speed-up), or, with vs_copy, beside a copy of its own
+// weight bytes (half the fp16 row's): how close the dequantizing kernel comes to the bandwidth its
+// bytes allow.
+void BM_gemv_int8(benchmark::State& state, Gemv g, bool vs_copy = false) {
   GemvData d(g);
-  if (!bench::verify(state, "gemv_int8/" + g.name(), [&] {
+  if (!bench::verify(state, (vs_copy ? "gemv_int8_vs_copy/" : "gemv_int8/") + g.name(), [&] {
         d.int8(nullptr);
         CUDALAB_CHECK(cudaDeviceSynchronize());
         return d.check(true);
       }))
     return;
-  bench::run_vs(
-      state, [&](cudaStream_t st) { d.int8(st); }, [&](cudaStream_t st) { d.fp16(st); },
-      {.bytes = 1.0 * g.rows * g.cols, .flops = 2.0 * g.rows * g.cols});
+  const double bytes = 1.0 * g.rows * g.cols;
+  auto work = [&](cudaStream_t st) { d.int8(st); };
+  if (vs_copy) {
+    const bench::CopyBase copy(bytes);
+    bench::run_vs(state, work, std::cref(copy), {.bytes = bytes, .flops = 2.0 * g.rows * g.cols});
+  } else {
+    bench::run_vs(state, work, [&](cudaStream_t st) { d.fp16(st); },
+                  {.bytes = bytes, .flops = 2.0 * g.rows * g.cols});
+  }
 }
 
 // cuBLASLt GEMMs, m = n = k = size. Inputs made on the host; each row checks 256 sampled outputs
@@ -711,7 +705,7 @@ using bench::add;  // cudalab/bench.hpp
     add("BM_gemv/int8/" + g.name(), [g](benchmark::State& st) { BM_gemv_int8(st, g); });
     add("BM_gemv/cublas/" + g.name(), [g](benchmark::State& st) { BM_gemv_cublas(st, g); });
     add("BM_gemv_int8_vs_copy/" + g.name(),
-        [g](benchmark::State& st) { BM_gemv_int8_vs_copy(st, g); });
+        [g](benchmark::State& st) { BM_gemv_int8(st, g, true); });
     add("BM_gemv_copy/int8/" + g.name(), [g](benchmark::State& st) { BM_gemv_copy_int8(st, g); });
   }
   for (int len : {1024, 4096})

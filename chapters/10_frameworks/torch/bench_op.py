@@ -5,9 +5,9 @@ the same composition, and PyTorch's per-op overhead beside the mini autograd's (
     python3 chapters/10_frameworks/torch/bench_op.py [--json OUT.json] [--reps 50]
 
 Rows (each the median of --reps CUDA-event timings of calls issued back to back after warm-up,
-traps.steady_us: the host runs ahead as in a model's forward, so a call's launch overhead hides
-behind the previous call's kernels; L2 not flushed: the matrices are 64-128 MiB, past the H200's
-L2):
+traps.event_us with back_to_back: the host runs ahead as in a model's forward, so a call's
+launch overhead hides behind the previous call's kernels; L2 not flushed: the matrices are
+64-128 MiB, past the H200's L2):
   eager          F.gelu(x + bias): two kernels, z written to memory and read back
   compile        torch.compile of the same function: Inductor fuses it into one Triton kernel
   cudalab op     torch.ops.cudalab.bias_gelu: the lab's fused kernel through the dispatcher
@@ -80,6 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     def composition(x, b):
         return F.gelu(x + b)
 
+    def timed(fn):  # calls issued back to back, as a model's forward issues them
+        return traps.event_us(torch, fn, a.reps, back_to_back=True)
+
     compiled = torch.compile(composition, fullgraph=True)
     lines = ["| dtype | eager µs | compile µs | cudalab op µs | op, transposed input µs | copy µs | op / eager "
              "| op / compile | copy / op |",
@@ -92,11 +95,11 @@ def main(argv: list[str] | None = None) -> int:
         y = torch.empty_like(x)
         torch.testing.assert_close(ops.bias_gelu(x, b, "none"), composition(x, b),
                                    rtol=2e-2 if dtype == torch.bfloat16 else 1e-5, atol=1e-2 if dtype == torch.bfloat16 else 1e-5)
-        t = {"eager": traps.steady_us(torch, lambda: composition(x, b), a.reps),
-             "compile": traps.steady_us(torch, lambda: compiled(x, b), a.reps),
-             "op": traps.steady_us(torch, lambda: ops.bias_gelu(x, b, "none"), a.reps),
-             "op_transposed": traps.steady_us(torch, lambda: ops.bias_gelu(xt, b, "none"), a.reps),
-             "copy": traps.steady_us(torch, lambda: y.copy_(x), a.reps)}
+        t = {"eager": timed(lambda: composition(x, b)),
+             "compile": timed(lambda: compiled(x, b)),
+             "op": timed(lambda: ops.bias_gelu(x, b, "none")),
+             "op_transposed": timed(lambda: ops.bias_gelu(xt, b, "none")),
+             "copy": timed(lambda: y.copy_(x))}
         t["op_over_eager"] = t["eager"] / t["op"]
         t["op_over_compile"] = t["compile"] / t["op"]
         t["copy_over_op"] = t["copy"] / t["op"]  # 1: the op moves its bytes as fast as a copy
@@ -118,8 +121,7 @@ def main(argv: list[str] | None = None) -> int:
             xg.grad = bg.grad = None
             ops.bias_gelu(xg, bg, "none").backward(gy)
 
-        results["train_step_us"][name] = {"eager": traps.steady_us(torch, step_eager, a.reps),
-                                          "op": traps.steady_us(torch, step_op, a.reps)}
+        results["train_step_us"][name] = {"eager": timed(step_eager), "op": timed(step_op)}
     print(f"## bias + GELU, {a.rows} x {a.cols}, {results['device']}, torch {torch.__version__}\n")
     print("\n".join(lines))
     print("\n| dtype | train step eager µs | train step op µs | op / eager |\n| --- | ---: | ---: | ---: |")

@@ -47,11 +47,8 @@ Rows as_rows(const at::Tensor& t, const char* name) {
 void check_args(const at::Tensor& x, const at::Tensor& bias, const char* xname) {
   TORCH_CHECK(bias.dim() == 1, "cudalab::bias_gelu: argument 'bias' must be 1-D, got ", bias.dim(),
               " dimensions");
-  // sym_size: the Autograd kernel runs these checks on the fake tensors of torch.compile's
-  // trace too, whose sizes may be symbolic (sizes() would throw there).
-  TORCH_CHECK(x.dim() >= 1 && x.sym_size(-1) == bias.sym_size(0), "cudalab::bias_gelu: argument '",
-              xname, "' must end in a dimension of bias's size ", bias.sym_size(0), ", got shape ",
-              x.sym_sizes());
+  TORCH_CHECK(x.dim() >= 1 && x.size(-1) == bias.size(0), "cudalab::bias_gelu: argument '", xname,
+              "' must end in a dimension of bias's size ", bias.size(0), ", got shape ", x.sizes());
   TORCH_CHECK(x.scalar_type() == bias.scalar_type(), "cudalab::bias_gelu: argument 'bias' has ",
               bias.scalar_type(), ", '", xname, "' has ", x.scalar_type());
   TORCH_CHECK(x.device() == bias.device(), "cudalab::bias_gelu: argument 'bias' is on ",

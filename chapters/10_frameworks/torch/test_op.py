@@ -196,7 +196,7 @@ class Op(unittest.TestCase):
 # naming the argument, whichever kernel raises it; a crash fails its test with the signal instead
 # of ending the run. `x` (4, 5) against a bias of 4 elements.
 ERROR_PATHS = {
-    # The Autograd kernel, which checks before any autograd node exists.
+    # Through the Autograd kernel (torch::autograd::Function), to the CPU kernel that raises.
     "through_autograd_kernel": "ops.bias_gelu(x, b, 'none')",
     "input_requires_grad": "ops.bias_gelu(x.requires_grad_(), b, 'none')",
     # Below autograd: the CPU kernel raises, reached first.

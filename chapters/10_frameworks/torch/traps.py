@@ -55,28 +55,13 @@ def host_clock_us(torch, fn) -> float:
     return us
 
 
-def event_us(torch, fn, reps: int = 20, warmup: int = 3) -> float:
-    """Median GPU time of fn() in µs, by CUDA events around each call (after warm-up)."""
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        ts.append(a.elapsed_time(b) * 1e3)
-    return statistics.median(ts)
+def event_us(torch, fn, reps: int = 20, warmup: int = 3, back_to_back: bool = False) -> float:
+    """Median GPU time of fn() in µs, by CUDA events around each call (after warm-up).
 
-
-def steady_us(torch, fn, reps: int = 20, warmup: int = 3) -> float:
-    """Median device time of fn() in µs when calls are issued back to back, as a model's forward
-    issues them: events around each call, one synchronize at the end, so the host runs ahead and
-    each interval is the GPU's time for that call (its launch overhead hidden behind the previous
-    call's kernels, as long as they outlast it). event_us, which waits after every call, adds the
-    host's dispatch time of each call to it instead."""
+    back_to_back=False waits after every call, so each interval holds the host's dispatch of the
+    call too. back_to_back=True issues the calls as a model's forward does and waits once at the
+    end: the host runs ahead, and each interval is the GPU's time for that call (its launch
+    overhead hidden behind the previous call's kernels, as long as they outlast it)."""
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
@@ -86,6 +71,8 @@ def steady_us(torch, fn, reps: int = 20, warmup: int = 3) -> float:
         a.record()
         fn()
         b.record()
+        if not back_to_back:
+            b.synchronize()
         pairs.append((a, b))
     torch.cuda.synchronize()
     return statistics.median(a.elapsed_time(b) * 1e3 for a, b in pairs)
