@@ -5,10 +5,16 @@
 # Writes under OUT: doctor.txt/.json (+ h200_live.json, the live fixture), the chapter's tests and
 # pitfalls, the estimator, the exporter scraped while a kernel runs, the utilization trap (with
 # ncu), the benchmark JSON's clock context, and the go-live checklist for real (golive/: the OOM
-# drill, the torch allocator check, a short soak, the serving budget), a 20 s throttle watch (with
-# its plot where matplotlib is installed); then a summary.
+# drill, the torch allocator check, a short soak, the serving budget), a throttle watch of
+# CH12_WATCH_S seconds (default 20; the lesson's sustained load is 60), with its plot where
+# matplotlib is installed; then a summary.
 # Observe only: nothing here changes clocks, power limits or MIG.
 set -u
+W=${CH12_WATCH_S:-20}
+if ! [[ $W =~ ^[1-9][0-9]*$ ]]; then
+  echo "gpu_check.sh: CH12_WATCH_S='$W' is not a whole number of seconds" >&2
+  exit 2
+fi
 OUT=${1:?usage: $0 OUT}
 mkdir -p "$OUT"
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -36,7 +42,7 @@ step estimator $APP/ch12_mem_budget --gpu h200 --context 8192 --json "$OUT/estim
 step exporter_scrape python3 $T/exporter.py --interval 0.25 --during-load "$APP/ch12_load --seconds 6" \
   --out "$OUT/scrape.json"
 step util_trap python3 $T/util_trap.py --load $APP/ch12_load --seconds 3 --out "$OUT/util_trap.json"
-step throttle_watch python3 $T/throttle_watch.py --seconds 20 --hz 10 --load "$APP/ch12_load --seconds 20" \
+step throttle_watch python3 $T/throttle_watch.py --seconds "$W" --hz 10 --load "$APP/ch12_load --seconds $W" \
   --out "$OUT/throttle.json" --plot "$OUT/throttle.png"
 step bench_context bash -c "$B/tests/ch12/reference_ch12_test_bench_context && \
   $B/bench/bench_ch03 --benchmark_filter='^BM_(vector_add|saxpy)/' \
