@@ -78,6 +78,19 @@ class BuildError(SystemExit):
         self.output = output
 
 
+def cache_value(bdir: Path, name: str) -> str | None:
+    """The value CMakeCache.txt in bdir holds for the cache entry `name` (None: no cache, or no
+    such entry), so that a tool that changes a build option can put back what it found."""
+    cache = bdir / "CMakeCache.txt"
+    if not cache.is_file():
+        return None
+    for line in cache.read_text(errors="replace").splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key.split(":", 1)[0] == name:
+            return value
+    return None
+
+
 def configure_and_build(preset: str, log_file: Path | None = None, jobs: int | None = None,
                         targets: list[str] | None = None, cmake_args: list[str] | None = None,
                         configure: bool = True, verbose: bool = False, keep_going: bool = False) -> None:

@@ -293,6 +293,21 @@ if __name__ == "__main__":
     unittest.main()
 
 
+class CacheValue(unittest.TestCase):
+    """The GPU suite puts back the CUDALAB_MUTANTS it found, read from the build's cache."""
+
+    def test_reads_the_entry_by_name_not_by_prefix(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            self.assertIsNone(lt.cache_value(Path(d), "CUDALAB_MUTANTS"))  # no cache at all
+            (Path(d) / "CMakeCache.txt").write_text(
+                "// comment\nCUDALAB_MUTANTS_EXTRA:BOOL=OFF\nCUDALAB_MUTANTS:BOOL=ON\n"
+                "CMAKE_CUDA_FLAGS:STRING=-DX=1\n")
+            self.assertEqual(lt.cache_value(Path(d), "CUDALAB_MUTANTS"), "ON")
+            self.assertEqual(lt.cache_value(Path(d), "CMAKE_CUDA_FLAGS"), "-DX=1")
+            self.assertIsNone(lt.cache_value(Path(d), "CUDALAB"))
+
+
 class LabelRegex(unittest.TestCase):
     def test_exact_and_refuses_an_anchored_label(self):
         import re
