@@ -36,10 +36,6 @@ namespace {
 struct Config {
   static constexpr unsigned kThreadsX = 32;  // a warp across columns: coalesced rows
   static constexpr unsigned kThreadsY = 8;   // rows a block walks at once
-  // Rows a thread of the forward has in flight: both packs are loaded before either is computed,
-  // so a warp keeps 2 x 16 bytes a lane in the air through the GELU's arithmetic (the grid is
-  // sized for it: half the row blocks of one row a thread).
-  static constexpr unsigned kRowsInFlight = 2;
   static constexpr unsigned kBlock = kThreadsX * kThreadsY;
   static constexpr unsigned kMaxGridY = 65535;
   static constexpr unsigned kMaxPartials = 64;  // row blocks of the backward: rows of the workspace
@@ -256,34 +252,16 @@ __global__ void __launch_bounds__(Config::kBlock)
   Acc<T> b[kVec];
   for (int j = 0; j < kVec; ++j) b[j] = bias && c0 + j < cols ? to_acc(bias[c0 + j]) : Acc<T>(0);
   const std::size_t step = std::size_t{gridDim.y} * Config::kThreadsY;
-  std::size_t r = std::size_t{blockIdx.y} * Config::kThreadsY + threadIdx.y;
-  if (kVec > 1 && full) {
-    using P = Pack<T, kVec>;
-    constexpr int kR = Config::kRowsInFlight;
-    // kR rows of the thread's grid-stride sequence at a time: every load is issued before the
-    // first GELU, so the loads' latency overlaps (one row at a time, a thread waits for each).
-    for (; r + (kR - 1) * step < rows; r += kR * step) {
-      P p[kR];
-#pragma unroll
-      for (int k = 0; k < kR; ++k)
-        p[k] = *reinterpret_cast<const P*>(x + (r + k * step) * ldx + c0);
-#pragma unroll
-      for (int k = 0; k < kR; ++k) {
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) p[k].v[j] = from_acc<T>(f(to_acc(p[k].v[j]), b[j]));
-        *reinterpret_cast<P*>(y + (r + k * step) * ldy + c0) = p[k];
-      }
-    }
-    for (; r < rows; r += step) {  // the sequence's last rows, fewer than kR
-      P p = *reinterpret_cast<const P*>(x + r * ldx + c0);
+  for (std::size_t r = std::size_t{blockIdx.y} * Config::kThreadsY + threadIdx.y; r < rows;
+       r += step) {
+    const T* xr = x + r * ldx + c0;
+    T* yr = y + r * ldy + c0;
+    if (kVec > 1 && full) {
+      Pack<T, kVec> p = *reinterpret_cast<const Pack<T, kVec>*>(xr);
 #pragma unroll
       for (int j = 0; j < kVec; ++j) p.v[j] = from_acc<T>(f(to_acc(p.v[j]), b[j]));
-      *reinterpret_cast<P*>(y + r * ldy + c0) = p;
-    }
-  } else {
-    for (; r < rows; r += step) {
-      const T* xr = x + r * ldx + c0;
-      T* yr = y + r * ldy + c0;
+      *reinterpret_cast<Pack<T, kVec>*>(yr) = p;
+    } else {
       for (int j = 0; j < kVec && c0 + j < cols; ++j) yr[j] = from_acc<T>(f(to_acc(xr[j]), b[j]));
     }
   }
@@ -319,10 +297,8 @@ void launch_rowwise(const T* x, std::size_t ldx, const T* bias, T* y, std::size_
   constexpr int kVec = 16 / sizeof(T);
   // The 16-byte path needs every row start aligned: the pointers and the strides.
   const bool vec = aligned16(x) && aligned16(y) && ldx % kVec == 0 && ldy % kVec == 0;
-  // The vector path's threads take kRowsInFlight rows each, so it needs that many fewer row blocks.
-  const std::size_t rows_per_block = Config::kThreadsY * (vec ? Config::kRowsInFlight : 1);
   const unsigned gy = static_cast<unsigned>(
-      std::min<std::size_t>(ceil_div<std::size_t>(rows, rows_per_block), Config::kMaxGridY));
+      std::min<std::size_t>(ceil_div<std::size_t>(rows, Config::kThreadsY), Config::kMaxGridY));
   const dim3 block(Config::kThreadsX, Config::kThreadsY);
   if (vec)
     rowwise_kernel<T, kVec>

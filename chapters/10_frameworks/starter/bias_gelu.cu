@@ -38,10 +38,6 @@ namespace {
 struct Config {
   static constexpr unsigned kThreadsX = 32;  // a warp across columns: coalesced rows
   static constexpr unsigned kThreadsY = 8;   // rows a block walks at once
-  // Rows a thread of the forward has in flight: both packs are loaded before either is computed,
-  // so a warp keeps 2 x 16 bytes a lane in the air through the GELU's arithmetic (the grid is
-  // sized for it: half the row blocks of one row a thread).
-  static constexpr unsigned kRowsInFlight = 2;
   static constexpr unsigned kBlock = kThreadsX * kThreadsY;
   static constexpr unsigned kMaxGridY = 65535;
   static constexpr unsigned kMaxPartials = 64;  // row blocks of the backward: rows of the workspace
@@ -251,10 +247,8 @@ void launch_rowwise(const T* x, std::size_t ldx, const T* bias, T* y, std::size_
   constexpr int kVec = 16 / sizeof(T);
   // The 16-byte path needs every row start aligned: the pointers and the strides.
   const bool vec = aligned16(x) && aligned16(y) && ldx % kVec == 0 && ldy % kVec == 0;
-  // The vector path's threads take kRowsInFlight rows each, so it needs that many fewer row blocks.
-  const std::size_t rows_per_block = Config::kThreadsY * (vec ? Config::kRowsInFlight : 1);
   const unsigned gy = static_cast<unsigned>(
-      std::min<std::size_t>(ceil_div<std::size_t>(rows, rows_per_block), Config::kMaxGridY));
+      std::min<std::size_t>(ceil_div<std::size_t>(rows, Config::kThreadsY), Config::kMaxGridY));
   const dim3 block(Config::kThreadsX, Config::kThreadsY);
   if (vec)
     rowwise_kernel<T, kVec>
