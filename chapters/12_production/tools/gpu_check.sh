@@ -22,7 +22,7 @@ cd "$ROOT"
 B=${CUDALAB_BUILD:-build/gpu}  # the build to check (CUDALAB_BUILD=build/ci: a dry run without a GPU)
 T=chapters/12_production/tools
 APP=$B/chapters/12_production
-declare -a SUMMARY FAILED
+declare -a SUMMARY=() FAILED=()  # empty, not unset: set -u reads ${#FAILED[@]} below
 step() {  # step NAME CMD... : runs it, logs to OUT/NAME.log, records its exit status
   local name=$1; shift
   local t0=$SECONDS
