@@ -16,7 +16,8 @@ commits them). Output:
     marked `headline = true`) and of each chapter README (`<!-- results:chNN begin -->` .. `end -->`:
     every declared ratio with its spread and goal; `<!-- results:chNN-NAME begin -->`: the [[ladder]]
     declared with `block = "NAME"`, a row per step, its median and % of the vendor row), from the
-    primary GPU (--gpu, default H200 when present, else the first);
+    primary GPU (--gpu, default H200 when present, else the first); a chapter that GPU has no run of
+    shows another GPU's run, named in its block and rows;
   * the block `<!-- results:goals begin -->` of docs/instructors.md: every exercise speed goal
     beside the reference's measured ratio;
   * the roofline of every row with FLOPs and bytes (chapters/09_profiling/tools/roofline.py):
@@ -172,14 +173,16 @@ def goals_block(tree: Tree, gpu: str | None) -> str:
               "edit those, not this block. -->")
     rows, run = [], None
     for chapter in tree.chapters():
-        src = tree.raw / gpu / f"bench_{chapter}.json" if gpu else None
+        cg = chapter_gpu(tree, chapter, gpu)
+        src = tree.raw / cg / f"bench_{chapter}.json" if cg else None
         data = json.loads(src.read_text()) if src and src.exists() else None
-        if data and run is None:
+        if data and run is None and cg == gpu:
             run = run_info(data)
+        other = run_info(data)[0] if data and cg != gpu else None  # a chapter measured elsewhere only
         for d in report.load_declarations(chapter, tree.bench)["ratio"]:
             if d.get("goal") is None:
                 continue
-            rows.append((d["exercise"], chapter, d, data))
+            rows.append((d["exercise"], chapter, d, data, other))
     rows.sort(key=lambda r: (r[1], [int(x) for x in r[0].split(".") if x.isdigit()]))
     if run:
         intro = (f"The reference's ratio measured by `scripts/gpu_suite` on {run[0]} on {run[1]} (median of "
@@ -188,12 +191,14 @@ def goals_block(tree: Tree, gpu: str | None) -> str:
         intro = ("No measured results are committed yet: the reference column is written here from "
                  "`docs/results/raw/<GPU>/` (a GPU suite run; see docs/results/README.md).")
     lines = [marker, intro, "", "| ex | ratio (`bench/chNN.toml`) | goal | reference |", "| --- | --- | ---: | --- |"]
-    for ex, chapter, d, data in rows:
+    for ex, chapter, d, data, other in rows:
         if data is None:
             ref = "not measured yet"
         else:
             head, spread = measured_cells(report.ratio_result(d, data))
             ref = f"{head}, {spread}" if not head.startswith("not") else f"{head}: {spread}"
+            if other:
+                ref += f" (on {other})"
         lines.append(f"| {ex} | {d['label']} | {d['goal']:.2f}x | {ref} |")
     return "\n".join(lines)
 
@@ -202,10 +207,12 @@ def summary_block(tree: Tree, gpu: str | None) -> str:
     marker = "<!-- Written by scripts/results.py from bench/chNN.toml (headline = true) and docs/results/raw/; edit those, not this block. -->"
     rows, run = [], None
     for chapter in tree.chapters():
-        src = tree.raw / gpu / f"bench_{chapter}.json" if gpu else None
+        cg = chapter_gpu(tree, chapter, gpu)
+        src = tree.raw / cg / f"bench_{chapter}.json" if cg else None
         data = json.loads(src.read_text()) if src and src.exists() else None
-        if data and run is None:
+        if data and run is None and cg == gpu:
             run = run_info(data)
+        other = f" (on {run_info(data)[0]})" if data and cg != gpu else ""
         for d in report.load_declarations(chapter, tree.bench)["ratio"]:
             if not d.get("headline"):
                 continue
@@ -213,7 +220,7 @@ def summary_block(tree: Tree, gpu: str | None) -> str:
                 rows.append(f"| {chapter[2:]} | {d['label']} | not measured yet | |")
                 continue
             head, spread = measured_cells(report.ratio_result(d, data))
-            rows.append(f"| {chapter[2:]} | {d['label']} | {head} | {spread} |")
+            rows.append(f"| {chapter[2:]} | {d['label']} | {head}{other} | {spread} |")
     if run:
         intro = (f"Measured by `scripts/gpu_suite` on {run[0]} on {run[1]}, each against the vendor library "
                  f"in the same run (median of {run[2]} repetition(s), spread min..max; full tables: "
@@ -256,6 +263,16 @@ def primary_gpu(tree: Tree, wanted: str | None) -> str | None:
     return "H200" if "H200" in gpus else (gpus[0] if gpus else None)
 
 
+def chapter_gpu(tree: Tree, chapter: str, primary: str | None) -> str | None:
+    """The GPU whose run a chapter's numbers come from: the primary GPU's when it has the chapter's
+    JSON, else the first other GPU that has it (a chapter measured only on an H100 shows that run,
+    and its block names the GPU), else the primary (nothing measured)."""
+    for g in ([primary] if primary else []) + [g for g in tree.gpus() if g != primary]:
+        if (tree.raw / g / f"bench_{chapter}.json").exists():
+            return g
+    return primary
+
+
 def outputs(tree: Tree, gpu_wanted: str | None, plots: bool) -> dict[Path, str]:
     """Every file results.py writes (the plots are drawn by report.report_text itself)."""
     out: dict[Path, str] = {}
@@ -286,15 +303,16 @@ def outputs(tree: Tree, gpu_wanted: str | None, plots: bool) -> dict[Path, str]:
         if path is None:
             continue
         text = out.get(path, path.read_text())
-        link = f"../../docs/results/{gpu}.md" if gpu else "../../docs/results/"
-        new = replace_block(text, chapter, chapter_block(tree, chapter, gpu, link))
+        cg = chapter_gpu(tree, chapter, gpu)
+        link = f"../../docs/results/{cg}.md" if cg else "../../docs/results/"
+        new = replace_block(text, chapter, chapter_block(tree, chapter, cg, link))
         if new is not None:
             out[path] = text = new
         for lad in report.load_declarations(chapter, tree.bench)["ladder"]:
             key = ladder_key(chapter, lad)
             if key is None:
                 continue
-            new = replace_block(text, key, ladder_block(tree, chapter, lad, gpu, link))
+            new = replace_block(text, key, ladder_block(tree, chapter, lad, cg, link))
             if new is None:
                 raise SystemExit(f"results: bench/{chapter}.toml declares ladder block {key!r}, but "
                                  f"{path.relative_to(tree.root)} has no <!-- results:{key} begin/end --> markers")

@@ -317,6 +317,31 @@ class Regenerate(unittest.TestCase):
         self.assertIn("# Results on NVIDIA H200 (2026-12-01)", full)
         self.assertIn("docs/results/raw/H200/bench_ch05.json", full)
 
+    def test_a_chapter_the_primary_gpu_has_no_run_of_shows_another_gpus_run_named(self):
+        tree = results.Tree(self.root)
+        results.import_jsons(tree, self.suite_out)  # ch05 on the H200 (the primary)
+        other = self.root / "suite_h100"
+        other.mkdir()
+        (other / "bench_ch02.json").write_text(json.dumps(run([
+            ("BM_fma_f32/ilp:8/warps:4", "", [{"TFLOP/s": 60.0}]),
+            ("BM_sgemm_cublas/8192", "", [{"TFLOP/s": 50.0}]),
+        ], gpu="NVIDIA H100 80GB HBM3", date="2026-12-06T08:00:00+00:00")))
+        results.import_jsons(tree, other)
+        self.regenerate()
+        ch02 = (self.root / "chapters/02_architecture/README.md").read_text()
+        block = results.block_re("ch02").search(ch02).group(1)
+        self.assertIn("Measured on NVIDIA H100 80GB HBM3 on 2026-12-06", block)
+        self.assertIn("../../docs/results/H100_80GB_HBM3.md", block)
+        self.assertIn("| 1.20x |", block)
+        ch05 = (self.root / "chapters/05_patterns/README.md").read_text()
+        self.assertIn("Measured on NVIDIA H200 on 2026-12-01", ch05)  # the primary keeps its chapters
+        top = (self.root / "README.md").read_text()
+        self.assertIn("on NVIDIA H200 on 2026-12-01", top)  # the intro names the primary's run
+        self.assertIn("| 02 | FMA kernel, fp32, 8 chains, 4 warps/SM (2.1) / cuBLAS SGEMM 8192^3 (FP32 cores) | "
+                      "1.20x (on NVIDIA H100 80GB HBM3) |", top)
+        goals = results.block_re("goals").search((self.root / "docs/instructors.md").read_text()).group(1)
+        self.assertIn("1.20x, 1.20..1.20 (1 reps, separate rows) (on NVIDIA H100 80GB HBM3)", goals)
+
     def test_without_raw_json_the_blocks_hold_no_measured_number(self):
         self.regenerate()
         ch06 = (self.root / "chapters/06_libraries/README.md").read_text()
