@@ -5,8 +5,8 @@
 //   other_us    total - kernel: launch gaps, host syncs, allocations
 //   kernels, host_syncs per forward; forwards/s = 1e6 / median_us
 // Rows: BM_block/<mode>/batch:B with mode = eager_alloc, eager, fused, graph.
-// scripts/ch01_torch.py prints the same table for PyTorch (eager, CUDA graphs, torch.compile)
-// beside these rows when torch is installed.
+// chapters/01_serving_latency/tools/ch01_torch.py prints the same table for PyTorch (eager, CUDA
+// graphs, torch.compile) beside these rows when torch is installed.
 //   ./build/gpu/bench/bench_ch01 --benchmark_out=ch01.json --benchmark_out_format=json
 #include <chrono>
 #include <string>

@@ -504,9 +504,10 @@ void BM_p2p_latency(benchmark::State& state, int src, int dst) {
   state.counters["us"] = us;
 }
 
-// The NVLink link matrix (NVML) in the JSON's context, for scripts/ch08_multi_gpu.py: nvlink_links
-// "0 18;18 0" (row i: links from device i to each device), nvlink_other and nvlink_active (per
-// device); or nvlink_unavailable with the reason.
+// The NVLink link matrix (NVML) in the JSON's context, for
+// chapters/08_multi_gpu/tools/ch08_multi_gpu.py: nvlink_links "0 18;18 0" (row i: links from device
+// i to each device), nvlink_other and nvlink_active (per device); or nvlink_unavailable with the
+// reason.
 void nvlink_context() {
   std::string why;
   try {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Unit tests of scripts/ch01_torch.py's table and JSON reading (no torch, no GPU)."""
+"""Unit tests of chapters/01_serving_latency/tools/ch01_torch.py's table and JSON reading (no torch, no GPU)."""
 from __future__ import annotations
 
 import io
@@ -10,7 +10,7 @@ import unittest
 from contextlib import redirect_stdout
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "chapters" / "01_serving_latency" / "tools"))
 import ch01_torch as t  # noqa: E402
 
 

@@ -1,9 +1,9 @@
-"""CPU tests of scripts/ch08_multi_gpu.py's tables (no GPU, no benchmark run)."""
+"""CPU tests of chapters/08_multi_gpu/tools/ch08_multi_gpu.py's tables (no GPU, no benchmark run)."""
 import sys
 import unittest
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "chapters" / "08_multi_gpu" / "tools"))
 import ch08_multi_gpu as m  # noqa: E402
 
 

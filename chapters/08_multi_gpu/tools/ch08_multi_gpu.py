@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Chapter 8's multi-GPU measurements on however many GPUs this machine has.
 
-    python3 scripts/ch08_multi_gpu.py [--build build/gpu] [--out docs/results] [--quick]
-    python3 scripts/ch08_multi_gpu.py --render docs/results/ch08_multi_gpu_1gpu.json [--build DIR]
+    python3 chapters/08_multi_gpu/tools/ch08_multi_gpu.py [--build build/gpu] [--out docs/results] [--quick]
+    python3 chapters/08_multi_gpu/tools/ch08_multi_gpu.py --render docs/results/ch08_multi_gpu_1gpu.json [--build DIR]
 
 Runs bench_ch08 (all-reduce by size, 8 B to 1 GiB: the hand ring of exercise 8.3 over P2P on every
 GPU beside NCCL on the same GPUs; NCCL's all-gather, reduce-scatter and broadcast; the ring with 4
@@ -32,7 +32,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 ROW = re.compile(r"^BM_(?P<kind>ring_allreduce|nccl_allreduce)/gpus:(?P<gpus>\d+)/bytes:(?P<bytes>\d+)")
 P2P = re.compile(r"^BM_p2p_copy/src:(?P<src>\d+)/dst:(?P<dst>\d+)/(?P<dir>one_way|both_ways)")
 P2P_LATENCY = re.compile(r"^BM_p2p_latency/src:(?P<src>\d+)/dst:(?P<dst>\d+)")
@@ -193,7 +193,7 @@ def markdown(gpus: int, rows: list[dict], p2p: dict, topo: str, model_md: str,
              nvlink: tuple | str | None = None, ddp: list[dict] | None = None,
              tp: list[dict] | None = None, mpi: list[dict] | str | None = None) -> str:
     lines = [f"# Chapter 8 multi-GPU measurements: {gpus} GPU(s)", "",
-             "Written by scripts/ch08_multi_gpu.py (NCCL_NVLS_ENABLE=0). busbw = algbw x 2(n-1)/n, as nccl-tests; "
+             "Written by chapters/08_multi_gpu/tools/ch08_multi_gpu.py (NCCL_NVLS_ENABLE=0). busbw = algbw x 2(n-1)/n, as nccl-tests; "
              "on one GPU busbw is 0 by definition (no link is crossed)."]
     lines += table("All-reduce by GPU count and size",
                    ["GPUs", "bytes", "hand ring busbw (GB/s)", "NCCL busbw (GB/s)", "model busbw (GB/s)",

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Chapter 1 cost calculator: what a forward's latency means in GPUs and money.
 
-    scripts/ch01_cost.py --price 3.50 --batch 16 --latency-us 250
-    scripts/ch01_cost.py --price 3.50 --json bench_ch01.json [--utilization 0.6] [--target-rps 5000]
+    chapters/01_serving_latency/tools/ch01_cost.py --price 3.50 --batch 16 --latency-us 250
+    chapters/01_serving_latency/tools/ch01_cost.py --price 3.50 --json bench_ch01.json [--utilization 0.6] [--target-rps 5000]
 
 From a measured latency per batch (or the samples/s of every BM_block row of a bench_ch01 JSON):
   throughput per GPU   = batch / latency x streams served at once            (requests per second)

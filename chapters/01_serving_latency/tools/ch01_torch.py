@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Chapter 1: the same FFN block in PyTorch — eager, CUDA graphs, torch.compile — beside the C++ rows.
 
-    scripts/ch01_torch.py [--cpp bench_ch01.json] [--batches 1 4 16 64] [--reps 200] [--json OUT]
+    chapters/01_serving_latency/tools/ch01_torch.py [--cpp bench_ch01.json] [--batches 1 4 16 64] [--reps 200] [--json OUT]
 
 The block is bench_ch01's: y = x + W2 gelu_tanh(W1 LayerNorm(x) + b1) + b2, d 512, hidden 2048,
 FP32 with TF32 off (the C++ kernels are FP32 FMA). Weights are random: timing does not depend on
