@@ -134,17 +134,18 @@ __global__ void __launch_bounds__(kGemmThreads)
   }
 }
 
-__global__ void bias_add_kernel(float* __restrict__ y, const float* __restrict__ bias,
-                                std::size_t n, int out) {
+__global__ void __launch_bounds__(kEw)
+    bias_add_kernel(float* __restrict__ y, const float* __restrict__ bias, std::size_t n, int out) {
   const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i < n) y[i] += bias[i % static_cast<std::size_t>(out)];
 }
-__global__ void gelu_kernel(float* __restrict__ y, std::size_t n) {
+__global__ void __launch_bounds__(kEw) gelu_kernel(float* __restrict__ y, std::size_t n) {
   const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i < n) y[i] = gelu(y[i]);
 }
-__global__ void residual_add_kernel(const float* __restrict__ x, const float* __restrict__ t,
-                                    float* __restrict__ y, std::size_t n) {
+__global__ void __launch_bounds__(kEw)
+    residual_add_kernel(const float* __restrict__ x, const float* __restrict__ t,
+                        float* __restrict__ y, std::size_t n) {
   const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i < n) y[i] = x[i] + t[i];
 }

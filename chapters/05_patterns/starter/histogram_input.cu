@@ -19,9 +19,9 @@ __device__ __forceinline__ std::uint64_t splitmix64(std::uint64_t z) {
   return z ^ (z >> 31);
 }
 
-__global__ void fill_histogram_input_kernel(std::int32_t* __restrict__ values, std::size_t n,
-                                            std::uint32_t num_bins, bool skewed,
-                                            std::uint64_t seed) {
+__global__ void __launch_bounds__(256)
+    fill_histogram_input_kernel(std::int32_t* __restrict__ values, std::size_t n,
+                                std::uint32_t num_bins, bool skewed, std::uint64_t seed) {
   const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
   const std::uint32_t hot = num_bins < 4 ? num_bins : 4;
   for (std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += stride) {

@@ -274,8 +274,9 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
 // Split-K, second pass: y[e] = part[0][e] + part[1][e] + ... in that order (deterministic).
 // Memory-bound: V = float4 when the element count is a multiple of 4 (16-byte accesses).
 template <class V>
-__global__ void conv_sum_slices_kernel(const V* __restrict__ part, int slices, std::size_t count,
-                                       V* __restrict__ y) {
+__global__ void __launch_bounds__(256)
+    conv_sum_slices_kernel(const V* __restrict__ part, int slices, std::size_t count,
+                           V* __restrict__ y) {
   for (std::size_t e = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; e < count;
        e += std::size_t{gridDim.x} * blockDim.x) {
     V sum = part[e];

@@ -11,16 +11,19 @@
 namespace cudalab::ch07 {
 namespace {
 
-__global__ void square_kernel(const float* __restrict__ x, float* __restrict__ a, std::size_t n) {
+__global__ void __launch_bounds__(kBlock)
+    square_kernel(const float* __restrict__ x, float* __restrict__ a, std::size_t n) {
   const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i < n) a[i] = x[i] * x[i];
 }
-__global__ void affine_kernel(const float* __restrict__ x, float* __restrict__ b, std::size_t n) {
+__global__ void __launch_bounds__(kBlock)
+    affine_kernel(const float* __restrict__ x, float* __restrict__ b, std::size_t n) {
   const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i < n) b[i] = fmaf(2.0f, x[i], 1.0f);
 }
-__global__ void add_kernel(const float* __restrict__ a, const float* __restrict__ b,
-                           float* __restrict__ out, std::size_t n) {
+__global__ void __launch_bounds__(kBlock)
+    add_kernel(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ out,
+               std::size_t n) {
   const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i < n) out[i] = a[i] + b[i];
 }

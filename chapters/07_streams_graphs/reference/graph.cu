@@ -13,7 +13,8 @@
 namespace cudalab::ch07 {
 namespace {
 
-__global__ void chain_kernel(float* __restrict__ x, std::size_t n, float scale, float shift) {
+__global__ void __launch_bounds__(kBlock)
+    chain_kernel(float* __restrict__ x, std::size_t n, float scale, float shift) {
   const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i < n) x[i] = fmaf(x[i], scale, shift);
 }

@@ -19,7 +19,7 @@ __device__ __forceinline__ std::uint64_t global_ns() {
 
 // flags[0]: set to 1 by the host to open; flags[1]: 1 opened, 2 timed out (written by the GPU).
 // Both live in mapped pinned memory: the GPU reads the host's write over the bus at every poll.
-__global__ void gate_kernel(volatile int* flags, std::uint64_t timeout_ns) {
+__global__ void __launch_bounds__(1) gate_kernel(volatile int* flags, std::uint64_t timeout_ns) {
   const std::uint64_t start = global_ns();
   while (flags[0] == 0) {
     if (global_ns() - start > timeout_ns) {
@@ -33,13 +33,13 @@ __global__ void gate_kernel(volatile int* flags, std::uint64_t timeout_ns) {
   __threadfence_system();
 }
 
-__global__ void spin_kernel(std::uint64_t ns) {
+__global__ void __launch_bounds__(32) spin_kernel(std::uint64_t ns) {
   const std::uint64_t start = global_ns();
   while (global_ns() - start < ns) {
   }
 }
 
-__global__ void touch_kernel(float* p, std::size_t n) {
+__global__ void __launch_bounds__(256) touch_kernel(float* p, std::size_t n) {
   for (std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n;
        i += std::size_t{gridDim.x} * blockDim.x)
     p[i] = static_cast<float>(i & 1023);

@@ -31,8 +31,8 @@ unsigned blocks_for(std::size_t n) {
 // column-major transposes); the kernels below are the element-wise glue between them.
 
 // h[b][j] = relu(h[b][j] + b1[j]), in place over X W1 (n = rows * hid).
-__global__ void bias_relu_kernel(float* __restrict__ h, const float* __restrict__ b1, std::size_t n,
-                                 int hid) {
+__global__ void __launch_bounds__(kBlock)
+    bias_relu_kernel(float* __restrict__ h, const float* __restrict__ b1, std::size_t n, int hid) {
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
        i += std::size_t{gridDim.x} * blockDim.x)
     h[i] = fmaxf(h[i] + b1[i % hid], 0.0f);
@@ -41,10 +41,10 @@ __global__ void bias_relu_kernel(float* __restrict__ h, const float* __restrict_
 // With y[b] = H[b] . W2 from cuBLAS: dy[b] = (y[b] + b2 - t[b]) / global; loss[0] = sum over this
 // rank's rows of (y + b2 - t)^2 / 2 / global, and gb2[0] = sum of dy (layer 2's bias gradient).
 // One thread: a fixed order of additions, and a few thousand rows at most.
-__global__ void loss_kernel(const float* __restrict__ y, const float* __restrict__ t,
-                            const float* __restrict__ b2, float* __restrict__ dy,
-                            float* __restrict__ loss, float* __restrict__ gb2, int rows,
-                            float inv_global) {
+__global__ void __launch_bounds__(1)
+    loss_kernel(const float* __restrict__ y, const float* __restrict__ t,
+                const float* __restrict__ b2, float* __restrict__ dy, float* __restrict__ loss,
+                float* __restrict__ gb2, int rows, float inv_global) {
   if (blockIdx.x != 0 || threadIdx.x != 0) return;
   float sum = 0.0f, grad = 0.0f;
   for (int b = 0; b < rows; ++b) {
@@ -59,15 +59,16 @@ __global__ void loss_kernel(const float* __restrict__ y, const float* __restrict
 
 // dh[b][j] = dy[b] W2[j] where h[b][j] > 0, else 0: in place over h (layer 2's gradient, which
 // reads h, is enqueued before).
-__global__ void relu_backward_kernel(float* __restrict__ h, const float* __restrict__ dy,
-                                     const float* __restrict__ w2, std::size_t n, int hid) {
+__global__ void __launch_bounds__(kBlock)
+    relu_backward_kernel(float* __restrict__ h, const float* __restrict__ dy,
+                         const float* __restrict__ w2, std::size_t n, int hid) {
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
        i += std::size_t{gridDim.x} * blockDim.x)
     h[i] = h[i] > 0.0f ? dy[i / hid] * w2[i % hid] : 0.0f;
 }
 
-__global__ void sgd_kernel(float* __restrict__ p, const float* __restrict__ g, std::size_t n,
-                           float lr) {
+__global__ void __launch_bounds__(kBlock)
+    sgd_kernel(float* __restrict__ p, const float* __restrict__ g, std::size_t n, float lr) {
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
        i += std::size_t{gridDim.x} * blockDim.x)
     p[i] = fmaf(-lr, g[i], p[i]);

@@ -15,8 +15,9 @@
 namespace cudalab::ch11 {
 namespace {
 
-__global__ void to_dtype_kernel(const float* __restrict__ in, std::uint16_t* __restrict__ out,
-                                std::size_t n, bool f16) {
+__global__ void __launch_bounds__(256)
+    to_dtype_kernel(const float* __restrict__ in, std::uint16_t* __restrict__ out, std::size_t n,
+                    bool f16) {
   const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i >= n) return;
   out[i] = f16 ? static_cast<__half_raw>(__float2half_rn(in[i])).x

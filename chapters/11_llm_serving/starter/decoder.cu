@@ -123,8 +123,8 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // a[t][j] = fp16(silu(gate) * up), gate = gu[t][j], up = gu[t][ffn + j].
-__global__ void swiglu_kernel(const __half* __restrict__ gu, __half* __restrict__ a, std::size_t n,
-                              int ffn) {
+__global__ void __launch_bounds__(kThreads)
+    swiglu_kernel(const __half* __restrict__ gu, __half* __restrict__ a, std::size_t n, int ffn) {
   const std::size_t idx = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (idx >= n) return;
   const std::size_t t = idx / ffn, j = idx % ffn;
