@@ -36,7 +36,9 @@ import resources  # noqa: E402
 
 EXCLUDE = [
     "chapters/*/reference/*", "chapters/*/solutions/*", "chapters/*/pitfalls/*", "chapters/*/mutants.toml",
-    "scripts/gen_starter.py", "scripts/variants.py", "scripts/gpu_suite", "scripts/gpu_acceptance", "scripts/handout.py",
+    "scripts/gen_starter.py", "scripts/variants.py", "scripts/gpu_suite", "scripts/cudalab/gpu_suite.py",
+    "scripts/gpu_acceptance",
+    "scripts/handout.py",
     "scripts/test_*.py", "scripts/results.py", "scripts/new_chapter.py",
     "scripts/gpu_blindspots.sh", "scripts/gpu_exercises.sh", "scripts/handout_check", "tests/fixtures/*",
     ".ci/*", "docs/instructors.md", "grades/*",
