@@ -27,6 +27,28 @@ PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
 
 # What a test's ctest labels say: the one reading, shared by the grading rules (Case) and the
 # scripts that run tests (labtools.TestResult).
+GRADING_TOML = Path(__file__).resolve().parent / "grading.toml"
+
+
+@dataclass
+class GradingConfig:
+    """scripts/grading.toml, read in one place for scripts/lab and scripts/grade: the points of each
+    exercise (`default` where none is listed), the points of each speed goal, and the exercises
+    graded on their CPU tests alone."""
+    default: float = 1.0
+    points: dict[str, float] = field(default_factory=dict)
+    speed: dict[str, float] = field(default_factory=dict)
+    cpu_graded: set[str] = field(default_factory=set)
+
+
+def grading_config(path: Path = GRADING_TOML) -> GradingConfig:
+    cfg = tomllib.loads(Path(path).read_text())
+    return GradingConfig(default=float(cfg.get("default", 1)),
+                         points={str(k): float(v) for k, v in cfg.get("points", {}).items()},
+                         speed={str(k): float(v) for k, v in cfg.get("speed", {}).items()},
+                         cpu_graded={norm_exercise(str(e)) for e in cfg.get("cpu_graded", [])})
+
+
 def kind_of(labels: list[str]) -> str:
     """'gpu' for a test labelled gpu, else 'cpu'."""
     return "gpu" if "gpu" in labels else "cpu"

@@ -45,6 +45,22 @@ class UntouchedStarterScoresZero(unittest.TestCase):
         self.assertEqual(gl.untouched_leaks(cases), ["4.4"])
 
 
+class GradingConfigRead(unittest.TestCase):
+    """scripts/grading.toml, read once for lab and grade."""
+
+    def test_the_committed_file_and_a_fixture(self):
+        import tempfile
+        cfg = gl.grading_config()
+        self.assertGreater(cfg.default, 0)
+        self.assertTrue(all(gl.norm_exercise(e) == e for e in cfg.cpu_graded))
+        with tempfile.TemporaryDirectory() as d:
+            f = Path(d) / "grading.toml"
+            f.write_text('default = 2\ncpu_graded = ["5.08", 3.1]\n[points]\n"5.4" = 3\n[speed]\n"5.4" = 1\n')
+            cfg = gl.grading_config(f)
+        self.assertEqual((cfg.default, cfg.points, cfg.speed), (2.0, {"5.4": 3.0}, {"5.4": 1.0}))
+        self.assertEqual(cfg.cpu_graded, {"5.8", "3.1"})
+
+
 class SkipRules(unittest.TestCase):
     def test_capability_skip_does_not_zero_a_finished_exercise(self):
         cases = [case("wmma", "6.5", "passed"), case("wgmma", "6.5", "skipped", msg=CC90)]

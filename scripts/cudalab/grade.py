@@ -33,16 +33,11 @@ import os
 import shutil
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # scripts/: labtools, gradelib, ...
 import gradelib as gl  # noqa: E402
 import labtools as lt  # noqa: E402
-
-
-def load_config() -> dict:
-    return tomllib.loads((lt.ROOT / "scripts" / "grading.toml").read_text())
 
 
 def measure_speed(bdir: Path, track: str, verdicts: list[gl.Verdict], rounds: int, work: Path) -> dict[str, gl.SpeedVerdict]:
@@ -142,11 +137,8 @@ def apply_overrides(verdicts: list[gl.Verdict], compile_errors: dict, review: di
 
 
 def grade_here(args, splice: dict | None = None) -> int:
-    cfg = load_config()
-    default = float(cfg.get("default", 1))
-    points = {str(k): float(v) for k, v in cfg.get("points", {}).items()}
-    speed_points = {str(k): float(v) for k, v in cfg.get("speed", {}).items()}
-    cpu_graded = {gl.norm_exercise(str(e)) for e in cfg.get("cpu_graded", [])}
+    cfg = gl.grading_config()
+    default, points, speed_points, cpu_graded = cfg.default, cfg.points, cfg.speed, cfg.cpu_graded
     chapter = args.chapter
     preset = args.preset or lt.default_preset()
     has_gpu, why = lt.gpu_visible()

@@ -36,7 +36,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import tomllib
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # scripts/: labtools, gradelib, ...
@@ -74,12 +73,8 @@ def handout_mode() -> bool:
     return (lt.ROOT / ".cudalab-handout").exists()
 
 
-def grading_config() -> dict:
-    return tomllib.loads((lt.ROOT / "scripts" / "grading.toml").read_text())
-
-
 def cpu_graded() -> set[str]:
-    return {gl.norm_exercise(str(e)) for e in grading_config().get("cpu_graded", [])}
+    return gl.grading_config().cpu_graded
 
 
 def jobs_of(args) -> int:
