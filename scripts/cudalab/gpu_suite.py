@@ -123,7 +123,7 @@ def sanitize(exe: Path, tool: str, logdir: Path, tag: str | None = None) -> lt.S
     return lt.parse_sanitizer(exe.name, tool, rc, out)
 
 
-def main() -> int:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out", type=Path)
     ap.add_argument("--preset", default="gpu")
@@ -145,91 +145,116 @@ def main() -> int:
                     help="only this chapter's tests, sanitizer runs and benchmarks (repeatable; "
                          "the whole tree is still built)")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 8)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.bench_only:
         if args.skip_bench:
             lt.usage_error("--bench-only and --skip-bench leave nothing to run")
         args.skip_mutants = args.skip_sanitizer = True
-    out = args.out.resolve()
-    out.mkdir(parents=True, exist_ok=True)
-    work = out / "work"
-    work.mkdir(exist_ok=True)
-    t0 = time.time()
-    timings: dict[str, float] = {}
-    has_gpu, why = lt.gpu_visible()
-    if not has_gpu:
-        lt.die(f"gpu_suite needs a GPU: {why}")
-    summary: dict = {"gpu": why, "preset": args.preset, "ok": True, "problems": []}
+    return args
 
-    def problem(msg: str) -> None:
-        summary["ok"] = False
-        summary["problems"].append(msg)
+
+class Suite:
+    """One run of the suite: each numbered step of the module's docstring is a method, called in
+    order by main(); the state they share (the summary, the timings, each phase's results) lives
+    here. summary.json is checkpointed after each phase, so that a run stopped later (a device's
+    time limit) still leaves its evidence."""
+
+    def __init__(self, args: argparse.Namespace, why: str):
+        self.args, self.why = args, why
+        self.out = args.out.resolve()
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.work = self.out / "work"
+        self.work.mkdir(exist_ok=True)
+        self.t0 = time.time()
+        self.timings: dict[str, float] = {}
+        self.summary: dict = {"gpu": why, "preset": args.preset, "ok": True, "problems": []}
+        self.scopes = [[c] for c in args.chapter] or [[]]
+        self.bdir = lt.build_dir(args.preset)
+        self.tracks: dict[str, list] = {"reference": [], "starter": [], "pitfall": []}
+        self.per_chapter: dict = {}
+        self.ex: dict = {}
+        self.pit_counts: dict = {}
+        self.race_exes: dict[str, list[str]] = {}
+        self.race_pitfalls: set[str] = set()
+        self.declared: dict[str, dict] = {}
+        self.mutant_counts: dict[str, dict[str, int]] = {}
+        self.mutant_race_exes: dict[str, list[str]] = {}
+        self.pit_racecheck: dict[str, list[lt.SanitizerRun]] = {}
+        self.mut_racecheck: dict[str, list[lt.SanitizerRun]] = {}
+        self.sanitizer_bad: list[str] = []
+        self.pit: dict = {}
+        self.mut: dict = {}
+        self.score = None
+        self.summary["sanitizer"] = {}
+
+    def problem(self, msg: str) -> None:
+        self.summary["ok"] = False
+        self.summary["problems"].append(msg)
         lt.log("PROBLEM: " + msg)
 
-    def checkpoint(phase: str) -> None:
-        """summary.json as it stands after `phase`, so that a run stopped later (a device's time
-        limit) still leaves its evidence; the last one (phase "done") is the verdict."""
-        summary["phase_done"] = phase
-        summary["seconds"] = {k: round(v, 1) for k, v in timings.items()}
-        (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    def checkpoint(self, phase: str) -> None:
+        """summary.json as it stands after `phase`; the last one (phase "done") is the verdict."""
+        self.summary["phase_done"] = phase
+        self.summary["seconds"] = {k: round(v, 1) for k, v in self.timings.items()}
+        (self.out / "summary.json").write_text(json.dumps(self.summary, indent=2) + "\n")
 
-    # 1. build
-    lt.log(f"== build (preset {args.preset})")
-    lt.run([sys.executable, str(lt.ROOT / "scripts" / "variants.py"), "--check"], work / "build.log")
-    lt.configure_and_build(args.preset, work / "build.log", jobs=args.jobs)
-    bdir = lt.build_dir(args.preset)
-    timings["build"] = time.time() - t0
+    def build(self) -> None:
+        """1. build (the generated starter checked first)."""
+        lt.log(f"== build (preset {self.args.preset})")
+        lt.run([sys.executable, str(lt.ROOT / "scripts" / "variants.py"), "--check"], self.work / "build.log")
+        lt.configure_and_build(self.args.preset, self.work / "build.log", jobs=self.args.jobs)
+        self.timings["build"] = time.time() - self.t0
 
-    # 2-4. tracks
-    tracks: dict[str, list] = {"reference": [], "starter": [], "pitfall": []}
-    scopes = [[c] for c in args.chapter] or [[]]
-    for track in () if args.bench_only else tuple(tracks):
-        t = time.time()
-        res = []
-        for scope in scopes:
-            tag = "_".join([track] + scope)
-            if track == "reference":  # a result per test (one process per executable, faults alone)
-                res += lt.run_reference(bdir, [track] + scope, work, args.jobs)
-            else:  # one process per executable: enough to see that each exercise / pitfall fails
-                res += lt.run_by_executable(bdir, [track] + scope, work / tag, args.jobs)
-        tracks[track] = res
-        timings[track] = time.time() - t
-        lt.log(f"== {track}: {lt.count_line(lt.count(res))}")
-    ref = tracks["reference"]
-    per_chapter = {}
-    for ch in sorted({r.chapter for r in ref}):
-        per_chapter[ch] = {k: lt.count([r for r in ref if r.chapter == ch and r.kind == k]) for k in ("cpu", "gpu")}
-    summary["reference"] = {"total": lt.count(ref), "by_chapter": per_chapter,
-                            "failed": [r.name for r in ref if r.status == "failed"],
-                            "skipped": [r.name for r in ref if r.status == "skipped"]}
-    if not ref and not args.bench_only:
-        problem("no reference tests ran")
-    for r in ref:
-        if r.status == "failed":
-            problem(f"reference test failed: {r.name}")
+    def run_tracks(self) -> None:
+        """2-4. the reference, starter and pitfall tracks, and what they say."""
+        args, bdir, work, summary = self.args, self.bdir, self.work, self.summary
+        for track in () if args.bench_only else tuple(self.tracks):
+            t = time.time()
+            res = []
+            for scope in self.scopes:
+                tag = "_".join([track] + scope)
+                if track == "reference":  # a result per test (one process per executable, faults alone)
+                    res += lt.run_reference(bdir, [track] + scope, work, args.jobs)
+                else:  # one process per executable: enough to see that each exercise / pitfall fails
+                    res += lt.run_by_executable(bdir, [track] + scope, work / tag, args.jobs)
+            self.tracks[track] = res
+            self.timings[track] = time.time() - t
+            lt.log(f"== {track}: {lt.count_line(lt.count(res))}")
+        ref = self.tracks["reference"]
+        for ch in sorted({r.chapter for r in ref}):
+            self.per_chapter[ch] = {k: lt.count([r for r in ref if r.chapter == ch and r.kind == k])
+                                    for k in ("cpu", "gpu")}
+        summary["reference"] = {"total": lt.count(ref), "by_chapter": self.per_chapter,
+                                "failed": [r.name for r in ref if r.status == "failed"],
+                                "skipped": [r.name for r in ref if r.status == "skipped"]}
+        if not ref and not args.bench_only:
+            self.problem("no reference tests ran")
+        for r in ref:
+            if r.status == "failed":
+                self.problem(f"reference test failed: {r.name}")
 
-    ex = lt.exercise_table(tracks["starter"])
-    summary["starter"] = {e: {"state": s.state, "passed": s.passed, "failed": s.failed, "skipped": s.skipped}
-                          for e, s in ex.items()}
-    for e, s in ex.items():
-        if s.failed == 0:
-            problem(f"starter exercise {e} does not fail ({s.state}): its tests have no teeth, or the starter gives the answer")
-    summary["pitfall_tests"] = pit_counts = lt.pitfall_table(tracks["pitfall"])
-    checkpoint("tracks")
+        self.ex = lt.exercise_table(self.tracks["starter"])
+        summary["starter"] = {e: {"state": s.state, "passed": s.passed, "failed": s.failed, "skipped": s.skipped}
+                              for e, s in self.ex.items()}
+        for e, s in self.ex.items():
+            if s.failed == 0:
+                self.problem(f"starter exercise {e} does not fail ({s.state}): its tests have no teeth, or the "
+                             "starter gives the answer")
+        summary["pitfall_tests"] = self.pit_counts = lt.pitfall_table(self.tracks["pitfall"])
+        self.checkpoint("tracks")
 
-    # Pitfalls declared RACE (ctest label "race") and their test executables: racecheck runs on
-    # them in step 5, beside the reference runs, and the verdict is given after it.
-    race_exes: dict[str, list[str]] = {}
-    for scope in scopes:
-        race_exes.update(lt.race_pitfall_executables(
-            lt.list_tests(bdir, ["pitfall", lt.RACE_LABEL] + scope, with_command=True)))
-    race_pitfalls = {r.pitfall for r in tracks["pitfall"] if r.race} | set(race_exes)
+        # Pitfalls declared RACE (ctest label "race") and their test executables: racecheck runs on
+        # them in step 5, beside the reference runs, and the verdict is given after it.
+        for scope in self.scopes:
+            self.race_exes.update(lt.race_pitfall_executables(
+                lt.list_tests(bdir, ["pitfall", lt.RACE_LABEL] + scope, with_command=True)))
+        self.race_pitfalls = {r.pitfall for r in self.tracks["pitfall"] if r.race} | set(self.race_exes)
 
-    # 4b. mutants: build them (same build dir, -DCUDALAB_MUTANTS=ON), run each one's exercise tests
-    mutant_counts: dict[str, dict[str, int]] = {}
-    mutant_race_exes: dict[str, list[str]] = {}
-    declared: dict[str, dict] = {}
-    if not args.skip_mutants:
+    def run_mutants(self) -> None:
+        """4b. mutants: build them (same build dir, -DCUDALAB_MUTANTS=ON), run each one's exercise tests."""
+        args, bdir, work = self.args, self.bdir, self.work
+        if args.skip_mutants:
+            return
         t = time.time()
         for d in sorted((lt.ROOT / "chapters").glob("[0-9][0-9]_*")):
             ch = "ch" + d.name[:2]
@@ -237,9 +262,9 @@ def main() -> int:
                 continue
             ms = lt.load_mutants(d)
             for msg in lt.mutant_problems(ms, lt.reference_texts(d), d.name):
-                problem(msg)
-            declared.update({f"{ch}.{m['name']}": m for m in ms if isinstance(m.get("name"), str)})
-        if declared:
+                self.problem(msg)
+            self.declared.update({f"{ch}.{m['name']}": m for m in ms if isinstance(m.get("name"), str)})
+        if self.declared:
             mlog = work / "mutants_build.log"
             # What the build dir had before: a build configured with the mutants (gpu_acceptance's
             # build step, for the memcheck step after this one) keeps them.
@@ -249,29 +274,29 @@ def main() -> int:
                 proc = lt.run(["cmake", "--build", "--preset", args.preset, "-j", str(args.jobs), "--", "-k", "0"],
                               mlog, check=False)
                 if proc.returncode != 0:
-                    problem("the mutant build failed in part (see mutants_build.log): such mutants show as not built")
+                    self.problem("the mutant build failed in part (see mutants_build.log): such mutants show as "
+                                 "not built")
                 res = []
-                for scope in scopes:
+                race_names = {n for n, m in self.declared.items() if m.get("race")}
+                for scope in self.scopes:
                     res += lt.run_by_executable(bdir, [lt.MUTANT_LABEL] + scope, work / "_".join(["mutant"] + scope),
                                                 args.jobs, skip_suite=lt.FAULT_SUITE)
-                    mutant_race_exes.update(lt.race_mutant_executables(
-                        lt.list_tests(bdir, [lt.MUTANT_LABEL] + scope, with_command=True),
-                        {n for n, m in declared.items() if m.get("race")}))
-                mutant_counts = lt.mutant_table(res)
+                    self.mutant_race_exes.update(lt.race_mutant_executables(
+                        lt.list_tests(bdir, [lt.MUTANT_LABEL] + scope, with_command=True), race_names))
+                self.mutant_counts = lt.mutant_table(res)
             finally:  # the learner's build stays lean: mutants are built only here, unless it had them
                 if not had_mutants:
                     lt.run(["cmake", "--preset", args.preset, "-DCUDALAB_MUTANTS=OFF"], mlog, check=False)
-        timings["mutants"] = time.time() - t
-        summary["mutant_tests"] = mutant_counts
-        checkpoint("mutants")
+        self.timings["mutants"] = time.time() - t
+        self.summary["mutant_tests"] = self.mutant_counts
+        self.checkpoint("mutants")
 
-    # 5. sanitizers: memcheck, racecheck, synccheck and initcheck on the reference GPU tests (must be
-    # clean), racecheck on the race pitfalls' and race mutants' GPU tests (a hazard catches them)
-    summary["sanitizer"] = {}
-    pit_racecheck: dict[str, list[lt.SanitizerRun]] = {}
-    mut_racecheck: dict[str, list[lt.SanitizerRun]] = {}
-    sanitizer_bad: list[str] = []
-    if not args.skip_sanitizer:
+    def run_sanitizers(self) -> None:
+        """5. memcheck, racecheck, synccheck and initcheck on the reference GPU tests (must be clean),
+        racecheck on the race pitfalls' and race mutants' GPU tests (a hazard catches them)."""
+        args, bdir = self.args, self.bdir
+        if args.skip_sanitizer:
+            return
         t = time.time()
         exes = sorted({p for p in (bdir / "tests").rglob("*") if p.is_file() and os.access(p, os.X_OK)
                        and (p.name.startswith("reference_") or p.name.startswith("common_"))
@@ -282,72 +307,80 @@ def main() -> int:
             if tool not in TOOL_EXES:
                 lt.die(f"unknown compute-sanitizer tool '{tool}' (known: {', '.join(TOOL_EXES)})")
         jobs = [(e, tool, None) for e in exes for tool in tools if re.search(TOOL_EXES[tool], e.name)]
-        for name in sorted(race_pitfalls):
-            pit_racecheck[name] = []
-            jobs += [(Path(e), "racecheck", name) for e in race_exes.get(name, [])
+        for name in sorted(self.race_pitfalls):
+            self.pit_racecheck[name] = []
+            jobs += [(Path(e), "racecheck", name) for e in self.race_exes.get(name, [])
                      if Path(e).exists() and has_gpu_tests(Path(e))]
-        for name in sorted(n for n, m in declared.items() if m.get("race")):
-            mut_racecheck[name] = []
-            jobs += [(Path(e), "racecheck", "mutant:" + name) for e in mutant_race_exes.get(name, [])
+        for name in sorted(n for n, m in self.declared.items() if m.get("race")):
+            self.mut_racecheck[name] = []
+            jobs += [(Path(e), "racecheck", "mutant:" + name) for e in self.mutant_race_exes.get(name, [])
                      if Path(e).exists() and has_gpu_tests(Path(e))]
         # Longest first: the GEMM executables under racecheck set the wall time.
         jobs.sort(key=lambda j: (j[1] != "racecheck", "sgemm" not in j[0].name))
         with cf.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            runs = list(pool.map(lambda a: sanitize(a[0], a[1], work, a[2]), jobs))
+            runs = list(pool.map(lambda a: sanitize(a[0], a[1], self.work, a[2]), jobs))
         for (e, tool, pitfall), run in zip(jobs, runs):
             if pitfall is not None and pitfall.startswith("mutant:"):
-                mut_racecheck[pitfall[len("mutant:"):]].append(run)
+                self.mut_racecheck[pitfall[len("mutant:"):]].append(run)
                 continue
             if pitfall is not None:
-                pit_racecheck[pitfall].append(run)
+                self.pit_racecheck[pitfall].append(run)
                 continue
-            summary["sanitizer"][f"{tool}:{e.name}"] = run.summary
+            self.summary["sanitizer"][f"{tool}:{e.name}"] = run.summary
             if not run.clean:
-                sanitizer_bad.append(f"{tool}:{e.name}")
-                problem(f"compute-sanitizer {tool} on {e.name}: {run.summary}")
-        timings["sanitizer"] = time.time() - t
-        checkpoint("sanitizers")
+                self.sanitizer_bad.append(f"{tool}:{e.name}")
+                self.problem(f"compute-sanitizer {tool} on {e.name}: {run.summary}")
+        self.timings["sanitizer"] = time.time() - t
+        self.checkpoint("sanitizers")
 
-    # 4 (verdict). A pitfall is caught when one of its tests fails; a race pitfall also when
-    # racecheck reports a hazard in its tests (every run, where a test catches a race only on some).
-    pit = {}
-    for name, c in pit_counts.items():
-        race = name in race_pitfalls
-        v = lt.judge_pitfall(c, race, None if args.skip_sanitizer else pit_racecheck.get(name, []),
-                             "--skip-sanitizer" if args.skip_sanitizer else "no GPU tests in its executables")
-        pit[name] = v
-        if not v["caught"]:
-            problem(f"pitfall {name} is not caught: {lt.pitfall_evidence(v)}")
-    summary["pitfalls"] = pit
+    def judge(self) -> None:
+        """The verdicts of steps 4 and 4b. A pitfall is caught when one of its tests fails; a race
+        pitfall also when racecheck reports a hazard in its tests (every run, where a test catches a
+        race only on some). A mutant is killed like a pitfall is caught; the score is killed /
+        (killed + survived)."""
+        skip = self.args.skip_sanitizer
+        why_none = "--skip-sanitizer" if skip else "no GPU tests in its executables"
+        for name, c in self.pit_counts.items():
+            v = lt.judge_pitfall(c, name in self.race_pitfalls, None if skip else self.pit_racecheck.get(name, []),
+                                 why_none)
+            self.pit[name] = v
+            if not v["caught"]:
+                self.problem(f"pitfall {name} is not caught: {lt.pitfall_evidence(v)}")
+        self.summary["pitfalls"] = self.pit
 
-    # 4b (verdict). A mutant is killed like a pitfall is caught; the score is killed / (killed + survived).
-    mut = {}
-    for name in sorted(set(declared) | set(mutant_counts)):
-        m = declared.get(name, {})
-        counts = mutant_counts.get(name, {"passed": 0, "failed": 0, "skipped": 0, "not_built": 1})
-        race = bool(m.get("race"))
-        v = lt.judge_mutant(counts, race, None if args.skip_sanitizer else mut_racecheck.get(name, []),
-                            "--skip-sanitizer" if args.skip_sanitizer else "no GPU tests in its executables")
-        v["exercise"], v["why"] = m.get("exercise"), m.get("why")
-        mut[name] = v
-    not_built = [n for n, v in mut.items() if v["state"] == "not built"]
-    if not_built:
-        problem(f"{len(not_built)} mutants not built or without tests (see mutants_build.log): {', '.join(not_built)}")
-    score = lt.mutation_score(mut) if mut else None
-    if score and score["share"] is not None and score["share"] < MUTATION_GOAL:
-        problem(lt.score_line(score, MUTATION_GOAL))
-    summary["mutants"] = {"verdicts": mut, "score": score}
+        for name in sorted(set(self.declared) | set(self.mutant_counts)):
+            m = self.declared.get(name, {})
+            counts = self.mutant_counts.get(name, {"passed": 0, "failed": 0, "skipped": 0, "not_built": 1})
+            v = lt.judge_mutant(counts, bool(m.get("race")), None if skip else self.mut_racecheck.get(name, []),
+                                why_none)
+            v["exercise"], v["why"] = m.get("exercise"), m.get("why")
+            self.mut[name] = v
+        not_built = [n for n, v in self.mut.items() if v["state"] == "not built"]
+        if not_built:
+            self.problem(f"{len(not_built)} mutants not built or without tests (see mutants_build.log): "
+                         f"{', '.join(not_built)}")
+        self.score = lt.mutation_score(self.mut) if self.mut else None
+        if self.score and self.score["share"] is not None and self.score["share"] < MUTATION_GOAL:
+            self.problem(lt.score_line(self.score, MUTATION_GOAL))
+        self.summary["mutants"] = {"verdicts": self.mut, "score": self.score}
 
-    # 6. programs and benchmarks
-    for rel, pargs in PROGRAMS:
-        exe = bdir / rel
-        if exe.exists() and (not args.chapter or any(f"/{c[2:]}_" in rel for c in args.chapter)):
-            argv = [a.format(work=work) for a in pargs]
-            lt.run([str(exe), *argv], work / f"{exe.name}.txt", check=False, quiet=True)
-    jsons = []
-    if not args.skip_bench:
+    def run_programs(self) -> None:
+        """6a. the programs whose output belongs in the results."""
+        for rel, pargs in PROGRAMS:
+            exe = self.bdir / rel
+            if exe.exists() and (not self.args.chapter or any(f"/{c[2:]}_" in rel for c in self.args.chapter)):
+                argv = [a.format(work=self.work) for a in pargs]
+                lt.run([str(exe), *argv], self.work / f"{exe.name}.txt", check=False, quiet=True)
+
+    def run_benchmarks(self) -> None:
+        """6b. the benchmarks to JSON (each chapter's JSON kept as soon as it is written), then the
+        report's tables and the key ratios."""
+        args, work, out = self.args, self.work, self.out
+        if args.skip_bench:
+            return
         t = time.time()
-        exes = [e for e in lt.bench_executables(bdir)  # the reference track only (not *_starter)
+        jsons = []
+        exes = [e for e in lt.bench_executables(self.bdir)  # the reference track only (not *_starter)
                 if re.fullmatch(r"bench_ch\d\d", e.name)
                 and (not args.chapter or e.name.removeprefix("bench_") in args.chapter)]
         if args.chapter:  # in the order given: the chapters that matter most first
@@ -366,78 +399,102 @@ def main() -> int:
             t_exe = time.time()
             proc = lt.run(cmd, work / f"{exe.name}.log", check=False, quiet=True,
                           timeout=600 * max(1, args.bench_repetitions))
-            timings[exe.name] = time.time() - t_exe  # each chapter's seconds: plan the device time
+            self.timings[exe.name] = time.time() - t_exe  # each chapter's seconds: plan the device time
             if proc.returncode != 0 or not j.exists():
-                problem(f"benchmark {exe.name} exited {proc.returncode} (see its log)")
+                self.problem(f"benchmark {exe.name} exited {proc.returncode} (see its log)")
             if j.exists():
                 jsons.append(j)
                 # At once, so that a run stopped later keeps the chapters already measured.
                 shutil.copy(j, out / "bench" / j.name)
-                timings["bench"] = time.time() - t
-                checkpoint(f"bench {exe.name}")
+                self.timings["bench"] = time.time() - t
+                self.checkpoint(f"bench {exe.name}")
                 wrong = [b.get("name", "?") for b in json.loads(j.read_text()).get("benchmarks", [])
                          if report.error_of(b) and "wrong result" in (report.error_of(b) or "")]
                 for name in sorted(set(wrong)):
-                    problem(f"benchmark {exe.name}: {name} computed a wrong result (error row)")
-        timings["bench"] = time.time() - t
+                    self.problem(f"benchmark {exe.name}: {name} computed a wrong result (error row)")
+        self.timings["bench"] = time.time() - t
         if jsons:
             lt.run([sys.executable, str(lt.ROOT / "scripts" / "report.py"), str(work), *map(str, jsons),
-                    "--title", f"Results on {why}"], work / "report.log", check=False, quiet=True)
+                    "--title", f"Results on {self.why}"], work / "report.log", check=False, quiet=True)
             if (work / "report.md").exists():
                 shutil.copy(work / "report.md", out / "report.md")
-        summary["key_ratios"] = {j.stem.replace("bench_", ""): report.key_ratios(j.stem.replace("bench_", ""),
-                                 json.loads(j.read_text())) for j in jsons}
-    timings["total"] = time.time() - t0
-    summary["seconds"] = {k: round(v, 1) for k, v in timings.items()}
-    summary["phase_done"] = "done"
+        self.summary["key_ratios"] = {j.stem.replace("bench_", ""): report.key_ratios(
+            j.stem.replace("bench_", ""), json.loads(j.read_text())) for j in jsons}
 
-    # 7. summary
-    scope_txt = ", ".join(args.chapter) if args.chapter else "all chapters"
-    md = [f"# GPU suite — {why}", "", f"Scope: {scope_txt}. Result: {'PASS' if summary['ok'] else 'FAIL'}"
-          + (" (--bench-only: benchmarks only, no test, pitfall, mutant or sanitizer ran)" if args.bench_only else ""), ""]
-    if not args.bench_only:  # the tracks, starter and pitfalls ran
-        md += ["| track | passed | failed | skipped |", "| --- | ---: | ---: | ---: |"]
-        for track, res in tracks.items():
-            c = lt.count(res)
-            md.append(f"| {track} | {c['passed']} | {c['failed']} | {c['skipped']} |")
-        md += ["", "Reference by chapter (cpu / gpu):", ""]
-        for ch, k in per_chapter.items():
-            md.append(f"- {ch}: cpu {lt.count_line(k['cpu'])}; gpu {lt.count_line(k['gpu'])}")
-        if summary["reference"]["skipped"]:
-            md.append(f"- skipped on this GPU: {', '.join(summary['reference']['skipped'][:10])}")
-        caught = sum(1 for s in ex.values() if s.failed)
-        md += ["", f"Starter: {caught} of {len(ex)} exercises fail as they should"]
-        md += [f"Pitfalls: {sum(1 for v in pit.values() if v['caught'])} of {len(pit)} caught "
-               "(by a failing test; a [race] pitfall also by a racecheck hazard)"]
-        for name, v in pit.items():
-            md.append("- " + lt.pitfall_line(name, v))
-    if mut:
-        md += ["", lt.score_line(score, MUTATION_GOAL) + " (killed by a failing test; a [race] mutant also by a "
-               "racecheck hazard)"]
-        md += ["- " + lt.mutant_line(name, v) for name, v in mut.items() if v["state"] != "killed"]
-        md.append(f"- killed: {', '.join(n for n, v in mut.items() if v['state'] == 'killed')}")
-    if summary["sanitizer"]:
-        md += ["", f"compute-sanitizer: {len(summary['sanitizer']) - len(sanitizer_bad)} of "
-               f"{len(summary['sanitizer'])} reference runs clean ({args.sanitizer_tools}; synccheck/initcheck "
-               f"on the executables of TOOL_EXES, racecheck not on cuBLASLt-only ones; filter {SANITIZER_FILTER}"
-               + "".join(f", {t} also -{':'.join(s + '.*' for s in ss)}" for t, ss in TOOL_SKIP_SUITES.items())
-               + ")"]
-        md += [f"- not clean: {k}: {summary['sanitizer'][k]}" for k in sanitizer_bad]
-    if summary.get("key_ratios"):
-        md += ["", "Key ratios (same run):"]
-        for ch, rs in summary["key_ratios"].items():
-            for r in rs:
-                md.append(f"- {ch} {r['label']}: {r['text']}")
-    if summary["problems"]:
-        md += ["", "Problems:"] + [f"- {p}" for p in summary["problems"][:50]]
-    md += ["", "Seconds: " + ", ".join(f"{k} {v:.0f}" for k, v in timings.items())]
-    (out / "summary.md").write_text("\n".join(md) + "\n")
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    with tarfile.open(out / "artifacts.tar.gz", "w:gz") as tar:
-        tar.add(work, arcname="artifacts")
-    shutil.rmtree(work, ignore_errors=True)
-    print("\n".join(md))
-    return 0 if summary["ok"] else 1
+    def summary_markdown(self) -> list[str]:
+        """7. the summary's lines (summary.md, and what the run prints last)."""
+        args, summary = self.args, self.summary
+        scope_txt = ", ".join(args.chapter) if args.chapter else "all chapters"
+        md = [f"# GPU suite — {self.why}", "", f"Scope: {scope_txt}. Result: {'PASS' if summary['ok'] else 'FAIL'}"
+              + (" (--bench-only: benchmarks only, no test, pitfall, mutant or sanitizer ran)"
+                 if args.bench_only else ""), ""]
+        if not args.bench_only:  # the tracks, starter and pitfalls ran
+            md += ["| track | passed | failed | skipped |", "| --- | ---: | ---: | ---: |"]
+            for track, res in self.tracks.items():
+                c = lt.count(res)
+                md.append(f"| {track} | {c['passed']} | {c['failed']} | {c['skipped']} |")
+            md += ["", "Reference by chapter (cpu / gpu):", ""]
+            for ch, k in self.per_chapter.items():
+                md.append(f"- {ch}: cpu {lt.count_line(k['cpu'])}; gpu {lt.count_line(k['gpu'])}")
+            if summary["reference"]["skipped"]:
+                md.append(f"- skipped on this GPU: {', '.join(summary['reference']['skipped'][:10])}")
+            caught = sum(1 for s in self.ex.values() if s.failed)
+            md += ["", f"Starter: {caught} of {len(self.ex)} exercises fail as they should"]
+            md += [f"Pitfalls: {sum(1 for v in self.pit.values() if v['caught'])} of {len(self.pit)} caught "
+                   "(by a failing test; a [race] pitfall also by a racecheck hazard)"]
+            for name, v in self.pit.items():
+                md.append("- " + lt.pitfall_line(name, v))
+        if self.mut:
+            md += ["", lt.score_line(self.score, MUTATION_GOAL) + " (killed by a failing test; a [race] mutant also "
+                   "by a racecheck hazard)"]
+            md += ["- " + lt.mutant_line(name, v) for name, v in self.mut.items() if v["state"] != "killed"]
+            md.append(f"- killed: {', '.join(n for n, v in self.mut.items() if v['state'] == 'killed')}")
+        if summary["sanitizer"]:
+            md += ["", f"compute-sanitizer: {len(summary['sanitizer']) - len(self.sanitizer_bad)} of "
+                   f"{len(summary['sanitizer'])} reference runs clean ({args.sanitizer_tools}; synccheck/initcheck "
+                   f"on the executables of TOOL_EXES, racecheck not on cuBLASLt-only ones; filter {SANITIZER_FILTER}"
+                   + "".join(f", {t} also -{':'.join(s + '.*' for s in ss)}" for t, ss in TOOL_SKIP_SUITES.items())
+                   + ")"]
+            md += [f"- not clean: {k}: {summary['sanitizer'][k]}" for k in self.sanitizer_bad]
+        if summary.get("key_ratios"):
+            md += ["", "Key ratios (same run):"]
+            for ch, rs in summary["key_ratios"].items():
+                for r in rs:
+                    md.append(f"- {ch} {r['label']}: {r['text']}")
+        if summary["problems"]:
+            md += ["", "Problems:"] + [f"- {p}" for p in summary["problems"][:50]]
+        md += ["", "Seconds: " + ", ".join(f"{k} {v:.0f}" for k, v in self.timings.items())]
+        return md
+
+    def finish(self) -> int:
+        """7. summary.md and summary.json, every log in artifacts.tar.gz; the exit status."""
+        self.timings["total"] = time.time() - self.t0
+        self.summary["seconds"] = {k: round(v, 1) for k, v in self.timings.items()}
+        self.summary["phase_done"] = "done"
+        md = self.summary_markdown()
+        (self.out / "summary.md").write_text("\n".join(md) + "\n")
+        (self.out / "summary.json").write_text(json.dumps(self.summary, indent=2) + "\n")
+        with tarfile.open(self.out / "artifacts.tar.gz", "w:gz") as tar:
+            tar.add(self.work, arcname="artifacts")
+        shutil.rmtree(self.work, ignore_errors=True)
+        print("\n".join(md))
+        return 0 if self.summary["ok"] else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    has_gpu, why = lt.gpu_visible()
+    if not has_gpu:
+        lt.die(f"gpu_suite needs a GPU: {why}")
+    suite = Suite(args, why)
+    suite.build()
+    suite.run_tracks()
+    suite.run_mutants()
+    suite.run_sanitizers()
+    suite.judge()
+    suite.run_programs()
+    suite.run_benchmarks()
+    return suite.finish()
 
 
 if __name__ == "__main__":
