@@ -56,7 +56,7 @@ class CompileFailures(unittest.TestCase):
             mine.write_text("broken(\n")
             (root / "chapters/05_x/starter/b.cu").write_text("fine\n")
             (root / "build/ci/big.o").write_text("object")
-            with mock.patch.object(lt, "ROOT", root):
+            with mock.patch.object(sys.modules["cudalab.build"], "ROOT", root):  # scratch_tree's module
                 dest = lt.scratch_tree({"chapters/05_x/starter/a.cu": "pristine\n"})
                 self.assertEqual((dest / "chapters/05_x/starter/a.cu").read_text(), "pristine\n")
                 self.assertEqual((dest / "chapters/05_x/starter/b.cu").read_text(), "fine\n")
