@@ -1,5 +1,5 @@
 // Exercise 11.5 — continuous batching against static batching, simulated on the CPU with the
-// kernel-cost model (host.hpp), on the skewed trace with a fixed seed.
+// kernel-cost model (batching.hpp), on the skewed trace with a fixed seed.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "ch11/host.hpp"
+#include "ch11/batching.hpp"
 #include "cudalab/testing.hpp"
 
 using namespace cudalab;

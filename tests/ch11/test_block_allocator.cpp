@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "ch11/host.hpp"
+#include "ch11/block_allocator.hpp"
 #include "cudalab/random.hpp"
 #include "cudalab/testing.hpp"
 

@@ -1,12 +1,12 @@
-// The decode split planner (host.hpp, plan_decode_splits): the H200's measured best split counts,
-// the bounds every plan keeps (blocks per SM, tokens per chunk, the cap), monotonicity, and bad
-// arguments refused by name. CPU only.
+// The decode split planner (decode_plan.hpp, plan_decode_splits): the H200's measured best split
+// counts, the bounds every plan keeps (blocks per SM, tokens per chunk, the cap), monotonicity, and
+// bad arguments refused by name. CPU only.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <climits>
 
-#include "ch11/host.hpp"
+#include "ch11/decode_plan.hpp"
 #include "cudalab/testing.hpp"
 
 using namespace cudalab::ch11;

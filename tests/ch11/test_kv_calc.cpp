@@ -1,7 +1,7 @@
-// KV-cache arithmetic (host.hpp) on published configurations, worked by hand in the comments.
+// KV-cache arithmetic (kv_cache.hpp) on published configurations, worked by hand in the comments.
 #include <gtest/gtest.h>
 
-#include "ch11/host.hpp"
+#include "ch11/kv_cache.hpp"
 #include "cudalab/testing.hpp"
 
 using namespace cudalab;

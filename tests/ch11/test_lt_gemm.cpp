@@ -11,7 +11,7 @@
 //    the rounding errors of K exact products partly cancel: typically ~100x below 1e-5 here);
 //  * FP8, weights E4M3, activations E4M3 or E5M2 (compute capability 8.9+; skipped elsewhere
 //    with the reason): the inputs quantized
-//    on the host (host.hpp's quantize_fp8, per-tensor scales), against the double oracle of the
+//    on the host (quantize.hpp's quantize_fp8, per-tensor scales), against the double oracle of the
 //    dequantized values with the bound fp8_accumulation_bound derives below (Hopper's FP8 tensor
 //    cores do not accumulate in IEEE fp32), and against the fp32 oracle of the unquantized
 //    inputs: the normwise relative error of E4M3 (3 mantissa bits: each element within 2^-4

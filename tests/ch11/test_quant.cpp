@@ -1,4 +1,4 @@
-// Quantization, host reference (host.hpp): INT8 per-channel symmetric, FP8 E4M3 / E5M2 against
+// Quantization, host reference (quantize.hpp): INT8 per-channel symmetric, FP8 E4M3 / E5M2 against
 // cuda_fp8.h's own host conversions (every code decoded, every midpoint and random floats
 // encoded), with the edge cases: zero rows, saturation, NaN, infinities, subnormals, signed zero.
 #include <cuda_fp8.h>
@@ -11,7 +11,7 @@
 #include <limits>
 #include <vector>
 
-#include "ch11/host.hpp"
+#include "ch11/quantize.hpp"
 #include "cudalab/random.hpp"
 #include "cudalab/testing.hpp"
 

@@ -1,6 +1,8 @@
 // Continuous batching, host side (host.hpp): the skewed trace, the cost model, the statistics and
 // the static-batching baseline (StaticScheduler and its simulation). The continuous scheduler is
 // exercise 11.5 (reference/scheduler.cpp).
+#include "ch11/batching.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -9,7 +11,6 @@
 #include <random>
 #include <utility>
 
-#include "ch11/host.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"
 

@@ -1,8 +1,9 @@
-// The split planner of decode attention (host.hpp): how many chunks each sequence's tokens are cut
-// into so that the decode step fills the GPU.
+// The split planner of decode attention (decode_plan.hpp): how many chunks each sequence's tokens
+// are cut into so that the decode step fills the GPU.
+#include "ch11/decode_plan.hpp"
+
 #include <algorithm>
 
-#include "ch11/host.hpp"
 #include "cudalab/check.hpp"
 
 namespace cudalab::ch11 {

@@ -2,7 +2,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "ch11/host.hpp"
+#include "ch11/kv_cache.hpp"
 #include "cudalab/check.hpp"
 
 namespace cudalab::ch11 {

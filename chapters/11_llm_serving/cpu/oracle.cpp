@@ -1,5 +1,6 @@
-// The attention oracles (host.hpp), in double: softmax with the maximum subtracted, two passes;
-// and random_at (ch11.hpp), the host twin of fill_random, from which the oracles' inputs come.
+// The attention oracles (attention_oracle.hpp), in double: softmax with the maximum subtracted, two
+// passes; and random_at (ch11.hpp), the host twin of fill_random, from which the oracles' inputs
+// come.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -7,8 +8,8 @@
 #include <cmath>
 #include <limits>
 
+#include "ch11/attention_oracle.hpp"
 #include "ch11/ch11.hpp"
-#include "ch11/host.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/device_fill.hpp"
 

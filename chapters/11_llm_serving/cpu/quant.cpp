@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "ch11/host.hpp"
+#include "ch11/quantize.hpp"
 #include "cudalab/check.hpp"
 
 namespace cudalab::ch11 {

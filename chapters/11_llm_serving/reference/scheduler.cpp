@@ -8,15 +8,15 @@
 // most recently admitted sequence is preempted: its blocks are freed and it is recomputed later
 // (its prompt and the tokens it had generated are prefilled again), as vLLM does by default.
 //
-// ContinuousScheduler is the policy, one iteration at a time (host.hpp); two loops drive it: the
-// CPU simulation below (the cost model's time per iteration) and the GPU engine (decoder.hpp:
+// ContinuousScheduler is the policy, one iteration at a time (batching.hpp); two loops drive it:
+// the CPU simulation below (the cost model's time per iteration) and the GPU engine (decoder.hpp:
 // serve, a tiny decoder's measured time per iteration).
 #include <algorithm>
 #include <deque>
 #include <utility>
 #include <vector>
 
-#include "ch11/host.hpp"
+#include "ch11/batching.hpp"
 #include "cudalab/check.hpp"
 
 namespace cudalab::ch11 {

@@ -1,15 +1,16 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
 // fail until you do. (Generated from chapters/11_llm_serving/reference/block_allocator.cpp by scripts/variants.py.)
-// Exercise 11.1 — the paged KV block allocator (host.hpp).
+// Exercise 11.1 — the paged KV block allocator (block_allocator.hpp).
 //
 // Why paged: a contiguous cache must reserve the longest possible sequence for every request,
 // and the unused tail is lost (vLLM measured 60-80% of KV memory wasted that way). Blocks of a few
 // tokens, mapped by a per-sequence table like a page table, waste at most block_size - 1 tokens per
 // sequence, and let sequences share a prefix by pointing at the same blocks.
+#include "ch11/block_allocator.hpp"
+
 #include <algorithm>
 #include <string>
 
-#include "ch11/host.hpp"
 #include "cudalab/check.hpp"
 
 namespace cudalab::ch11 {
