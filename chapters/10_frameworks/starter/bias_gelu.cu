@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>  // memcpy: the packs' bit copies
 #include <type_traits>
 
 #include "ch10/bias_gelu.hpp"
