@@ -297,6 +297,10 @@ class Suite:
         args, bdir = self.args, self.bdir
         if args.skip_sanitizer:
             return
+        if shutil.which("compute-sanitizer") is None:  # said as a problem, not a traceback
+            self.problem("compute-sanitizer is not on PATH: no sanitizer run (the CUDA toolkit's bin/ holds it; "
+                         "--skip-sanitizer to run without)")
+            return
         t = time.time()
         exes = sorted({p for p in (bdir / "tests").rglob("*") if p.is_file() and os.access(p, os.X_OK)
                        and (p.name.startswith("reference_") or p.name.startswith("common_"))
