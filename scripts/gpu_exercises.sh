@@ -29,7 +29,7 @@ trap 'rm -rf "$COPY"' EXIT
 put_reference() {  # chapter dir, file: the reference's file in place of the starter's, in the copy
   cp "$COPY/chapters/$1/reference/$2" "$COPY/chapters/$1/starter/$2"
 }
-put_reference 06_libraries sgemm_4_5_blocktile.cu
+put_reference 06_libraries sgemm_5_blocktile_2d.cu
 put_reference 06_libraries sgemm_6_vectorized.cu
 put_reference 03_first_kernels grid_stride.cu
 (
