@@ -1,32 +1,57 @@
 // The SGEMM ladder's front door: argument checks once, then the chosen step's launcher.
 #include "ch06/sgemm.hpp"
 
+#include <cstddef>
+#include <iterator>
+#include <string_view>
+
 #include "ch06/fused.hpp"
 #include "cudalab/check.hpp"
 #include "sgemm_steps.hpp"
 
 namespace cudalab::ch06 {
 
+namespace {
+
+// The ladder, one row a step: the variant, its name (benchmark rows and test cases use it) and its
+// launcher (sgemm_steps.hpp, one file a step). to_string and sgemm() read this table only; the
+// public kAllSgemmVariants lists the same steps in the same order, which the compiler checks below.
+struct Step {
+  SgemmVariant variant;
+  std::string_view name;
+  void (*launch)(const detail::SgemmArgs&, cudaStream_t);
+};
+constexpr Step kLadder[] = {
+    {SgemmVariant::kNaive, "naive", detail::sgemm_naive},
+    {SgemmVariant::kCoalesced, "coalesced", detail::sgemm_coalesced},
+    {SgemmVariant::kSmemTiled, "smem_tiled", detail::sgemm_smem_tiled},
+    {SgemmVariant::kBlocktile1d, "blocktile_1d", detail::sgemm_blocktile_1d},
+    {SgemmVariant::kBlocktile2d, "blocktile_2d", detail::sgemm_blocktile_2d},
+    {SgemmVariant::kVectorized, "vectorized", detail::sgemm_vectorized},
+    {SgemmVariant::kWarptile, "warptile", detail::sgemm_warptile},
+    {SgemmVariant::kWarptileAsync, "warptile_async", detail::sgemm_warptile_async},
+};
+constexpr bool ladder_matches_public_list() {
+  if (std::size(kLadder) != std::size(kAllSgemmVariants)) return false;
+  for (std::size_t i = 0; i < std::size(kLadder); ++i)
+    if (kLadder[i].variant != kAllSgemmVariants[i]) return false;
+  return true;
+}
+static_assert(
+    ladder_matches_public_list(),
+    "kAllSgemmVariants (ch06/sgemm.hpp) and kLadder list the same steps in the same order");
+
+const Step* step_of(SgemmVariant v) {
+  for (const Step& s : kLadder)
+    if (s.variant == v) return &s;
+  return nullptr;
+}
+
+}  // namespace
+
 std::string_view to_string(SgemmVariant v) {
-  switch (v) {
-    case SgemmVariant::kNaive:
-      return "naive";
-    case SgemmVariant::kCoalesced:
-      return "coalesced";
-    case SgemmVariant::kSmemTiled:
-      return "smem_tiled";
-    case SgemmVariant::kBlocktile1d:
-      return "blocktile_1d";
-    case SgemmVariant::kBlocktile2d:
-      return "blocktile_2d";
-    case SgemmVariant::kVectorized:
-      return "vectorized";
-    case SgemmVariant::kWarptile:
-      return "warptile";
-    case SgemmVariant::kWarptileAsync:
-      return "warptile_async";
-  }
-  return "unknown";
+  const Step* s = step_of(v);
+  return s ? s->name : "unknown";
 }
 
 namespace {
@@ -44,25 +69,9 @@ void sgemm(SgemmVariant variant, int M, int N, int K, float alpha, const float* 
   require_device_pointer(B, static_cast<std::size_t>(K) * N, "B");
   require_device_pointer(C, static_cast<std::size_t>(M) * N, "C");
   const detail::SgemmArgs a{M, N, K, alpha, A, B, beta, C};
-  switch (variant) {
-    case SgemmVariant::kNaive:
-      return detail::sgemm_naive(a, stream);
-    case SgemmVariant::kCoalesced:
-      return detail::sgemm_coalesced(a, stream);
-    case SgemmVariant::kSmemTiled:
-      return detail::sgemm_smem_tiled(a, stream);
-    case SgemmVariant::kBlocktile1d:
-      return detail::sgemm_blocktile_1d(a, stream);
-    case SgemmVariant::kBlocktile2d:
-      return detail::sgemm_blocktile_2d(a, stream);
-    case SgemmVariant::kVectorized:
-      return detail::sgemm_vectorized(a, stream);
-    case SgemmVariant::kWarptile:
-      return detail::sgemm_warptile(a, stream);
-    case SgemmVariant::kWarptileAsync:
-      return detail::sgemm_warptile_async(a, stream);
-  }
-  throw_invalid_argument("variant", "is not a SgemmVariant");
+  const Step* step = step_of(variant);
+  if (step == nullptr) throw_invalid_argument("variant", "is not a SgemmVariant");
+  step->launch(a, stream);
 }
 
 void gemm_bias_relu_fused(int M, int N, int K, const float* A, const float* B, const float* bias,
