@@ -1,7 +1,7 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
 // fail until you do. (Generated from chapters/11_llm_serving/reference/serve.cpp by scripts/variants.py.)
-// The serving engine (decoder.hpp: serve; not an exercise): the schedulers of batching.hpp driving the
-// tiny decoder on the GPU, one forward pass per iteration.
+// The serving engine (decoder.hpp: serve; not an exercise): the schedulers of batching.hpp driving
+// the tiny decoder on the GPU, one forward pass per iteration.
 //
 // The loop is the simulation's (batching.hpp: drive, as simulate_continuous runs it) with the cost
 // model replaced by the GPU: each iteration's plan becomes one TinyDecoder::forward over its decode
