@@ -81,11 +81,8 @@ const bool block_rows = [] {
                                                       {ch01::Mode::kGraph, "graph"}};
   for (const auto& [mode, name] : modes)
     for (int batch : {1, 4, 16, 64})
-      benchmark::RegisterBenchmark(
-          ("BM_block/" + std::string(name) + "/batch:" + std::to_string(batch)).c_str(),
-          [mode, batch](benchmark::State& st) { BM_block(st, mode, batch); })
-          ->UseManualTime()
-          ->Unit(benchmark::kMicrosecond);
+      bench::add("BM_block/" + std::string(name) + "/batch:" + std::to_string(batch),
+                 [mode, batch](benchmark::State& st) { BM_block(st, mode, batch); });
   return true;
 }();
 

@@ -488,89 +488,47 @@ void BM_inference(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(BM_default_stream)
-    ->ArgName("mode")
-    ->DenseRange(0, 2)
-    ->UseManualTime()
-    ->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_priority)
-    ->ArgName("high")
-    ->Arg(0)
-    ->Arg(1)
-    ->UseManualTime()
-    ->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_host_func)
-    ->ArgName("with")
-    ->Arg(0)
-    ->Arg(1)
-    ->UseManualTime()
-    ->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_alloc)
-    ->ArgNames({"mode", "bytes"})
-    ->ArgsProduct({{0, 1}, {1 << 16, 1 << 24}})
-    ->UseManualTime()
-    ->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_overlap_model)
-    ->ArgNames({"ratio_pct", "chunks"})
-    ->ArgsProduct({{25, 100, 400}, {2, 4, 8, 16, 32}})
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_overlap)
-    ->ArgNames({"ratio_pct", "chunks"})
-    ->ArgsProduct({{25, 100, 400}, {2, 4, 8, 16, 32}})
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_overlap_pageable)
-    ->ArgNames({"ratio_pct", "chunks"})
-    ->ArgsProduct({{100}, {8}})
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond);
-// BM_fork_join/streams|one_stream/n:N: fork / join over three streams (7.2), and its baseline.
-const bool fork_join_rows = [] {
+// Every row through bench::add (manual time; microseconds, milliseconds for the pipeline rows).
+[[maybe_unused]] const bool kRegistered = [] {
+  using benchmark::kMillisecond;
+  bench::add("BM_default_stream", BM_default_stream)->ArgName("mode")->DenseRange(0, 2);
+  bench::add("BM_priority", BM_priority)->ArgName("high")->Arg(0)->Arg(1);
+  bench::add("BM_host_func", BM_host_func)->ArgName("with")->Arg(0)->Arg(1);
+  bench::add("BM_alloc", BM_alloc)
+      ->ArgNames({"mode", "bytes"})
+      ->ArgsProduct({{0, 1}, {1 << 16, 1 << 24}});
+  bench::add("BM_overlap_model", BM_overlap_model, kMillisecond)
+      ->ArgNames({"ratio_pct", "chunks"})
+      ->ArgsProduct({{25, 100, 400}, {2, 4, 8, 16, 32}});
+  bench::add("BM_overlap", BM_overlap, kMillisecond)
+      ->ArgNames({"ratio_pct", "chunks"})
+      ->ArgsProduct({{25, 100, 400}, {2, 4, 8, 16, 32}});
+  bench::add("BM_overlap_pageable", BM_overlap_pageable, kMillisecond)
+      ->ArgNames({"ratio_pct", "chunks"})
+      ->ArgsProduct({{100}, {8}});
+  // BM_fork_join/streams|one_stream/n:N: fork / join over three streams (7.2), and its baseline.
   for (bool forked : {true, false})
     for (std::size_t n : {std::size_t{4096}, std::size_t{1} << 20})
-      benchmark::RegisterBenchmark(
-          ("BM_fork_join/" + std::string(forked ? "streams" : "one_stream") +
-           "/n:" + std::to_string(n))
-              .c_str(),
-          [forked, n](benchmark::State& st) { BM_fork_join(st, forked, n); })
-          ->UseManualTime()
-          ->Unit(benchmark::kMicrosecond);
-  return true;
-}();
-
-// BM_graph_retarget/update|rebuild/length:L: set_data() on the instantiated graph (7.4) against a
-// new capture and instantiation, then one replay.
-const bool retarget_rows = [] {
+      bench::add("BM_fork_join/" + std::string(forked ? "streams" : "one_stream") +
+                     "/n:" + std::to_string(n),
+                 [forked, n](benchmark::State& st) { BM_fork_join(st, forked, n); });
+  // BM_graph_retarget/update|rebuild/length:L: set_data() on the instantiated graph (7.4) against
+  // a new capture and instantiation, then one replay.
   for (bool update : {true, false})
     for (int length : {10, 100, 1000})
-      benchmark::RegisterBenchmark(
-          ("BM_graph_retarget/" + std::string(update ? "update" : "rebuild") +
-           "/length:" + std::to_string(length))
-              .c_str(),
-          [update, length](benchmark::State& st) { BM_graph_retarget(st, update, length); })
-          ->UseManualTime()
-          ->Unit(benchmark::kMicrosecond);
-  return true;
-}();
-
-// BM_chain/plain/length:L and BM_chain/graph/length:L, L = 1, 10, 100, 1000.
-const bool chain_rows = [] {
+      bench::add("BM_graph_retarget/" + std::string(update ? "update" : "rebuild") +
+                     "/length:" + std::to_string(length),
+                 [update, length](benchmark::State& st) { BM_graph_retarget(st, update, length); });
+  // BM_chain/plain/length:L and BM_chain/graph/length:L, L = 1, 10, 100, 1000.
   for (bool graph : {false, true})
     for (int length : {1, 10, 100, 1000})
-      benchmark::RegisterBenchmark(
-          ("BM_chain/" + std::string(graph ? "graph" : "plain") +
-           "/length:" + std::to_string(length))
-              .c_str(),
-          [graph, length](benchmark::State& st) { BM_chain(st, graph, length); })
-          ->UseManualTime()
-          ->Unit(benchmark::kMicrosecond);
+      bench::add("BM_chain/" + std::string(graph ? "graph" : "plain") +
+                     "/length:" + std::to_string(length),
+                 [graph, length](benchmark::State& st) { BM_chain(st, graph, length); });
+  bench::add("BM_inference", BM_inference, kMillisecond)
+      ->ArgNames({"batch", "graph"})
+      ->ArgsProduct({{1, 4, 16, 64}, {0, 1}});
   return true;
 }();
-BENCHMARK(BM_inference)
-    ->ArgNames({"batch", "graph"})
-    ->ArgsProduct({{1, 4, 16, 64}, {0, 1}})
-    ->UseManualTime()
-    ->Unit(benchmark::kMillisecond);
 
 CUDALAB_BENCH_MAIN();

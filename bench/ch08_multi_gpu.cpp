@@ -598,10 +598,9 @@ const bool kRegistered = [] {
         if (i == j && both) continue;
         const std::string name = "BM_p2p_copy/src:" + std::to_string(i) +
                                  "/dst:" + std::to_string(j) + (both ? "/both_ways" : "/one_way");
-        benchmark::RegisterBenchmark(name.c_str(), BM_p2p_copy, i, j, both)
-            ->UseManualTime()
-            ->Iterations(3)
-            ->Unit(benchmark::kMicrosecond);
+        bench::add(name, [i, j, both](benchmark::State& st) {
+          BM_p2p_copy(st, i, j, both);
+        })->Iterations(3);
       }
   // DDP: one rank, and 2, 4, 8 ... GPUs up to all of them (2 ranks simulated on one GPU).
   for (const DdpSize& size : kDdpSizes)
@@ -611,10 +610,10 @@ const bool kRegistered = [] {
         const std::string name = std::string("BM_ddp/") + size.name +
                                  "/ranks:" + std::to_string(ranks) +
                                  (sync == ch08::GradSync::kAtEnd ? "/sync:end" : "/sync:bucketed");
-        benchmark::RegisterBenchmark(name.c_str(), BM_ddp, std::cref(size), ranks, sync)
-            ->UseManualTime()
-            ->Iterations(1)
-            ->Unit(benchmark::kMillisecond);
+        bench::add(
+            name, [&size, ranks, sync](benchmark::State& st) { BM_ddp(st, size, ranks, sync); },
+            benchmark::kMillisecond)
+            ->Iterations(1);
       }
   // Tensor-parallel GEMM: 1, 2, 4, 8 ranks up to the GPUs present (and their count), or 1 and 2
   // simulated on a machine of one GPU; a size where the GEMM dominates and one where the
@@ -626,18 +625,15 @@ const bool kRegistered = [] {
         const std::string name = std::string("BM_tp_gemm/") +
                                  (split == TpSplit::kColumns ? "columns" : "rows") +
                                  "/ranks:" + std::to_string(ranks) + "/n:" + std::to_string(n);
-        benchmark::RegisterBenchmark(name.c_str(), BM_tp_gemm, split, ranks, n)
-            ->UseManualTime()
-            ->Unit(benchmark::kMillisecond);
+        bench::add(
+            name, [split, ranks, n](benchmark::State& st) { BM_tp_gemm(st, split, ranks, n); },
+            benchmark::kMillisecond);
       }
   for (int i = 0; i < g; ++i)
     for (int j = 0; j < g; ++j) {
       const std::string name =
           "BM_p2p_latency/src:" + std::to_string(i) + "/dst:" + std::to_string(j);
-      benchmark::RegisterBenchmark(name.c_str(), BM_p2p_latency, i, j)
-          ->UseManualTime()
-          ->Iterations(3)
-          ->Unit(benchmark::kMicrosecond);
+      bench::add(name, [i, j](benchmark::State& st) { BM_p2p_latency(st, i, j); })->Iterations(3);
     }
   return true;
 }();

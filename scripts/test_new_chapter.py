@@ -98,5 +98,19 @@ class NewChapter(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr[-3000:])
 
 
+
+class OneWayToRegisterARow(unittest.TestCase):
+    """Every benchmark row of the tree is added by bench::add (cudalab/bench.hpp: manual time and a
+    unit), as the new-chapter skeleton writes it: no BENCHMARK macro, no direct RegisterBenchmark."""
+
+    def test_the_chapters_benchmarks_register_through_bench_add(self):
+        files = sorted(p for p in (ROOT / "bench").iterdir() if p.suffix in (".cpp", ".cu"))
+        self.assertTrue(files)
+        other = re.compile(r"\bBENCHMARK(_CAPTURE|_TEMPLATE\w*)?\s*\(|\bRegisterBenchmark\s*\(")
+        for f in files:
+            code = re.sub(r"//[^\n]*", "", f.read_text())  # comments may name the macros
+            with self.subTest(file=f.name):
+                self.assertIsNone(other.search(code), f"{f.name}: a row registered outside bench::add")
+
 if __name__ == "__main__":
     unittest.main()

@@ -142,14 +142,17 @@ std::string mig_note(bool mig_enabled, int instance_sms, std::size_t instance_by
 // main() of every bench executable: without a GPU it prints why and exits 0 (nothing to measure).
 int main(int argc, char** argv);
 
-// Registers a row timed by hand (bench::run sets the manual time), reported in microseconds: the
-// one way every chapter's benchmark file adds a row whose name is built at run time. Returns the
-// row, for settings such as ->Iterations(n).
+// Registers a row timed by hand (bench::run sets the manual time), reported in `unit`
+// (microseconds unless a row's times are milliseconds long): the one way every chapter's
+// benchmark file adds a row. Returns the row, for settings such as ->Iterations(n) or
+// ->ArgNames({...})->ArgsProduct({...}) (Google Benchmark then appends "/name:value" to the row's
+// name, as it does for BENCHMARK).
 template <class F>
-benchmark::internal::Benchmark* add(const std::string& name, F&& f) {
+benchmark::internal::Benchmark* add(const std::string& name, F&& f,
+                                    benchmark::TimeUnit unit = benchmark::kMicrosecond) {
   return benchmark::RegisterBenchmark(name.c_str(), std::forward<F>(f))
       ->UseManualTime()
-      ->Unit(benchmark::kMicrosecond);
+      ->Unit(unit);
 }
 
 }  // namespace cudalab::bench
