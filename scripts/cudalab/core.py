@@ -13,8 +13,9 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import gradelib  # noqa: E402,F401  (what a test's labels say: one reading for grading and running)
 
 
-# ctest label of the tests of a pitfall declared `lab_pitfall(... RACE)` (cmake/CudalabHelpers.cmake):
-# its bug is a shared-memory race, which compute-sanitizer racecheck finds on every run.
+# ctest label of the tests of a pitfall whose region is marked RACE (`// BEGIN PITFALL name
+# EXERCISES N.k RACE`, scripts/variants.py): its bug is a shared-memory race, which
+# compute-sanitizer racecheck finds on every run.
 RACE_LABEL = "race"
 
 

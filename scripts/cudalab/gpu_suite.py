@@ -10,8 +10,8 @@ Split over two calls where one would outlast a time limit: `--skip-bench`, then 
 2. reference track: every test must pass (none may fail; skips are listed);
 3. starter track: every exercise must still fail (its tests have teeth);
 4. pitfalls: every pitfall must be caught: at least one of its exercise's tests fails, or, for a
-   pitfall declared RACE (lab_pitfall(... RACE): its bug is a shared-memory race, ctest label
-   "race"), compute-sanitizer racecheck reports a hazard in its exercise's GPU tests. A race makes
+   pitfall declared RACE (`// BEGIN PITFALL name EXERCISES N.k RACE`: its bug is a shared-memory
+   race, ctest label "race"), compute-sanitizer racecheck reports a hazard in its exercise's GPU tests. A race makes
    a test fail only on some runs; racecheck finds it on every run, so the verdict does not depend
    on luck. summary.md/json say how each pitfall was caught: "tests (n failed)", "racecheck
    (n hazards)", or both;
