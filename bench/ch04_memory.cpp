@@ -436,22 +436,10 @@ void BM_mapped(benchmark::State& state) {
   bench::add("BM_coalescing_memcpy", BM_coalescing_memcpy);
   bench::add("BM_strided_copy", BM_strided_copy)
       ->ArgName("stride")
-      ->Arg(1)
-      ->Arg(2)
-      ->Arg(4)
-      ->Arg(8)
-      ->Arg(16)
-      ->Arg(32);
+      ->ArgsProduct({{1, 2, 4, 8, 16, 32}});
   bench::add("BM_offset_copy", BM_offset_copy)
       ->ArgName("offset")
-      ->Arg(0)
-      ->Arg(1)
-      ->Arg(2)
-      ->Arg(4)
-      ->Arg(8)
-      ->Arg(16)
-      ->Arg(31)
-      ->Arg(32);
+      ->ArgsProduct({{0, 1, 2, 4, 8, 16, 31, 32}});
 
   bench::add("BM_transpose_memcpy", BM_transpose_memcpy)
       ->ArgNames({"rows", "cols"})
@@ -468,13 +456,7 @@ void BM_mapped(benchmark::State& state) {
 
   bench::add("BM_smem_column", BM_smem_column)
       ->ArgName("stride")
-      ->Arg(1)
-      ->Arg(2)
-      ->Arg(4)
-      ->Arg(8)
-      ->Arg(16)
-      ->Arg(32)
-      ->Arg(33);
+      ->ArgsProduct({{1, 2, 4, 8, 16, 32, 33}});
 
   bench::add("BM_poly", BM_poly)->ArgNames({"memory", "pattern"})->ArgsProduct({{0, 1}, {0, 1}});
 

@@ -77,6 +77,8 @@ struct Shape {
     return n;
   }
   double kv_bytes() const { return 2.0 * batch * ctx * kKvHeads * kDim * 2; }
+  // q.k and p.v: two multiply-adds per query head, cached token and dimension.
+  double flops() const { return 4.0 * batch * kQHeads * ctx * kDim; }
 };
 
 // One decode problem in both layouts. Paged: [num_blocks][kv_heads][block_size][dim] with a
@@ -187,19 +189,28 @@ void BM_kv_copy(benchmark::State& state, Shape s) {
   bench::run(state, std::cref(copy), {.bytes = s.kv_bytes()});
 }
 
-void BM_decode(benchmark::State& state, Shape s, bool paged) {
-  Decode d(s, paged, !paged);
-  auto work = [&](cudaStream_t st) { paged ? d.run_paged(st) : d.run_contiguous(st); };
-  const std::string key = std::string(paged ? "paged/" : "contiguous/") + s.name();
+// One decode step `work` over d's cache: checked once against the oracle (d.check(paged)), then
+// timed beside `base` with the step's KV bytes and FLOPs. False when the check failed (the row is
+// then an error row, nothing timed).
+template <class Work, class Base>
+bool check_and_time(benchmark::State& state, const std::string& key, const Decode& d, Shape s,
+                    bool paged, Work work, Base base) {
   if (!bench::verify(state, key, [&] {
         work(nullptr);
         CUDALAB_CHECK(cudaDeviceSynchronize());
         return d.check(paged);
       }))
-    return;
+    return false;
+  bench::run_vs(state, work, base, {.bytes = s.kv_bytes(), .flops = s.flops()});
+  return true;
+}
+
+void BM_decode(benchmark::State& state, Shape s, bool paged) {
+  Decode d(s, paged, !paged);
+  auto work = [&](cudaStream_t st) { paged ? d.run_paged(st) : d.run_contiguous(st); };
   const bench::CopyBase copy(s.kv_bytes());
-  bench::run_vs(state, work, std::cref(copy),
-                {.bytes = s.kv_bytes(), .flops = 4.0 * s.batch * kQHeads * s.ctx * kDim});
+  check_and_time(state, std::string(paged ? "paged/" : "contiguous/") + s.name(), d, s, paged, work,
+                 std::cref(copy));
 }
 
 void BM_decode_paged_vs_contiguous(benchmark::State& state, Shape s) {
@@ -216,8 +227,7 @@ void BM_decode_paged_vs_contiguous(benchmark::State& state, Shape s) {
     return;
   bench::run_vs(
       state, [&](cudaStream_t st) { d.run_paged(st); },
-      [&](cudaStream_t st) { d.run_contiguous(st); },
-      {.bytes = s.kv_bytes(), .flops = 4.0 * s.batch * kQHeads * s.ctx * kDim});
+      [&](cudaStream_t st) { d.run_contiguous(st); }, {.bytes = s.kv_bytes(), .flops = s.flops()});
 }
 
 void BM_decode_split_k(benchmark::State& state, Shape s, int splits) {
@@ -227,14 +237,8 @@ void BM_decode_split_k(benchmark::State& state, Shape s, int splits) {
     decode_attention_paged_split_k(d.q.data(), d.paged_kv(), d.out.data(), d.shape, kType, splits,
                                    ws.data(), ws.size(), st);
   };
-  if (!bench::verify(state, "split_k/" + std::to_string(splits) + "/" + s.name(), [&] {
-        work(nullptr);
-        CUDALAB_CHECK(cudaDeviceSynchronize());
-        return d.check(true);
-      }))
-    return;
-  bench::run_vs(state, work, [&](cudaStream_t st) { d.run_paged(st); },
-                {.bytes = s.kv_bytes(), .flops = 4.0 * s.batch * kQHeads * s.ctx * kDim});
+  check_and_time(state, "split_k/" + std::to_string(splits) + "/" + s.name(), d, s, true, work,
+                 [&](cudaStream_t st) { d.run_paged(st); });
 }
 
 // The split planned for this GPU (plan_decode_splits): no count chosen by hand.
@@ -245,16 +249,9 @@ void BM_decode_auto(benchmark::State& state, Shape s) {
     decode_attention_paged_auto(d.q.data(), d.paged_kv(), d.out.data(), d.shape, kType, ws.data(),
                                 ws.size(), st);
   };
-  if (!bench::verify(state, "auto/" + s.name(), [&] {
-        work(nullptr);
-        CUDALAB_CHECK(cudaDeviceSynchronize());
-        return d.check(true);
-      }))
-    return;
   const bench::CopyBase copy(s.kv_bytes());
-  bench::run_vs(state, work, std::cref(copy),
-                {.bytes = s.kv_bytes(), .flops = 4.0 * s.batch * kQHeads * s.ctx * kDim});
-  state.counters["splits"] = decode_auto_splits(d.shape, d.paged_kv());
+  if (check_and_time(state, "auto/" + s.name(), d, s, true, work, std::cref(copy)))
+    state.counters["splits"] = decode_auto_splits(d.shape, d.paged_kv());
 }
 
 // GEMV: weights rows x cols (a Llama-3-8B MLP projection is 14336 x 4096), x and y fp16.
