@@ -1,8 +1,10 @@
-// Chapter 5 scan: host API, argument checks and the workspace layout.
+// Chapter 5 scan: host API, argument checks, the workspace layout and the variants' table.
 //
 // Workspace (scan_workspace_bytes): [tile counter, 256 B][look-back tile states, 8 B per tile]
 // [scan-then-propagate level sums, 4 B per tile per level], each part 256-byte aligned.
 #include <cstdint>
+#include <iterator>
+#include <string_view>
 
 #include "ch05/scan.hpp"
 #include "cudalab/check.hpp"
@@ -31,13 +33,79 @@ bool overlap(const void* a, const void* b, std::size_t bytes) {
   return x < y + bytes && y < x + bytes;
 }
 
+// One checked call, its workspace carved: what every variant's launcher receives.
+template <class T>
+struct Call {
+  const T* in;
+  T* out;
+  std::size_t n;  // > 0
+  ScanKind kind;
+  unsigned char* workspace;
+  Layout lay;
+  cudaStream_t stream;
+};
+
+// Scan-then-propagate with tile scans of algorithm A.
+template <class T, BlockScanAlgo A>
+void scan_then_propagate(const Call<T>& c) {
+  detail::scan_then_propagate(c.in, c.out, c.n, c.kind, A,
+                              reinterpret_cast<T*>(c.workspace + c.lay.sums_offset), c.stream);
+}
+
+template <class T>
+void decoupled_lookback(const Call<T>& c) {
+  // Every tile state back to X (0) and the tile counter to 0: one memset of
+  // 256 B + 8 B per tile (512 KiB for 2^28 elements, well under 1% of the scan's traffic).
+  CUDALAB_CHECK(
+      cudaMemsetAsync(c.workspace, 0, c.lay.states_offset + c.lay.states_bytes, c.stream));
+  detail::launch_lookback_scan(
+      c.in, c.out, c.n, c.kind,
+      reinterpret_cast<unsigned long long*>(c.workspace + c.lay.states_offset),
+      reinterpret_cast<unsigned*>(c.workspace), c.stream);
+}
+
+// The variants, one row each: the variant, its name (benchmark rows and test cases use it) and
+// its launcher. to_string and scan() read this table only; the public kAllScanVariants lists the
+// same variants in the same order (checked below).
+template <class T>
+struct Variant {
+  ScanVariant variant;
+  const char* name;
+  void (*launch)(const Call<T>&);
+};
+template <class T>
+constexpr Variant<T> kVariants[] = {
+    {ScanVariant::kKoggeStone, "kogge_stone", scan_then_propagate<T, BlockScanAlgo::kKoggeStone>},
+    {ScanVariant::kBrentKung, "brent_kung", scan_then_propagate<T, BlockScanAlgo::kBrentKung>},
+    {ScanVariant::kDecoupledLookback, "decoupled_lookback", decoupled_lookback<T>},
+};
+template <class T>
+constexpr bool variants_match_public_list() {
+  if (std::size(kVariants<T>) != std::size(kAllScanVariants)) return false;
+  for (std::size_t i = 0; i < std::size(kVariants<T>); ++i)
+    if (kVariants<T>[i].variant != kAllScanVariants[i] ||
+        std::string_view(kVariants<T>[i].name) != kVariants<float>[i].name)
+      return false;
+  return true;
+}
+static_assert(variants_match_public_list<float>() && variants_match_public_list<int>(),
+              "kAllScanVariants (ch05/scan.hpp) and kVariants list the same variants in the same "
+              "order, with one name each");
+
+template <class T>
+const Variant<T>* variant_of(ScanVariant v) {
+  for (const Variant<T>& s : kVariants<T>)
+    if (s.variant == v) return &s;
+  return nullptr;
+}
+
 template <class T>
 void scan_impl(const T* in, T* out, std::size_t n, ScanKind kind, void* workspace,
                std::size_t workspace_bytes, ScanVariant variant, cudaStream_t stream) {
   static_assert(sizeof(T) == 4);
   require(kind == ScanKind::kInclusive || kind == ScanKind::kExclusive, "kind", "unknown ScanKind");
-  require(static_cast<unsigned>(variant) <= static_cast<unsigned>(ScanVariant::kDecoupledLookback),
-          "variant", "unknown ScanVariant");
+  const Variant<T>* v = variant_of<T>(variant);
+  require(v != nullptr, "variant", "unknown ScanVariant");
   const Layout lay = layout(n);
   require(workspace_bytes >= lay.bytes, "workspace_bytes", "smaller than scan_workspace_bytes(n)");
   require_device_pointer(in, n, "in");
@@ -47,20 +115,7 @@ void scan_impl(const T* in, T* out, std::size_t n, ScanKind kind, void* workspac
   require(reinterpret_cast<std::uintptr_t>(workspace) % kAlign == 0, "workspace",
           "must be 256-byte aligned (cudaMalloc memory is)");
   if (n == 0) return;
-  auto* base = static_cast<unsigned char*>(workspace);
-  if (variant == ScanVariant::kDecoupledLookback) {
-    // Every tile state back to X (0) and the tile counter to 0: one memset of
-    // 256 B + 8 B per tile (512 KiB for 2^28 elements, well under 1% of the scan's traffic).
-    CUDALAB_CHECK(cudaMemsetAsync(base, 0, lay.states_offset + lay.states_bytes, stream));
-    detail::launch_lookback_scan(in, out, n, kind,
-                                 reinterpret_cast<unsigned long long*>(base + lay.states_offset),
-                                 reinterpret_cast<unsigned*>(base), stream);
-  } else {
-    const auto algo = variant == ScanVariant::kKoggeStone ? BlockScanAlgo::kKoggeStone
-                                                          : BlockScanAlgo::kBrentKung;
-    detail::scan_then_propagate(in, out, n, kind, algo,
-                                reinterpret_cast<T*>(base + lay.sums_offset), stream);
-  }
+  v->launch({in, out, n, kind, static_cast<unsigned char*>(workspace), lay, stream});
 }
 
 template <class T>
@@ -82,15 +137,8 @@ const char* to_string(BlockScanAlgo a) {
                                           : "unknown";
 }
 const char* to_string(ScanVariant v) {
-  switch (v) {
-    case ScanVariant::kKoggeStone:
-      return "kogge_stone";
-    case ScanVariant::kBrentKung:
-      return "brent_kung";
-    case ScanVariant::kDecoupledLookback:
-      return "decoupled_lookback";
-  }
-  return "unknown";
+  const Variant<float>* s = variant_of<float>(v);
+  return s ? s->name : "unknown";
 }
 
 std::size_t scan_workspace_bytes(std::size_t n) {

@@ -1,6 +1,7 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
 // fail until you do. (Generated from chapters/05_patterns/reference/reduce.cu by scripts/variants.py.)
-// Chapter 5 reduction: host API, argument checks, workspace layout and the multi-pass driver.
+// Chapter 5 reduction: host API, argument checks, workspace layout, the ladder's table and the
+// multi-pass driver.
 //
 // The ladder itself is one file a step: reduce_1_interleaved.cu ... reduce_7_one_pass.cu, with
 // the device helpers they share in reduce_common.cuh and reduce_warp.cuh.
@@ -11,8 +12,10 @@
 // block writes *out. Steps 6 and 7 use A for their partials; step 7 also the state and the marks.
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "ch05/reduce.hpp"
 #include "cudalab/check.hpp"
@@ -59,12 +62,117 @@ void check_state(const detail::OnePassState& st) {
 // The last workspace this thread checked (see reduce_sum: a new workspace is checked once).
 thread_local const void* t_checked_workspace = nullptr;
 
+// One checked call, its workspace carved: what every step's launcher receives.
+template <class T>
+struct Call {
+  const T* in;
+  T* out;
+  std::size_t n;  // > 0
+  unsigned char* workspace;
+  std::size_t workspace_bytes;
+  Layout lay;
+  cudaStream_t stream;
+  // Partials buffer A (i = 0) or B (i = 1).
+  T* partials(int i) const {
+    return reinterpret_cast<T*>(workspace + kAlign +
+                                (i == 0 ? 0 : round_up(lay.a_elems * kElem, kAlign)));
+  }
+};
+
+template <class T>
+using PassLauncher = void (*)(dim3, const T*, T*, std::size_t, cudaStream_t);
+
+// Steps 1-5: each pass reduces blocks of elements_per_block(V) elements to one partial each,
+// then runs again on the partials (ping-pong between A and B) until one block writes *out.
+template <class T, ReduceVariant V, PassLauncher<T> Pass>
+void multi_pass(const Call<T>& c) {
+  const std::size_t per_block = detail::elements_per_block(V);
+  const T* src = c.in;
+  for (std::size_t m = c.n, pass = 0;; ++pass) {
+    const std::size_t blocks = ceil_div(m, per_block);
+    require(blocks <= 0x7fffffff, "n", "needs between 1 and 2^31 - 1 blocks");
+    T* dst = blocks == 1 ? c.out : c.partials(static_cast<int>(pass % 2));
+    Pass(dim3(static_cast<unsigned>(blocks)), src, dst, m, c.stream);
+    if (blocks == 1) break;
+    src = dst;
+    m = blocks;
+  }
+}
+
+// Step 6: a device-sized grid, then one single-block launch on its partials.
+template <class T>
+void vectorized(const Call<T>& c) {
+  detail::launch_vectorized(c.in, c.out, c.n, c.partials(0), c.stream);
+}
+
+// Step 7: one launch; the last block to finish adds the partials.
+template <class T>
+void one_pass(const Call<T>& c) {
+  // A workspace this thread has not just used is checked once (one synchronous 12-byte read):
+  // that catches a workspace never zeroed. A dirty counter met later is caught by the kernel,
+  // which then writes NaN / INT_MIN and flags the workspace (reduce_check_workspace). Not while
+  // the stream is being captured into a graph (a synchronization would end the capture).
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  CUDALAB_CHECK(cudaStreamIsCapturing(c.stream, &capture));
+  if (c.workspace != t_checked_workspace && capture == cudaStreamCaptureStatusNone) {
+    reduce_check_workspace(c.workspace, c.workspace_bytes, c.stream);
+    t_checked_workspace = c.workspace;
+  }
+  detail::launch_one_pass(c.in, c.out, c.n, c.partials(0),
+                          reinterpret_cast<detail::OnePassState*>(c.workspace),
+                          reinterpret_cast<unsigned*>(c.workspace + c.lay.marks_offset), c.stream);
+}
+
+// The ladder, one row a step: the variant, its name (benchmark rows and test cases use it) and
+// its launcher (one file a step: reduce_<k>_*.cu). to_string and reduce_sum() read this table
+// only; the public kAllReduceVariants lists the same steps in the same order (checked below).
+template <class T>
+struct Step {
+  ReduceVariant variant;
+  const char* name;
+  void (*launch)(const Call<T>&);
+};
+template <class T>
+constexpr Step<T> kLadder[] = {
+    {ReduceVariant::kInterleaved, "interleaved",
+     multi_pass<T, ReduceVariant::kInterleaved, detail::launch_interleaved_pass<T>>},
+    {ReduceVariant::kSequential, "sequential",
+     multi_pass<T, ReduceVariant::kSequential, detail::launch_sequential_pass<T>>},
+    {ReduceVariant::kFirstAddDuringLoad, "first_add_during_load",
+     multi_pass<T, ReduceVariant::kFirstAddDuringLoad, detail::launch_first_add_pass<T>>},
+    {ReduceVariant::kUnrollLastWarp, "unroll_last_warp",
+     multi_pass<T, ReduceVariant::kUnrollLastWarp, detail::launch_last_warp_pass<T>>},
+    {ReduceVariant::kWarpShuffle, "warp_shuffle",
+     multi_pass<T, ReduceVariant::kWarpShuffle, detail::launch_shuffle_pass<T>>},
+    {ReduceVariant::kVectorized, "vectorized", vectorized<T>},
+    {ReduceVariant::kOnePass, "one_pass", one_pass<T>},
+};
+template <class T>
+constexpr bool ladder_matches_public_list() {
+  if (std::size(kLadder<T>) != std::size(kAllReduceVariants)) return false;
+  for (std::size_t i = 0; i < std::size(kLadder<T>); ++i)
+    if (kLadder<T>[i].variant != kAllReduceVariants[i] ||
+        std::string_view(kLadder<T>[i].name) != kLadder<float>[i].name)
+      return false;
+  return true;
+}
+static_assert(ladder_matches_public_list<float>() && ladder_matches_public_list<int>(),
+              "kAllReduceVariants (ch05/reduce.hpp) and kLadder list the same steps in the same "
+              "order, with one name a step");
+
+template <class T>
+const Step<T>* step_of(ReduceVariant v) {
+  for (const Step<T>& s : kLadder<T>)
+    if (s.variant == v) return &s;
+  return nullptr;
+}
+
 template <class T>
 void reduce_impl(const T* in, T* out, std::size_t n, void* workspace, std::size_t workspace_bytes,
                  ReduceVariant variant, cudaStream_t stream) {
   static_assert(sizeof(T) == kElem);
-  require(static_cast<unsigned>(variant) <= static_cast<unsigned>(ReduceVariant::kOnePass),
-          "variant", "unknown ReduceVariant");
+  const Step<T>* step = step_of<T>(variant);
+  require(step != nullptr, "variant", "unknown ReduceVariant");
   const Layout lay = layout(n);
   require(workspace_bytes >= lay.bytes, "workspace_bytes",
           "smaller than reduce_workspace_bytes(n)");
@@ -77,79 +185,14 @@ void reduce_impl(const T* in, T* out, std::size_t n, void* workspace, std::size_
     CUDALAB_CHECK(cudaMemsetAsync(out, 0, sizeof(T), stream));
     return;
   }
-  auto* base = static_cast<unsigned char*>(workspace);
-  T* bufs[2] = {reinterpret_cast<T*>(base + kAlign),
-                reinterpret_cast<T*>(base + kAlign + round_up(lay.a_elems * kElem, kAlign))};
-
-  if (variant == ReduceVariant::kVectorized) {
-    detail::launch_vectorized(in, out, n, bufs[0], stream);
-    return;
-  }
-  if (variant == ReduceVariant::kOnePass) {
-    // A workspace this thread has not just used is checked once (one synchronous 12-byte read):
-    // that catches a workspace never zeroed. A dirty counter met later is caught by the kernel,
-    // which then writes NaN / INT_MIN and flags the workspace (reduce_check_workspace). Not while
-    // the stream is being captured into a graph (a synchronization would end the capture).
-    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    CUDALAB_CHECK(cudaStreamIsCapturing(stream, &capture));
-    if (workspace != t_checked_workspace && capture == cudaStreamCaptureStatusNone) {
-      reduce_check_workspace(workspace, workspace_bytes, stream);
-      t_checked_workspace = workspace;
-    }
-    detail::launch_one_pass(in, out, n, bufs[0], reinterpret_cast<detail::OnePassState*>(base),
-                            reinterpret_cast<unsigned*>(base + lay.marks_offset), stream);
-    return;
-  }
-  const std::size_t per_block = detail::elements_per_block(variant);
-  const T* src = in;
-  for (std::size_t m = n, pass = 0;; ++pass) {
-    const std::size_t blocks = ceil_div(m, per_block);
-    require(blocks <= 0x7fffffff, "n", "needs between 1 and 2^31 - 1 blocks");
-    const dim3 grid(static_cast<unsigned>(blocks));
-    T* dst = blocks == 1 ? out : bufs[pass % 2];
-    switch (variant) {
-      case ReduceVariant::kInterleaved:
-        detail::launch_interleaved_pass(grid, src, dst, m, stream);
-        break;
-      case ReduceVariant::kSequential:
-        detail::launch_sequential_pass(grid, src, dst, m, stream);
-        break;
-      case ReduceVariant::kFirstAddDuringLoad:
-        detail::launch_first_add_pass(grid, src, dst, m, stream);
-        break;
-      case ReduceVariant::kUnrollLastWarp:
-        detail::launch_last_warp_pass(grid, src, dst, m, stream);
-        break;
-      default:
-        detail::launch_shuffle_pass(grid, src, dst, m, stream);
-        break;
-    }
-    if (blocks == 1) break;
-    src = dst;
-    m = blocks;
-  }
+  step->launch({in, out, n, static_cast<unsigned char*>(workspace), workspace_bytes, lay, stream});
 }
 
 }  // namespace
 
 const char* to_string(ReduceVariant v) {
-  switch (v) {
-    case ReduceVariant::kInterleaved:
-      return "interleaved";
-    case ReduceVariant::kSequential:
-      return "sequential";
-    case ReduceVariant::kFirstAddDuringLoad:
-      return "first_add_during_load";
-    case ReduceVariant::kUnrollLastWarp:
-      return "unroll_last_warp";
-    case ReduceVariant::kWarpShuffle:
-      return "warp_shuffle";
-    case ReduceVariant::kVectorized:
-      return "vectorized";
-    case ReduceVariant::kOnePass:
-      return "one_pass";
-  }
-  return "unknown";
+  const Step<float>* s = step_of<float>(v);
+  return s ? s->name : "unknown";
 }
 
 std::size_t reduce_workspace_bytes(std::size_t n) {
