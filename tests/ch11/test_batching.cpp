@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <deque>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -281,4 +283,124 @@ TEST(Scheduler, ArgumentsAreNamed) {
   cudalab::testing::expect_throws_naming([&] { StaticScheduler s(big, c); }, "trace");
   c.block_size = 0;
   cudalab::testing::expect_throws_naming([&] { ContinuousScheduler s({}, c); }, "config");
+}
+
+// Goodput: the largest arrival rate within a TTFT p99 and TPOT p99 budget (find_goodput). A
+// search simulates the 1000-request trace about 20 times, a fraction of a second here; fewer
+// requests would let a burst of the whole trace meet the budget (the queue a finite trace builds
+// is bounded), so 1000 it is.
+namespace {
+constexpr int kGoodputRequests = 1000;
+constexpr std::uint64_t kGoodputSeed = 2024;
+Goodput skewed(Policy policy, const LatencyBudget& b) {
+  return skewed_goodput(policy, kGoodputRequests, kGoodputSeed, SchedulerConfig{}, CostModel{}, b);
+}
+SimResult at_rate(Policy policy, double rate) {
+  return policy(skewed_trace(kGoodputRequests, kGoodputSeed, rate), SchedulerConfig{}, CostModel{});
+}
+void print(const char* name, const Goodput& g) {
+  std::printf(
+      "%-11s goodput %.3f req/s (fails at %.3f), %.0f tok/s, TTFT p99 %.1f ms, TPOT p99 "
+      "%.2f ms, %d simulations\n",
+      name, g.rate_per_s, g.failed_per_s, g.result.throughput_tok_s, g.result.ttft_p99_ms,
+      g.result.tpot_p99_ms, g.simulations);
+}
+// TTFT p99 10 s, TPOT p99 50 ms: loose enough for static batching, whose TTFT p99 cannot go under
+// a batch's longest output (up to 2048 tokens of ~4 ms: ~8 s); at 2 s it has none (below).
+const LatencyBudget kBudget{10000.0, 50.0};
+}  // namespace
+
+TEST(Goodput, TheRateMeetsTheBudgetAndOneAToleranceAboveDoesNot) {
+  const RateSearch search;
+  for (Policy policy : {&simulate_static, &simulate_continuous}) {
+    const Goodput g = skewed(policy, kBudget);
+    print(policy == &simulate_static ? "static" : "continuous", g);
+    ASSERT_TRUE(g.met);
+    ASSERT_FALSE(g.at_bound);
+    EXPECT_TRUE(kBudget.met_by(g.result));
+    const SimResult again = at_rate(policy, g.rate_per_s);  // deterministic: the same result
+    EXPECT_EQ(again.ttft_p99_ms, g.result.ttft_p99_ms);
+    EXPECT_EQ(again.tpot_p99_ms, g.result.tpot_p99_ms);
+    EXPECT_GT(g.failed_per_s, g.rate_per_s);
+    EXPECT_LE(g.failed_per_s - g.rate_per_s, search.tolerance_per_s);
+    EXPECT_FALSE(kBudget.met_by(at_rate(policy, g.failed_per_s)));
+  }
+}
+
+TEST(Goodput, ContinuousServesMoreThanStaticWithinTheBudget) {
+  const Goodput st = skewed(&simulate_static, kBudget);
+  const Goodput co = skewed(&simulate_continuous, kBudget);
+  RecordProperty("continuous_over_static_goodput", std::to_string(co.rate_per_s / st.rate_per_s));
+  EXPECT_GT(co.rate_per_s, 2 * st.rate_per_s);
+  // An interactive budget: static batching meets none, continuous batching still serves a load.
+  const LatencyBudget interactive{2000.0, 50.0};
+  EXPECT_FALSE(skewed(&simulate_static, interactive).met);
+  EXPECT_TRUE(skewed(&simulate_continuous, interactive).met);
+}
+
+TEST(Goodput, NoneWhenNoRateMeetsTheBudget) {
+  // A 1 ms TTFT: no prompt is prefilled that fast (the weights alone take 3.8 ms to read).
+  const Goodput g = skewed(&simulate_continuous, {1.0, 50.0});
+  EXPECT_FALSE(g.met);
+  EXPECT_EQ(g.rate_per_s, 0);
+  EXPECT_EQ(g.simulations, 1);
+  EXPECT_GT(g.result.ttft_p99_ms, 1.0);  // the result at min_rate_per_s, to say by how much
+}
+
+TEST(Goodput, ATighterBudgetNeverGivesAHigherRate) {
+  const LatencyBudget budgets[] = {{500, 20}, {1000, 30}, {2000, 50}, {5000, 100}};  // tight first
+  for (Policy policy : {&simulate_static, &simulate_continuous}) {
+    double previous = 0;
+    for (const LatencyBudget& b : budgets) {
+      const Goodput g = skewed(policy, b);
+      EXPECT_GE(g.rate_per_s, previous) << "TTFT " << b.ttft_p99_ms << " TPOT " << b.tpot_p99_ms;
+      previous = g.rate_per_s;
+    }
+  }
+}
+
+TEST(Goodput, ANonMonotonePointIsSteppedOverAndTheBoundaryIsVerified) {
+  // Meets the budget up to 2/s, fails in (2, 3], meets again up to 5.3/s: the doubling (1, 2, 4,
+  // 8) never evaluates the failing window and bisects [4, 8] to the boundary at 5.3.
+  const auto meets = [](double rate) { return rate <= 2 || (rate > 3 && rate <= 5.3); };
+  const auto simulate = [&](double rate) {
+    SimResult r;
+    r.ttft_p99_ms = meets(rate) ? 100 : 1e6;
+    r.tpot_p99_ms = 10;
+    return r;
+  };
+  RateSearch search;
+  search.min_rate_per_s = 1;
+  const Goodput g = find_goodput(simulate, kBudget, search);
+  ASSERT_TRUE(g.met);
+  EXPECT_LE(g.rate_per_s, 5.3);
+  EXPECT_GT(g.rate_per_s, 5.3 - search.tolerance_per_s);
+  EXPECT_GT(g.failed_per_s, 5.3);
+  EXPECT_LE(g.failed_per_s, 5.3 + search.tolerance_per_s);
+  // With the upper bound inside the second meeting window: the bound itself, said so.
+  search.max_rate_per_s = 3.5;
+  const Goodput b = find_goodput(simulate, kBudget, search);
+  EXPECT_TRUE(b.at_bound);
+  EXPECT_EQ(b.rate_per_s, 3.5);
+  EXPECT_EQ(b.simulations, 3);  // 1, 2, 3.5
+}
+
+TEST(Goodput, ArgumentsAreNamed) {
+  const auto run = [](const LatencyBudget& b, const RateSearch& s = {}) {
+    return
+        [b, s] { skewed_goodput(&simulate_static, 10, 1, SchedulerConfig{}, CostModel{}, b, s); };
+  };
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  cudalab::testing::expect_throws_naming(run({0, 50}), "budget");
+  cudalab::testing::expect_throws_naming(run({2000, -1}), "budget");
+  cudalab::testing::expect_throws_naming(run({nan, 50}), "budget");
+  cudalab::testing::expect_throws_naming(run({2000, nan}), "budget");
+  cudalab::testing::expect_throws_naming(run(kBudget, {0, 10, 0.1}), "search");
+  cudalab::testing::expect_throws_naming(run(kBudget, {-1, 10, 0.1}), "search");
+  cudalab::testing::expect_throws_naming(run(kBudget, {5, 2, 0.1}), "search");
+  cudalab::testing::expect_throws_naming(run(kBudget, {1, nan, 0.1}), "search");
+  cudalab::testing::expect_throws_naming(run(kBudget, {1, 10, 0}), "search");
+  cudalab::testing::expect_throws_naming(
+      [] { skewed_goodput(&simulate_static, 0, 1, SchedulerConfig{}, CostModel{}, kBudget); },
+      "requests");
 }

@@ -1,6 +1,6 @@
 // Continuous batching, host side (host.hpp): the skewed trace, the cost model, the statistics and
-// the static-batching baseline (StaticScheduler and its simulation). The continuous scheduler is
-// exercise 11.5 (reference/scheduler.cpp).
+// the static-batching baseline (StaticScheduler and its simulation), and the goodput search. The
+// continuous scheduler is exercise 11.5 (reference/scheduler.cpp).
 #include "ch11/batching.hpp"
 
 #include <algorithm>
@@ -182,6 +182,69 @@ SimResult simulate_static(const std::vector<Request>& trace, const SchedulerConf
                           const CostModel& cost) {
   StaticScheduler s(trace, c);
   return drive(s, [&](const IterationPlan& p) { return cost.iteration_ms(p.tokens, p.kv_tokens); });
+}
+
+Goodput find_goodput(const std::function<SimResult(double rate_per_s)>& simulate,
+                     const LatencyBudget& budget, const RateSearch& search) {
+  require(budget.ttft_p99_ms > 0 && budget.tpot_p99_ms > 0, "budget",
+          "ttft_p99_ms and tpot_p99_ms must be positive numbers");
+  const double lo_bound = search.min_rate_per_s, hi_bound = search.max_rate_per_s;
+  require(
+      lo_bound > 0 && std::isfinite(lo_bound) && std::isfinite(hi_bound) && lo_bound <= hi_bound,
+      "search", "needs 0 < min_rate_per_s <= max_rate_per_s, both finite");
+  require(search.tolerance_per_s > 0 && std::isfinite(search.tolerance_per_s), "search",
+          "tolerance_per_s must be positive");
+  Goodput g;
+  const auto meets = [&](double rate, SimResult& r) {
+    ++g.simulations;
+    r = simulate(rate);
+    return budget.met_by(r);
+  };
+  SimResult lo_result;
+  if (!meets(lo_bound, lo_result)) {  // none: the budget is out of reach even at the lowest rate
+    g.failed_per_s = lo_bound;
+    g.result = std::move(lo_result);
+    return g;
+  }
+  g.met = true;
+  double lo = lo_bound, hi = lo_bound;
+  for (;;) {  // bracket: double until a rate fails or the bound meets the budget
+    if (lo == hi_bound) {
+      g.at_bound = true;
+      g.rate_per_s = lo;
+      g.result = std::move(lo_result);
+      return g;
+    }
+    hi = std::min(2 * lo, hi_bound);
+    SimResult r;
+    if (!meets(hi, r)) break;
+    lo = hi;
+    lo_result = std::move(r);
+  }
+  while (hi - lo > search.tolerance_per_s) {  // bisect: lo meets, hi fails
+    const double mid = lo + (hi - lo) / 2;
+    SimResult r;
+    if (meets(mid, r)) {
+      lo = mid;
+      lo_result = std::move(r);
+    } else {
+      hi = mid;
+    }
+  }
+  g.rate_per_s = lo;
+  g.failed_per_s = hi;
+  g.result = std::move(lo_result);
+  return g;
+}
+
+Goodput skewed_goodput(Policy policy, int requests, std::uint64_t seed, const SchedulerConfig& c,
+                       const CostModel& cost, const LatencyBudget& budget,
+                       const RateSearch& search) {
+  require(requests >= 1, "requests", "must be at least 1");
+  require(policy != nullptr, "policy", "must be simulate_static or simulate_continuous");
+  return find_goodput(
+      [&](double rate) { return policy(skewed_trace(requests, seed, rate), c, cost); }, budget,
+      search);
 }
 
 }  // namespace cudalab::ch11

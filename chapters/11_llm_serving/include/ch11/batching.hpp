@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <stdexcept>
 #include <vector>
 
@@ -214,5 +215,55 @@ SimResult simulate_continuous(const std::vector<Request>& trace, const Scheduler
                               const CostModel& cost);
 SimResult simulate_static(const std::vector<Request>& trace, const SchedulerConfig& config,
                           const CostModel& cost);
+
+// ---------------------------------------------------------------------------------------------
+// Goodput: the largest arrival rate a policy serves within a latency budget (TTFT p99 and TPOT
+// p99), the engine-neutral figure to compare serving stacks by (throughput alone rewards letting
+// the queue grow).
+struct LatencyBudget {
+  double ttft_p99_ms = 0;
+  double tpot_p99_ms = 0;
+  bool met_by(const SimResult& r) const {
+    return r.ttft_p99_ms <= ttft_p99_ms && r.tpot_p99_ms <= tpot_p99_ms;
+  }
+};
+struct RateSearch {
+  double min_rate_per_s = 0.1;  // the search's bounds, requests per second
+  double max_rate_per_s = 1000;
+  double tolerance_per_s = 0.05;  // bisection stops when the bracket is this narrow
+};
+struct Goodput {
+  bool met = false;         // false: not even min_rate_per_s meets the budget ("none")
+  bool at_bound = false;    // max_rate_per_s meets it: the goodput is at least that
+  double rate_per_s = 0;    // the rate found (meets the budget); 0 when none
+  double failed_per_s = 0;  // the lowest rate above it seen to fail (within tolerance_per_s);
+                            // 0 when at_bound; min_rate_per_s when none
+  SimResult result;         // at rate_per_s (at min_rate_per_s when none)
+  int simulations = 0;
+};
+
+// The search, over any rate -> simulation: doubles the rate from min_rate_per_s until it fails
+// the budget (or reaches max_rate_per_s), then bisects between the last rate that met it and the
+// first that failed until they are tolerance_per_s apart. Latency need not grow monotonically
+// with the rate (preemption, and where a finite trace's bursts fall), so the result is a
+// boundary, not a guarantee about every rate: rate_per_s was verified to meet the budget,
+// failed_per_s (within tolerance above it) to fail it, and a rate between two evaluated points
+// is never looked at (a failing window the doubling steps over, or a meeting one above
+// failed_per_s, is not seen). The same arguments give the same result. Throws
+// std::invalid_argument naming 'budget' (a p99 <= 0 or NaN) or 'search' (a bound <= 0 or not
+// finite, min > max, a tolerance <= 0).
+Goodput find_goodput(const std::function<SimResult(double rate_per_s)>& simulate,
+                     const LatencyBudget& budget, const RateSearch& search = {});
+
+// The chapter's goodput: `requests` of skewed_trace(requests, seed, rate) through a policy
+// (simulate_static or simulate_continuous) with the cost model. The trace is finite, so the
+// queue it builds is too: with few requests even an unbounded rate meets a loose budget (a burst
+// of the whole trace is served in time) and the search ends at_bound; a thousand requests make
+// the queue, not the burst, decide. Errors: find_goodput's, 'requests' (< 1), 'policy' (null),
+// and the policy's.
+using Policy = SimResult (*)(const std::vector<Request>&, const SchedulerConfig&, const CostModel&);
+Goodput skewed_goodput(Policy policy, int requests, std::uint64_t seed,
+                       const SchedulerConfig& config, const CostModel& cost,
+                       const LatencyBudget& budget, const RateSearch& search = {});
 
 }  // namespace cudalab::ch11
