@@ -5,8 +5,12 @@
 // when given a path. The default trace (1000 requests at 40/s, ~12k output tokens/s asked) is
 // past what one H200 serves, on purpose: it shows how the policies degrade. --rate sets the
 // arrival rate, e.g. a deployment's planned load (chapter 12's go-live checklist).
+// --ttft-p99-ms X --tpot-p99-ms Y (both or neither) add each policy's goodput: the largest
+// arrival rate whose TTFT p99 and TPOT p99 stay within the budget (skewed_goodput, batching.hpp),
+// the figure to compare serving engines by.
 //
 //   ./build/gpu/chapters/11_llm_serving/ch11_serving_sim [out.json] [--rate PER_S] [--requests N]
+//       [--ttft-p99-ms X --tpot-p99-ms Y]
 // Exit status: 0, 1 an error, 2 a bad argument.
 #include <fmt/format.h>
 
@@ -104,6 +108,7 @@ struct Options {
   std::string json;
   double rate = 40.0;
   int requests = 1000;
+  double ttft_p99_ms = 0, tpot_p99_ms = 0;  // the goodput budget; 0: not asked
 };
 
 // Throws std::invalid_argument naming the bad argument.
@@ -111,31 +116,56 @@ Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--rate" || a == "--requests") {
+    if (a == "--rate" || a == "--requests" || a == "--ttft-p99-ms" || a == "--tpot-p99-ms") {
       if (i + 1 >= argc) throw std::invalid_argument(a + ": needs a value");
       const std::string v = argv[++i];
       std::size_t used = 0;
+      double x = 0;
       try {
-        if (a == "--rate") {
-          o.rate = std::stod(v, &used);
-        } else {
-          o.requests = std::stoi(v, &used);
-        }
+        x = a == "--requests" ? std::stoi(v, &used) : std::stod(v, &used);
       } catch (const std::exception&) {
         used = 0;
       }
-      if (used != v.size() ||
-          (a == "--rate" ? !(o.rate > 0 && std::isfinite(o.rate)) : o.requests < 1))
+      if (used != v.size() || !(x > 0 && std::isfinite(x)))
         throw std::invalid_argument(a + " " + v + ": wants a positive number");
+      if (a == "--rate") o.rate = x;
+      if (a == "--requests") o.requests = static_cast<int>(x);
+      if (a == "--ttft-p99-ms") o.ttft_p99_ms = x;
+      if (a == "--tpot-p99-ms") o.tpot_p99_ms = x;
     } else if (!a.empty() && a[0] == '-') {
-      throw std::invalid_argument(a + ": unknown option (--rate PER_S, --requests N)");
+      throw std::invalid_argument(
+          a + ": unknown option (--rate PER_S, --requests N, --ttft-p99-ms X --tpot-p99-ms Y)");
     } else if (o.json.empty()) {
       o.json = a;
     } else {
       throw std::invalid_argument(a + ": one output path only");
     }
   }
+  if ((o.ttft_p99_ms > 0) != (o.tpot_p99_ms > 0))
+    throw std::invalid_argument(std::string(o.ttft_p99_ms > 0 ? "--ttft-p99-ms" : "--tpot-p99-ms") +
+                                ": goes with " +
+                                (o.ttft_p99_ms > 0 ? "--tpot-p99-ms" : "--ttft-p99-ms") +
+                                " (the goodput budget needs both)");
   return o;
+}
+
+std::string goodput_cell(const Goodput& g) {
+  if (!g.met) return "none";
+  return fmt::format("{}{:.2f}", g.at_bound ? ">= " : "", g.rate_per_s);
+}
+
+std::string goodput_row(const char* name, const Goodput& g) {
+  return fmt::format("| {} | {} | {:.0f} | {:.1f} | {:.2f} | {} |", name, goodput_cell(g),
+                     g.met ? g.result.throughput_tok_s : 0.0, g.result.ttft_p99_ms,
+                     g.result.tpot_p99_ms, g.simulations);
+}
+
+std::string goodput_json(const char* name, const Goodput& g) {
+  return fmt::format(
+      "\"{}\": {{\"met\": {}, \"at_bound\": {}, \"rate_per_s\": {:.4f}, \"throughput_tok_s\": "
+      "{:.3f}, \"ttft_p99_ms\": {:.3f}, \"tpot_p99_ms\": {:.4f}, \"simulations\": {}}}",
+      name, g.met, g.at_bound, g.rate_per_s, g.met ? g.result.throughput_tok_s : 0.0,
+      g.result.ttft_p99_ms, g.result.tpot_p99_ms, g.simulations);
 }
 
 }  // namespace
@@ -179,13 +209,36 @@ int main(int argc, char** argv) {
                 row("static", st).c_str(), row("continuous", co).c_str());
     std::printf("continuous / static throughput: %.2fx\n",
                 co.throughput_tok_s / st.throughput_tok_s);
+    const bool budgeted = opt.ttft_p99_ms > 0;
+    const LatencyBudget budget{opt.ttft_p99_ms, opt.tpot_p99_ms};
+    const RateSearch search;
+    Goodput gst, gco;
+    if (budgeted) {
+      gst = skewed_goodput(&simulate_static, opt.requests, 2024, config, cost, budget, search);
+      gco = skewed_goodput(&simulate_continuous, opt.requests, 2024, config, cost, budget, search);
+      std::printf(
+          "\nGoodput: the largest arrival rate (requests/s, %g to %g, to %g) whose TTFT p99 <= %g "
+          "ms and TPOT p99 <= %g ms, same trace otherwise; tok/s and p99s at that rate (at the "
+          "lowest rate when none)\n\n",
+          search.min_rate_per_s, search.max_rate_per_s, search.tolerance_per_s, opt.ttft_p99_ms,
+          opt.tpot_p99_ms);
+      std::printf(
+          "| policy | goodput req/s | tok/s | TTFT p99 ms | TPOT p99 ms | simulations |\n"
+          "| --- | --- | --- | --- | --- | --- |\n%s\n%s\n",
+          goodput_row("static", gst).c_str(), goodput_row("continuous", gco).c_str());
+    }
     if (!opt.json.empty()) {
       std::ofstream f(opt.json);
       f << "{\"measured\": " << (m.on_gpu ? "true" : "false") << ", \"rate_per_s\": " << opt.rate
         << ", \"requests\": " << opt.requests << ", \"copy_gbps\": " << m.copy_gbps
         << ", \"decode_gbps\": " << m.decode_gbps << ", \"gemm_tflops\": " << m.gemm_tflops << ", "
         << json("static", st) << ", " << json("continuous", co)
-        << ", \"continuous_over_static\": " << co.throughput_tok_s / st.throughput_tok_s << "}\n";
+        << ", \"continuous_over_static\": " << co.throughput_tok_s / st.throughput_tok_s;
+      if (budgeted)
+        f << ", \"ttft_p99_budget_ms\": " << opt.ttft_p99_ms
+          << ", \"tpot_p99_budget_ms\": " << opt.tpot_p99_ms << ", \"goodput\": {"
+          << goodput_json("static", gst) << ", " << goodput_json("continuous", gco) << "}";
+      f << "}\n";
     }
     return 0;
   } catch (const std::exception& e) {
