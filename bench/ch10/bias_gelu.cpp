@@ -4,19 +4,16 @@
 // recorded op, the CPU and GPU backends) and one MLP training step. The PyTorch side of the same
 // comparison (eager, torch.compile, the custom operator, PyTorch's per-op overhead) is
 // chapters/10_frameworks/torch/bench_op.py.
+// A file per topic, registered in this order: bias_gelu.cpp, autograd.cpp.
 //   ./build/gpu/bench/bench_ch10 --benchmark_out=ch10.json --benchmark_out_format=json
+#include "ch10/bias_gelu.hpp"
+
 #include <cuda_bf16.h>
 
-#include <chrono>
 #include <cstdint>
-#include <exception>
-#include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
-#include "ch10/autograd.hpp"
-#include "ch10/bias_gelu.hpp"
 #include "cudalab/bench.hpp"
 #include "cudalab/memory.hpp"
 #include "cudalab/random.hpp"
@@ -118,61 +115,9 @@ void BM_memcpy(benchmark::State& state) {
              {.bytes = 2.0 * kN * sizeof(T)});
 }
 
-// The autograd backend of a row, or nullptr after marking the row skipped with the reason.
-std::unique_ptr<ch10::ag::Backend> backend_or_skip(benchmark::State& state, bool gpu) {
-  try {
-    return gpu ? ch10::ag::gpu_backend() : ch10::ag::cpu_backend();
-  } catch (const std::exception& e) {
-    state.SkipWithError(e.what());
-    return nullptr;
-  }
-}
-
-// The host cost of one recorded op: kOps adds of 1 x 1 tensors (the GPU's work is one tiny
-// kernel each, so the time is the dispatch: shape checks, allocation, the node, the launch),
-// with recording on (grad) or off (nograd). Wall clock, the stream synchronized at the end.
-constexpr int kOps = 1000;
-
-void BM_autograd_op(benchmark::State& state, bool gpu, bool grad) {
-  const std::unique_ptr<ch10::ag::Backend> be = backend_or_skip(state, gpu);
-  if (!be) return;
-  const ch10::ag::Tensor x = ch10::ag::Tensor::from(*be, 1, 1, {1.0f}, true);
-  for (auto _ : state) {
-    const auto t0 = std::chrono::steady_clock::now();
-    {
-      std::optional<ch10::ag::NoGrad> ng;
-      if (!grad) ng.emplace();
-      ch10::ag::Tensor t = x;
-      for (int i = 0; i < kOps; ++i) t = ch10::ag::add(t, x);
-      be->synchronize();
-    }
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    state.SetIterationTime(s);
-    state.counters["us_per_op"] = 1e6 * s / kOps;
-  }
-}
-
-// One SGD step of the two-layer MLP (256 x 8 -> 32 -> 2): forward, backward, update.
-void BM_autograd_mlp_step(benchmark::State& state, bool gpu) {
-  const std::unique_ptr<ch10::ag::Backend> be = backend_or_skip(state, gpu);
-  if (!be) return;
-  Rng rng(5);
-  const ch10::ag::Tensor x = ch10::ag::Tensor::from(*be, 256, 8, rng.uniform<float>(2048, -1, 1));
-  const ch10::ag::Tensor y = ch10::ag::Tensor::from(*be, 256, 2, rng.uniform<float>(512, -1, 1));
-  ch10::ag::Mlp m(*be, 8, 32, 2, 9);
-  for (auto _ : state) {
-    const auto t0 = std::chrono::steady_clock::now();
-    ch10::ag::backward(ch10::ag::mse_loss(m.forward(x), y));
-    m.sgd_step(0.1f);
-    be->synchronize();
-    state.SetIterationTime(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-}
-
 // Registered by name (bench::add: manual time, microseconds): row names built here, templates
 // that BENCHMARK_CAPTURE's macro cannot take.
-const bool kRegistered = [] {
+[[maybe_unused]] const bool kRegistered = [] {
   bench::add("BM_memcpy/f32", BM_memcpy<float>);
   bench::add("BM_memcpy/bf16", BM_memcpy<__nv_bfloat16>);
   bench::add("BM_bias_gelu/fused/f32", [](benchmark::State& s) {
@@ -185,14 +130,6 @@ const bool kRegistered = [] {
   bench::add("BM_bias_gelu/eager_pair/bf16", BM_bias_gelu_eager_pair<__nv_bfloat16>);
   bench::add("BM_bias_gelu_backward/f32", BM_bias_gelu_backward<float>);
   bench::add("BM_bias_gelu_backward/bf16", BM_bias_gelu_backward<__nv_bfloat16>);
-  for (const bool gpu : {false, true})
-    for (const bool grad : {true, false})
-      bench::add(
-          std::string("BM_autograd_op/") + (gpu ? "gpu" : "cpu") + (grad ? "/grad" : "/nograd"),
-          [gpu, grad](benchmark::State& s) { BM_autograd_op(s, gpu, grad); });
-  for (const bool gpu : {false, true})
-    bench::add(std::string("BM_autograd_mlp_step/") + (gpu ? "gpu" : "cpu"),
-               [gpu](benchmark::State& s) { BM_autograd_mlp_step(s, gpu); });
   return true;
 }();
 
