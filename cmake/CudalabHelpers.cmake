@@ -2,7 +2,7 @@
 #
 #   lab_chapter(ch03)                                                     # chapters/NN_slug/CMakeLists.txt
 #   lab_test(ch03 test_vector_add.cpp EXERCISES 3.2)                      # tests/ch03/CMakeLists.txt
-#   lab_bench(ch03 first_kernels.cpp)                                     # bench/ch03/CMakeLists.txt
+#   lab_bench(ch03 vector_add.cpp saxpy.cpp ...)                          # bench/ch03/CMakeLists.txt
 #
 # Tracks: <ch>_reference (reference/*), <ch>_starter (starter/*, generated from the reference by
 # scripts/variants.py and committed), and one library per variant: <ch>_pitfall_<name> for each
