@@ -2,6 +2,7 @@
 // three 1 GiB arrays and the check of c == a + b.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,30 @@ inline std::string check_add(const Arrays& x) {
   std::vector<float> want(kN);
   for (std::size_t i = 0; i < kN; ++i) want[i] = a[i] + b[i];
   return bench::mismatch(x.c.to_host(), want, {}, "vector add 2^28");
+}
+
+// A vector row's tail: `check` (which runs `work` once, on the default stream) through
+// bench::verify, then `work` timed beside a cudaMemcpy D2D of the 3n floats it moves.
+template <class Work, class Check>
+void check_and_time_vs_copy(benchmark::State& state, const std::string& key, Work work, Check check,
+                            double flops) {
+  if (!bench::verify(state, key, check)) return;
+  const double bytes = 3.0 * kN * sizeof(float);
+  const bench::CopyBase copy(bytes);
+  bench::run_vs(state, work, std::cref(copy), {.bytes = bytes, .flops = flops});
+}
+
+// A vector-add row (c = a + b): checked against check_add, then timed beside the copy.
+template <class Work>
+void check_add_and_time(benchmark::State& state, const std::string& key, const Arrays& x,
+                        Work work) {
+  check_and_time_vs_copy(
+      state, key, work,
+      [&] {
+        work(nullptr);
+        return check_add(x);
+      },
+      1.0 * kN);
 }
 
 }  // namespace cudalab::bench_ch03

@@ -17,14 +17,7 @@ void bm_grid_stride(benchmark::State& state, ch03::StrideVariant v, const std::s
   auto work = [&](cudaStream_t s) {
     ch03::vector_add_grid_stride(x.a.data(), x.b.data(), x.c.data(), kN, v, s);
   };
-  if (!bench::verify(state, "grid_stride/" + name, [&] {
-        work(nullptr);
-        return check_add(x);
-      }))
-    return;
-  const double bytes = 3.0 * kN * sizeof(float);
-  const bench::CopyBase copy(bytes);
-  bench::run_vs(state, work, std::cref(copy), {.bytes = bytes, .flops = 1.0 * kN});
+  check_add_and_time(state, "grid_stride/" + name, x, work);
 }
 
 }  // namespace

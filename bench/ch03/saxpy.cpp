@@ -17,17 +17,16 @@ void BM_saxpy(benchmark::State& state) {
   Arrays x;
   const float alpha = 1.0001f;
   auto work = [&](cudaStream_t s) { ch03::saxpy(alpha, x.a.data(), x.c.data(), kN, s); };
-  if (!bench::verify(state, "saxpy", [&] {
+  check_and_time_vs_copy(
+      state, "saxpy", work,
+      [&] {
         const std::vector<float> a = x.a.to_host(), y0 = x.c.to_host();
         work(nullptr);
         std::vector<float> want(kN);
         for (std::size_t i = 0; i < kN; ++i) want[i] = std::fma(alpha, a[i], y0[i]);
         return bench::mismatch(x.c.to_host(), want, {.abs = 1e-6, .rel = 1e-6}, "saxpy 2^28");
-      }))
-    return;
-  const double bytes = 3.0 * kN * sizeof(float);
-  const bench::CopyBase copy(bytes);
-  bench::run_vs(state, work, std::cref(copy), {.bytes = bytes, .flops = 2.0 * kN});
+      },
+      2.0 * kN);
 }
 
 }  // namespace

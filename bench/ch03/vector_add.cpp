@@ -41,14 +41,7 @@ void BM_memcpy_d2d(benchmark::State& state) {
 void BM_vector_add(benchmark::State& state) {
   Arrays x;
   auto work = [&](cudaStream_t s) { ch03::vector_add(x.a.data(), x.b.data(), x.c.data(), kN, s); };
-  if (!bench::verify(state, "vector_add", [&] {
-        work(nullptr);
-        return check_add(x);
-      }))
-    return;
-  const double bytes = 3.0 * kN * sizeof(float);
-  const bench::CopyBase copy(bytes);
-  bench::run_vs(state, work, std::cref(copy), {.bytes = bytes, .flops = 1.0 * kN});
+  check_add_and_time(state, "vector_add", x, work);
 }
 
 }  // namespace
