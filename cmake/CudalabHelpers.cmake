@@ -2,7 +2,7 @@
 #
 #   lab_chapter(ch03)                                                     # chapters/NN_slug/CMakeLists.txt
 #   lab_test(ch03 test_vector_add.cpp EXERCISES 3.2)                      # tests/ch03/CMakeLists.txt
-#   lab_bench(ch03 ch03_first_kernels.cpp)                                # bench/CMakeLists.txt
+#   lab_bench(ch03 vector_add.cpp saxpy.cpp ...)                          # bench/ch03/CMakeLists.txt
 #
 # Tracks: <ch>_reference (reference/*), <ch>_starter (starter/*, generated from the reference by
 # scripts/variants.py and committed), and one library per variant: <ch>_pitfall_<name> for each
@@ -274,7 +274,8 @@ function(lab_test ch file)
   foreach(track IN LISTS tracks)
     set(exe ${track}_${ch}_${stem})
     add_executable(${exe} $<TARGET_OBJECTS:${obj}>)
-    set_target_properties(${exe} PROPERTIES LINKER_LANGUAGE CXX)
+    set_target_properties(${exe} PROPERTIES LINKER_LANGUAGE CXX
+                          RUNTIME_OUTPUT_DIRECTORY "${PROJECT_BINARY_DIR}/bench")
     target_link_libraries(${exe} PRIVATE ${ch}_${track} ${ch}_api cudalab_testing_main ${ARG_LIBS})
     if(track MATCHES "^(pitfall|mutant)_(.*)$")
       set(kind "${CMAKE_MATCH_1}")
@@ -295,8 +296,10 @@ function(lab_test ch file)
   endforeach()
 endfunction()
 
-# lab_bench(<ch> <files>... [LIBS <targets>...]): the chapter's Google Benchmark executables, one
-# per track, from the same objects: bench_<ch> (linked to the reference track) and
+# lab_bench(<ch> <files>... [LIBS <targets>...]) in bench/<ch>/CMakeLists.txt, the chapter's topic
+# files in the order their rows are listed (static registration follows link order): the chapter's
+# Google Benchmark executables, one per track, from the same objects, all in <build>/bench/ wherever
+# the call stands: bench_<ch> (linked to the reference track) and
 # bench_<ch>_starter (linked to the starter: the learner's kernels), same rows, each with its
 # vendor rows. One process cannot hold both tracks (they define the same API symbols), so
 # scripts/lab check compares the two through the vendor row measured in each process.
@@ -319,7 +322,8 @@ function(lab_bench ch)
       set(exe bench_${ch}_${track})
     endif()
     add_executable(${exe} $<TARGET_OBJECTS:${obj}>)
-    set_target_properties(${exe} PROPERTIES LINKER_LANGUAGE CXX)
+    set_target_properties(${exe} PROPERTIES LINKER_LANGUAGE CXX
+                          RUNTIME_OUTPUT_DIRECTORY "${PROJECT_BINARY_DIR}/bench")
     target_link_libraries(${exe} PRIVATE ${ch}_${track} ${ch}_api cudalab_bench ${ARG_LIBS})
     lab_target_defaults(${exe})
     set_property(GLOBAL APPEND PROPERTY CUDALAB_BENCHES ${exe})

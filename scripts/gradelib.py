@@ -267,7 +267,7 @@ def untouched_leaks(untouched_starter: list[Case], cpu_graded: set[str] | frozen
 
 
 # ---------------------------------------------------------------------------------------------
-# speed goals (bench/chNN.toml [[ratio]] entries with `exercise` and `goal`)
+# speed goals (bench/chNN/chNN.toml [[ratio]] entries with `exercise` and `goal`)
 
 @dataclass
 class Goal:
@@ -292,8 +292,9 @@ def goals_from_toml(chapter: str, data: dict) -> list[Goal]:
 
 
 def goals_of(exercise: str, bench_dir: Path) -> list[Goal]:
-    """The speed goals of one exercise, from bench_dir/chNN.toml (none when the file is absent)."""
-    f = Path(bench_dir) / f"{exercise_chapter(exercise)}.toml"
+    """The speed goals of one exercise, from bench_dir/chNN/chNN.toml (none when the file is absent)."""
+    import report  # scripts/report.py: the one owner of the declarations' path
+    f = report.declarations_path(exercise_chapter(exercise), bench_dir)
     if not f.exists():
         return []
     return [g for g in goals_from_toml(exercise_chapter(exercise), tomllib.loads(f.read_text()))

@@ -4,12 +4,12 @@
     scripts/report.py OUT_DIR bench_ch03.json [bench_ch04.json ...] [--title "H200 run"]
 
 Writes OUT_DIR/report.md (one table per chapter, the run's GPU context, the ladders and the key
-ratios declared in bench/<chapter>.toml) and, when matplotlib is installed,
+ratios declared in bench/<chapter>/<chapter>.toml) and, when matplotlib is installed,
 OUT_DIR/<chapter>_<family>_<arg>.png for every benchmark family with a numeric argument.
 Only numbers from the JSON files appear: nothing is typed in by hand. scripts/results.py uses the
 same functions to regenerate docs/results and the README result blocks.
 
-Ratios (bench/<chapter>.toml, [[ratio]]): run with --benchmark_repetitions=5 (scripts/gpu_suite
+Ratios (bench/<chapter>/<chapter>.toml, [[ratio]]): run with --benchmark_repetitions=5 (scripts/gpu_suite
 does), a row has one entry per repetition. When the numerator row was timed beside its base in
 the same iterations (bench::run_vs, counter vs_base), each repetition's ratio is that interleaved
 counter; otherwise it is the row's metric over the vendor row's, repetition by repetition. The
@@ -48,11 +48,24 @@ except ImportError:  # a tree without chapter 12: hex masks
         return [f"0x{mask:x}"] if mask else []
 
 
-# ---- declarations (bench/chNN.toml) ------------------------------------------------------------
+# ---- declarations (bench/chNN/chNN.toml) -------------------------------------------------------
+
+def declarations_path(chapter: str, bench_dir: Path = BENCH_DIR) -> Path:
+    """Where a chapter's benchmark declarations live: bench/<chapter>/<chapter>.toml, beside its
+    benchmark sources. The one owner of that path: every reader (report, results, the grader,
+    scripts/lab, the roofline, the tests) asks here."""
+    return Path(bench_dir) / chapter / f"{chapter}.toml"
+
+
+def declared_chapters(bench_dir: Path = BENCH_DIR) -> list[str]:
+    """The chapters that have a declarations file (chNN, sorted)."""
+    return sorted(p.parent.name for p in Path(bench_dir).glob("ch[0-9][0-9]/ch[0-9][0-9].toml")
+                  if p.stem == p.parent.name)
+
 
 def load_declarations(chapter: str, bench_dir: Path = BENCH_DIR) -> dict:
-    """bench/<chapter>.toml as {"ratio": [...], "ladder": [...]} (empty lists when absent)."""
-    path = bench_dir / f"{chapter}.toml"
+    """bench/<chapter>/<chapter>.toml as {"ratio": [...], "ladder": [...]} (empty lists when absent)."""
+    path = declarations_path(chapter, bench_dir)
     data = tomllib.loads(path.read_text()) if path.exists() else {}
     decl = {"ratio": list(data.get("ratio", [])), "ladder": list(data.get("ladder", []))}
     for r in decl["ratio"]:
@@ -71,10 +84,10 @@ def load_declarations(chapter: str, bench_dir: Path = BENCH_DIR) -> dict:
 
 
 def goals(bench_dir: Path = BENCH_DIR) -> dict[str, dict]:
-    """Exercise -> its [[ratio]] entry (with goal), over every bench/chNN.toml."""
+    """Exercise -> its [[ratio]] entry (with goal), over every bench/chNN/chNN.toml."""
     out = {}
-    for path in sorted(bench_dir.glob("ch[0-9][0-9].toml")):
-        for r in load_declarations(path.stem, bench_dir)["ratio"]:
+    for chapter in declared_chapters(bench_dir):
+        for r in load_declarations(chapter, bench_dir)["ratio"]:
             if "exercise" in r:
                 out[r["exercise"]] = r
     return out
@@ -320,7 +333,8 @@ def chapter_table(chapter: str, data: dict, bench_dir: Path = BENCH_DIR) -> str:
     lines += ladder_tables(chapter, data, bench_dir)
     ratios = key_ratios(chapter, data, bench_dir)
     if ratios:
-        lines += ["", "Key ratios (bench/" + chapter + ".toml; median of the repetitions, min..max):", ""]
+        lines += ["", f"Key ratios ({declarations_path(chapter, Path('bench')).as_posix()}; median of the "
+                  "repetitions, min..max):", ""]
         lines += [f"- {r['label']}: {r['text']}" for r in ratios]
     return "\n".join(lines) + "\n"
 

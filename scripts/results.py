@@ -11,7 +11,7 @@ Input: docs/results/raw/<GPU>/bench_chNN.json, the Google Benchmark JSON of a GP
 (scripts/gpu_suite OUT copies them to OUT/bench/; docs/results/README.md has the one command that
 commits them). Output:
   * docs/results/<GPU>.md: every row of every chapter (medians over the repetitions), the ladders
-    and the key ratios of bench/chNN.toml, with plots docs/results/<GPU>_chNN_<family>_<arg>.png;
+    and the key ratios of bench/chNN/chNN.toml, with plots docs/results/<GPU>_chNN_<family>_<arg>.png;
   * the result blocks of README.md (`<!-- results:summary begin -->` .. `end -->`: the ratios
     marked `headline = true`) and of each chapter README (`<!-- results:chNN begin -->` .. `end -->`:
     every declared ratio with its spread and goal; `<!-- results:chNN-NAME begin -->`: the [[ladder]]
@@ -67,7 +67,11 @@ class Tree:
         self.raw = self.results / "raw"
 
     def chapters(self) -> list[str]:
-        return sorted(p.stem for p in self.bench.glob("ch[0-9][0-9].toml"))
+        return report.declared_chapters(self.bench)
+
+    def toml(self, chapter: str) -> str:
+        """The chapter's declarations file as the generated text names it (bench/chNN/chNN.toml)."""
+        return report.declarations_path(chapter, self.bench).relative_to(self.root).as_posix()
 
     def chapter_readme(self, chapter: str) -> Path | None:
         found = sorted((self.root / "chapters").glob(f"{chapter[2:]}_*/README.md"))
@@ -108,14 +112,14 @@ def measured_cells(r: dict) -> tuple[str, str]:
 def chapter_block(tree: Tree, chapter: str, gpu: str | None, link: str) -> str:
     decls = report.load_declarations(chapter, tree.bench)["ratio"]
     src = tree.raw / gpu / f"bench_{chapter}.json" if gpu else None
-    marker = (f"<!-- Written by scripts/results.py from bench/{chapter}.toml and "
+    marker = (f"<!-- Written by scripts/results.py from {tree.toml(chapter)} and "
               f"{src.relative_to(tree.root).as_posix() if src and src.exists() else 'docs/results/raw/<GPU>/bench_' + chapter + '.json'}"
               "; edit those, not this block. -->")
     if not src or not src.exists():
         lines = [marker,
                  f"No measured results are committed yet: `scripts/results.py` writes them here from "
                  f"`docs/results/raw/<GPU>/bench_{chapter}.json` (a GPU suite run; see "
-                 f"docs/results/README.md). Declared in `bench/{chapter}.toml`:", "",
+                 f"docs/results/README.md). Declared in `{tree.toml(chapter)}`:", "",
                  "| ratio | speed goal |", "| --- | --- |"]
         lines += [f"| {d['label']} | {goal_text(d)} |" for d in decls]
         return "\n".join(lines)
@@ -138,7 +142,7 @@ def ladder_key(chapter: str, lad: dict) -> str | None:
     if name is None:
         return None
     if not re.fullmatch(r"[a-z0-9_]+", str(name)):
-        raise ValueError(f"bench/{chapter}.toml: [[ladder]] {lad['title']}: block must match [a-z0-9_]+")
+        raise ValueError(f"{report.declarations_path(chapter, Path('bench')).as_posix()}: [[ladder]] {lad['title']}: block must match [a-z0-9_]+")
     return f"{chapter}-{name}"
 
 
@@ -147,7 +151,7 @@ def ladder_block(tree: Tree, chapter: str, lad: dict, gpu: str | None, link: str
     cell the step's median metric and its percentage of the vendor row (report.ladder_table)."""
     src = tree.raw / gpu / f"bench_{chapter}.json" if gpu else None
     have = bool(src and src.exists())
-    marker = (f"<!-- Written by scripts/results.py from bench/{chapter}.toml ([[ladder]] block = "
+    marker = (f"<!-- Written by scripts/results.py from {tree.toml(chapter)} ([[ladder]] block = "
               f"\"{lad['block']}\") and "
               f"{src.relative_to(tree.root).as_posix() if have else 'docs/results/raw/<GPU>/bench_' + chapter + '.json'}"
               "; edit those, not this block. -->")
@@ -167,9 +171,9 @@ def ladder_block(tree: Tree, chapter: str, lad: dict, gpu: str | None, link: str
 
 
 def goals_block(tree: Tree, gpu: str | None) -> str:
-    """Every exercise speed goal of bench/chNN.toml beside the reference's measured ratio (for
+    """Every exercise speed goal of bench/chNN/chNN.toml beside the reference's measured ratio (for
     docs/instructors.md: the goals are set from the reference's ratio, so they are read together)."""
-    marker = ("<!-- Written by scripts/results.py from bench/chNN.toml (exercise, goal) and docs/results/raw/; "
+    marker = ("<!-- Written by scripts/results.py from bench/chNN/chNN.toml (exercise, goal) and docs/results/raw/; "
               "edit those, not this block. -->")
     rows, run = [], None
     for chapter in tree.chapters():
@@ -190,7 +194,7 @@ def goals_block(tree: Tree, gpu: str | None) -> str:
     else:
         intro = ("No measured results are committed yet: the reference column is written here from "
                  "`docs/results/raw/<GPU>/` (a GPU suite run; see docs/results/README.md).")
-    lines = [marker, intro, "", "| ex | ratio (`bench/chNN.toml`) | goal | reference |", "| --- | --- | ---: | --- |"]
+    lines = [marker, intro, "", "| ex | ratio (`bench/chNN/chNN.toml`) | goal | reference |", "| --- | --- | ---: | --- |"]
     for ex, chapter, d, data, other in rows:
         if data is None:
             ref = "not measured yet"
@@ -204,7 +208,7 @@ def goals_block(tree: Tree, gpu: str | None) -> str:
 
 
 def summary_block(tree: Tree, gpu: str | None) -> str:
-    marker = "<!-- Written by scripts/results.py from bench/chNN.toml (headline = true) and docs/results/raw/; edit those, not this block. -->"
+    marker = "<!-- Written by scripts/results.py from bench/chNN/chNN.toml (headline = true) and docs/results/raw/; edit those, not this block. -->"
     rows, run = [], None
     for chapter in tree.chapters():
         cg = chapter_gpu(tree, chapter, gpu)
@@ -281,9 +285,9 @@ def outputs(tree: Tree, gpu_wanted: str | None, plots: bool) -> dict[Path, str]:
         name, date, _ = run_info(json.loads(jsons[0].read_text()))
         rel = " ".join(j.relative_to(tree.root).as_posix() for j in jsons)
         intro = (f"<!-- Generated by scripts/results.py from {rel}; do not edit: change the benchmarks or "
-                 f"bench/chNN.toml and run the GPU suite again. -->\n"
+                 f"bench/chNN/chNN.toml and run the GPU suite again. -->\n"
                  f"Every number below was measured in the run named by its context line; ratios compare rows "
-                 f"of the same run (bench/chNN.toml declares them).")
+                 f"of the same run (bench/chNN/chNN.toml declares them).")
         out[tree.results / f"{gpu}.md"] = report.report_text(
             f"Results on {name} ({date})", jsons, tree.results if plots else None, tree.bench,
             plot_prefix=f"{gpu}_", intro=intro)
@@ -314,7 +318,7 @@ def outputs(tree: Tree, gpu_wanted: str | None, plots: bool) -> dict[Path, str]:
                 continue
             new = replace_block(text, key, ladder_block(tree, chapter, lad, cg, link))
             if new is None:
-                raise SystemExit(f"results: bench/{chapter}.toml declares ladder block {key!r}, but "
+                raise SystemExit(f"results: {tree.toml(chapter)} declares ladder block {key!r}, but "
                                  f"{path.relative_to(tree.root)} has no <!-- results:{key} begin/end --> markers")
             out[path] = text = new
     out.update(roofline_outputs(tree, gpu, plots, out))

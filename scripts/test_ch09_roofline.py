@@ -18,6 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import report  # noqa: E402
 import results  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("roofline", ROOT / "chapters/09_profiling/tools/roofline.py")
@@ -50,7 +51,12 @@ class Tree:
 
     def write(self, chapter: str, data: dict, toml: str = "") -> None:
         (self.raw / f"bench_{chapter}.json").write_text(json.dumps(data))
-        (self.root / "bench" / f"{chapter}.toml").write_text(toml)
+        self.declare(chapter, toml)
+
+    def declare(self, chapter: str, toml: str) -> None:
+        path = report.declarations_path(chapter, self.root / "bench")
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(toml)
 
 
 class Place(unittest.TestCase):
@@ -178,8 +184,7 @@ class Hook(unittest.TestCase):
         readme.write_text("x\n<!-- results:ch09-roofline begin -->\n<!-- results:ch09-roofline end -->\n"
                           "<!-- results:ch09 begin -->\n<!-- results:ch09 end -->\n")
         self.t.write("ch05", bench_json([{"name": "BM_reduce", "flops": 2.5e8, "bytes": 1e9, "times": [500.0] * 3}]))
-        (self.t.root / "bench/ch09.toml").write_text(
-            '[[ratio]]\nlabel = "a"\nrow = "^A$"\nvendor = "^B$"\nmetric = "GB/s"\n')
+        self.t.declare("ch09", '[[ratio]]\nlabel = "a"\nrow = "^A$"\nvendor = "^B$"\nmetric = "GB/s"\n')
 
     def tearDown(self):
         shutil.rmtree(self.t.root)

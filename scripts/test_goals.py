@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A speed goal is written once, in bench/chNN.toml (`[[ratio]] exercise = "N.k"`, `goal = G`):
+"""A speed goal is written once, in bench/chNN/chNN.toml (`[[ratio]] exercise = "N.k"`, `goal = G`):
 the TODO of exercise N.k and the row of N.k in its chapter README quote it, and this test fails
 when a quoted number differs from the TOML's (no GPU, no build): python3 scripts/test_goals.py
 
@@ -20,6 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import regions  # noqa: E402
+import report  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 NUMBER = r"(\d+(?:\.\d+)?)\s*(x|%)?"
@@ -32,10 +33,11 @@ PROSE_GOAL = re.compile(r"\bgoal (\d+\.\d+):?\s*(?:>=|≥)\s*" + NUMBER)
 def toml_goals(root: Path = ROOT) -> dict[str, tuple[float, str]]:
     """exercise -> (goal, the TOML file that declares it)."""
     out: dict[str, tuple[float, str]] = {}
-    for f in sorted((root / "bench").glob("ch*.toml")):
+    for chapter in report.declared_chapters(root / "bench"):
+        f = report.declarations_path(chapter, root / "bench")
         for r in tomllib.loads(f.read_text()).get("ratio", []):
             if "exercise" in r and "goal" in r:
-                out[str(r["exercise"])] = (float(r["goal"]), f.name)
+                out[str(r["exercise"])] = (float(r["goal"]), f.relative_to(root).as_posix())
     return out
 
 
@@ -79,14 +81,14 @@ def goal_problems(root: Path = ROOT) -> list[str]:
                         quoted[r.exercise] = True
                     else:
                         problems.append(f"{src.relative_to(root)}: TODO({r.exercise}) quotes the goal "
-                                        f"{value}{unit or ''}, bench/{toml} says {goal:g}")
+                                        f"{value}{unit or ''}, {toml} says {goal:g}")
         readme = chapter / "README.md"
         if readme.exists():
             for n, line in enumerate(readme.read_text().splitlines(), 1):
                 for g in PROSE_GOAL.finditer(line):
                     if g.group(1) in goals and not same(g.group(2), g.group(3), goals[g.group(1)][0]):
                         problems.append(f"{readme.relative_to(root)}:{n}: 'goal {g.group(1)}' quotes "
-                                        f"{g.group(2)}{g.group(3) or ''}, bench/{goals[g.group(1)][1]} says "
+                                        f"{g.group(2)}{g.group(3) or ''}, {goals[g.group(1)][1]} says "
                                         f"{goals[g.group(1)][0]:g}")
                 m = re.match(r"^\|\s*(\d+\.\d+)\s*\|", line)
                 if not m or m.group(1) not in goals:
@@ -95,10 +97,10 @@ def goal_problems(root: Path = ROOT) -> list[str]:
                 for value, unit in readme_quotes(line):
                     if not same(value, unit, goal):
                         problems.append(f"{readme.relative_to(root)}:{n}: the row of {m.group(1)} quotes "
-                                        f"{value}{unit or ''}, bench/{toml} says {goal:g}")
+                                        f"{value}{unit or ''}, {toml} says {goal:g}")
     for ex, (goal, toml) in sorted(goals.items()):
         if not quoted.get(ex):
-            problems.append(f"exercise {ex}: no TODO states its goal (bench/{toml}: {goal:g}) in a "
+            problems.append(f"exercise {ex}: no TODO states its goal ({toml}: {goal:g}) in a "
                             "'Goal ... >= X' clause")
     return problems
 
@@ -107,7 +109,7 @@ class Quotes(unittest.TestCase):
     def test_todo_clause(self):
         t = "Contract. Goal: BM_x >= 0.58x BM_cublas; `scripts/lab check 6.2`. Target (not graded): >= 0.5x"
         self.assertEqual(todo_quotes(t), [("0.58", "x")])
-        self.assertEqual(todo_quotes("Goal (bench/ch07.toml): >= 90% of the model. Hints: x"), [("90", "%")])
+        self.assertEqual(todo_quotes("Goal (bench/ch07/ch07.toml): >= 90% of the model. Hints: x"), [("90", "%")])
         self.assertEqual(todo_quotes("Goal: correctness only"), [])
 
     def test_readme_row(self):

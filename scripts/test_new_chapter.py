@@ -18,6 +18,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "new_chapter.py"
+sys.path.insert(0, str(ROOT / "scripts"))
+import report  # noqa: E402  (where a chapter's benchmark declarations live)
 
 
 def cuda_include() -> Path | None:
@@ -37,7 +39,7 @@ class NewChapter(unittest.TestCase):
         r = subprocess.run([sys.executable, str(SCRIPT), "42", "demo", "--root", str(cls.tmp)],
                            capture_output=True, text=True, timeout=120)
         cls.rc, cls.out = r.returncode, r.stdout + r.stderr
-        cls.bench = cls.tmp / "bench" / "ch42_demo.cpp"
+        cls.bench = cls.tmp / "bench" / "ch42" / "demo.cpp"
 
     @classmethod
     def tearDownClass(cls):
@@ -46,9 +48,15 @@ class NewChapter(unittest.TestCase):
     def test_writes_the_chapter(self):
         self.assertEqual(self.rc, 0, self.out)
         for rel in ("chapters/42_demo/README.md", "chapters/42_demo/reference/scale.cu",
-                    "chapters/42_demo/starter/scale.cu", "tests/ch42", "bench/ch42.cmake",
-                    "bench/ch42.toml", "bench/ch42_demo.cpp"):
+                    "chapters/42_demo/starter/scale.cu", "tests/ch42", "bench/ch42/CMakeLists.txt",
+                    "bench/ch42/ch42.toml", "bench/ch42/demo.cpp"):
             self.assertTrue((self.tmp / rel).exists(), rel)
+        # bench/ is laid out like tests/: a folder per chapter, nothing loose beside the folders
+        self.assertEqual(sorted(p.name for p in (self.tmp / "bench").iterdir()), ["ch42"])
+
+    def test_bench_cmake_builds_the_chapters_topic_files(self):
+        cmake = (self.tmp / "bench" / "ch42" / "CMakeLists.txt").read_text()
+        self.assertIn("lab_bench(ch42 demo.cpp)", cmake)
 
     def test_refuses_a_chapter_that_exists(self):
         r = subprocess.run([sys.executable, str(SCRIPT), "42", "other", "--root", str(self.tmp)],
@@ -65,7 +73,7 @@ class NewChapter(unittest.TestCase):
     def test_toml_names_rows_the_bench_registers(self):
         names = set(re.findall(r'add\("([^"]+)"', self.bench.read_text()))
         self.assertTrue(names)
-        decl = tomllib.loads((self.tmp / "bench" / "ch42.toml").read_text())
+        decl = tomllib.loads(report.declarations_path("ch42", self.tmp / "bench").read_text())
         for r in decl["ratio"]:
             for key in ("row", "vendor"):
                 self.assertTrue(any(re.search(r[key], n) for n in names), f"{key} {r[key]}: {names}")
@@ -104,13 +112,14 @@ class OneWayToRegisterARow(unittest.TestCase):
     unit), as the new-chapter skeleton writes it: no BENCHMARK macro, no direct RegisterBenchmark."""
 
     def test_the_chapters_benchmarks_register_through_bench_add(self):
-        files = sorted(p for p in (ROOT / "bench").iterdir() if p.suffix in (".cpp", ".cu"))
+        files = sorted(p for p in (ROOT / "bench").rglob("*") if p.suffix in (".cpp", ".cu"))
         self.assertTrue(files)
         other = re.compile(r"\bBENCHMARK(_CAPTURE|_TEMPLATE\w*)?\s*\(|\bRegisterBenchmark\s*\(")
         for f in files:
             code = re.sub(r"//[^\n]*", "", f.read_text())  # comments may name the macros
-            with self.subTest(file=f.name):
-                self.assertIsNone(other.search(code), f"{f.name}: a row registered outside bench::add")
+            rel = f.relative_to(ROOT).as_posix()
+            with self.subTest(file=rel):
+                self.assertIsNone(other.search(code), f"{rel}: a row registered outside bench::add")
 
 if __name__ == "__main__":
     unittest.main()

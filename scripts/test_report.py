@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Unit tests of report.py and results.py (no GPU, no build needed): python3 scripts/test_report.py
 
-Ratios (median of repetitions, spread, parity, goals), ladders, the bench/chNN.toml declarations
+Ratios (median of repetitions, spread, parity, goals), ladders, the bench/chNN/chNN.toml declarations
 (and, when a build directory holds the bench executables, that every declared regex matches a row
 they register), the README block rewriting, and the idempotence of scripts/results.py: on a copy
 of the tree with a fixture run, and on the committed tree itself.
@@ -142,7 +142,8 @@ class Ratios(unittest.TestCase):
 class LadderTables(unittest.TestCase):
     def setUp(self):
         self.dir = Path(tempfile.mkdtemp())
-        (self.dir / "ch99.toml").write_text('''
+        (self.dir / "ch99").mkdir()
+        report.declarations_path("ch99", self.dir).write_text('''
 [[ladder]]
 title = "SGEMM"
 step = "^BM_sgemm/(?P<step>\\\\w+)/(?P<size>\\\\d+)$"
@@ -185,9 +186,9 @@ def listed_rows(exe: Path) -> list[str]:
 
 class Declarations(unittest.TestCase):
     def test_every_chapter_declares_valid_ratios_and_goals(self):
-        chapters = sorted(p.stem for p in (ROOT / "bench").glob("ch[0-9][0-9].toml"))
-        # every chapter with a benchmark executable declares its ratios
-        self.assertEqual(chapters, sorted(p.stem for p in (ROOT / "bench").glob("ch[0-9][0-9].cmake")))
+        chapters = report.declared_chapters()
+        # every chapter with a benchmark executable (bench/chNN/CMakeLists.txt) declares its ratios
+        self.assertEqual(chapters, sorted(p.parent.name for p in (ROOT / "bench").glob("ch[0-9][0-9]/CMakeLists.txt")))
         self.assertIn("ch06", chapters)
         exercises = []
         for ch in chapters:

@@ -342,7 +342,7 @@ void add_context() {
 
 int main(int argc, char** argv) {
   // --benchmark_list_tests works without a GPU (registration touches no device): scripts check
-  // the row names that bench/chNN.toml declares against it.
+  // the row names that bench/chNN/chNN.toml declares against it.
   bool list_only = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];

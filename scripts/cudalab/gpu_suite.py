@@ -27,7 +27,7 @@ Split over two calls where one would outlast a time limit: `--skip-bench`, then 
    *FaultGpu (CUDA errors on purpose) are left out, and per tool the suites of TOOL_SKIP_SUITES
    (memcheck: NCCL's own calls); the race pitfalls' and race mutants' racecheck runs use the same
    filter;
-6. benchmarks to JSON (--bench-repetitions, default 5: the key ratios of bench/chNN.toml are the
+6. benchmarks to JSON (--bench-repetitions, default 5: the key ratios of bench/chNN/chNN.toml are the
    median of the repetitions with their spread), then scripts/report.py: Markdown tables, key
    ratios, plots. The JSON is also copied to OUT_DIR/bench/bench_chNN.json: commit it and
    regenerate docs/results and the README result blocks with

@@ -13,7 +13,7 @@ that file is its untouched version (build/scratch-fallback/). The rules (scripts
 argued in docs/instructors.md): all or nothing per exercise; a test skipped for a missing
 capability is not counted and the report names what was missing; an exercise none of whose tests
 that read the learner's code ran is "not graded". Labels and --chapter match exactly.
-On a GPU, each exercise with a speed goal (bench/chNN.toml) is benchmarked: goal met or not, with
+On a GPU, each exercise with a speed goal (bench/chNN/chNN.toml) is benchmarked: goal met or not, with
 the ratio to the vendor library, in a column of its own (optional points: [speed] in
 scripts/grading.toml).
 

@@ -424,7 +424,7 @@ def cmd_check(args) -> int:
 # scripts/lab (the report)
 
 def key_figures(bdir: Path, tmp: Path) -> dict[str, list[str]]:
-    """Each chapter's headline ratios (bench/chNN.toml, headline = true): its reference benchmark
+    """Each chapter's headline ratios (bench/chNN/chNN.toml, headline = true): its reference benchmark
     runs only those rows and their vendor rows (the full tables are the GPU suite's job; running
     every row would triple the time of `scripts/lab` on a fresh clone). A first short pass warms the
     GPU (clocks, caches, lazy module loading) and is thrown away; the figures are the median of
@@ -443,7 +443,7 @@ def key_figures(bdir: Path, tmp: Path) -> dict[str, list[str]]:
             continue
         try:
             heads = [r for r in report.load_declarations(ch)["ratio"] if r.get("headline")]
-        except ValueError as e:  # a malformed bench/chNN.toml: say so, do not stop the report
+        except ValueError as e:  # a malformed bench/chNN/chNN.toml: say so, do not stop the report
             lines[ch] = [f"(key figures unavailable: {e})"]
             continue
         if not heads:

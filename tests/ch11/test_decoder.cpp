@@ -194,7 +194,7 @@ TEST(ServePlan, TheServeTestsPreconditionsHold) {
   EXPECT_GT(simulate_continuous(trace, tiny_cache(), CostModel{}).preemptions, 0);
 }
 
-// The iteration counts the README and bench/ch11.toml quote for BM_serve/*/skewed.
+// The iteration counts the README and bench/ch11/ch11.toml quote for BM_serve/*/skewed.
 TEST(ServePlan, TheBenchTracesIterationCounts) {
   const auto trace = serve_bench_trace();
   const SchedulerConfig c = serve_bench_config();

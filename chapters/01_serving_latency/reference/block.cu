@@ -61,7 +61,7 @@ __device__ __forceinline__ void store(float acc, const float* __restrict__ bias,
   //            the residual element of the same (row, column). The epilogue is resolved at compile
   //            time: the kNone instantiation reads neither pointer (the eager path passes null).
   //            Constraints: one store per output element, no extra pass over C (that extra pass is
-  //            exactly what the eager path pays three times). Goal (bench/ch01.toml):
+  //            exactly what the eager path pays three times). Goal (bench/ch01/ch01.toml):
   //            BM_block/fused/batch:1 >= 2.8x faster than BM_block/eager/batch:1 (scripts/lab
   //            check 1.1); aim: the fused kernel time below the eager one at every batch. Hints:
   //            scripts/lab hint 1.1

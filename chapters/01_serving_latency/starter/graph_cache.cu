@@ -19,7 +19,7 @@ void Block::forward_graph(const float* x, float* y, int batch, cudaStream_t stre
   //            maps each (batch, x, y) seen to its executable graph; instantiations_ counts
   //            instantiations. If a step throws during the capture, end the capture first.
   //            Constraints: no capture or instantiation on a hit (the tests count them); no host
-  //            wait. Goal (bench/ch01.toml): BM_block/graph/batch:1 >= 4.0x faster
+  //            wait. Goal (bench/ch01/ch01.toml): BM_block/graph/batch:1 >= 4.0x faster
   //            than BM_block/eager/batch:1 (scripts/lab check 1.2); aim: below the fused
   //            forward's latency. Hints: scripts/lab hint 1.2
   (void)x; (void)y; (void)batch; (void)stream;

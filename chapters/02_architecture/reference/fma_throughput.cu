@@ -33,7 +33,7 @@ __global__ void __launch_bounds__(kMaxThreads)
   //   Constraints: the ILP chains must be independent (no x_j reads another x_k inside the loop);
   //     a and b stay kernel arguments (a constant lets the compiler fold the loop away); keep the
   //     loop overhead small (#pragma unroll kUnroll on the iteration loop, full unroll over j).
-  //   Goal: BM_fma_f32/ilp:8/warps:4 >= 1.05x cuBLAS SGEMM (bench/ch02.toml), i.e. ~90% of the
+  //   Goal: BM_fma_f32/ilp:8/warps:4 >= 1.05x cuBLAS SGEMM (bench/ch02/ch02.toml), i.e. ~90% of the
   //     peak the card prints. One chain (ILP = 1) is correct and reaches ~1/4 at 4 warps/SM.
   // STARTER: out[t] = T(0) * kUnroll;  // replace with the ILP loop
   T x[ILP];

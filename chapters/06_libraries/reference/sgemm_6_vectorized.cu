@@ -42,7 +42,7 @@ __global__ void __launch_bounds__(VectorizedConfig::kThreads, VectorizedConfig::
   //   Constraints: one 16-byte global load of A and one of B per thread per K step; the 8 + 8
   //     values a thread reads from shared memory per k come in 16-byte reads (choose the tiles'
   //     shared layout for that); 16-byte stores of C where allowed; no library call; race-free.
-  //   Target (not graded: 6.2's goal is step 5's, bench/ch06.toml): BM_sgemm/vectorized/4096
+  //   Target (not graded: 6.2's goal is step 5's, bench/ch06/ch06.toml): BM_sgemm/vectorized/4096
   //     >= 0.55x BM_sgemm_cublas/4096; the SGEMM ladder block of the README shows both.
   // STARTER: (void)a; (void)vec_a; (void)vec_b; (void)vec_c;
   using C = VectorizedConfig;

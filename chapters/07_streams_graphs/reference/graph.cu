@@ -68,7 +68,7 @@ void KernelChain::capture(cudaStream_t stream) {
   //            left capturing refuses all later work).
   //            Constraints: the graph comes from launch_plain itself, by stream capture (not node
   //            by node); other threads' CUDA calls must not interfere with the capture.
-  //            Goal (bench/ch07.toml): a chain of 100 tiny kernels >= 3.5x faster as a graph
+  //            Goal (bench/ch07/ch07.toml): a chain of 100 tiny kernels >= 3.5x faster as a graph
   //            than as plain launches. Hints: scripts/lab hint 7.3
   // STARTER: (void)stream;
   // STARTER: throw NotImplemented("Exercise 7.3: KernelChain::capture (chapters/07_streams_graphs/starter/graph.cu)");
@@ -106,8 +106,8 @@ void KernelChain::set_data(float* x) {
   //            argument (n, scale, shift) unchanged. graph_ describes the same chain as exec_.
   //            Constraints: no new capture and no new instantiation (the tests check that
   //            instantiations() stays 1); no stream.
-  //            Goal (bench/ch07.toml): retargeting a 100-kernel chain >= 1.3x faster than a new
-  //            capture and instantiation. Hints: scripts/lab hint 7.4
+  //            Goal (bench/ch07/ch07.toml): retargeting a 100-kernel chain >= 1.3x faster than a
+  //            new capture and instantiation. Hints: scripts/lab hint 7.4
   // STARTER: throw NotImplemented("Exercise 7.4: KernelChain::set_data (chapters/07_streams_graphs/starter/graph.cu)");
   for (cudaGraphNode_t node : kernel_nodes(graph_)) {
     cudaKernelNodeParams p{};

@@ -120,7 +120,7 @@ void ring_allreduce(std::span<float* const> buffers, std::span<const int> device
   // TODO(8.3): neighbour has finished writing it, and must not wait on more than it needs (one
   // TODO(8.3): event per rank is enough: `done.at[r]`; which record does a wait see?).
   // TODO(8.3): correctness — equals the CPU sum for n = 1..8 ranks on one GPU and on every GPU
-  // TODO(8.3): present. Goal (bench/ch08.toml): on 2 GPUs, busbw >= 0.8x NCCL's at 256 MiB.
+  // TODO(8.3): present. Goal (bench/ch08/ch08.toml): on 2 GPUs, busbw >= 0.8x NCCL's at 256 MiB.
   (void)launch_step; (void)done;
   throw NotImplemented("Exercise 8.3: ring_allreduce (chapters/08_multi_gpu/starter/ring.cu)");
   // Inputs ready: rank r's buffer is what streams[r] has produced so far, and the right neighbour

@@ -29,7 +29,7 @@ __device__ inline Element owner(std::size_t i, std::size_t rows, std::size_t col
   // BEGIN EXERCISE 9.1
   // TODO(9.1): this mapping is correct and its profile says why it is slow (README, "Exercises
   // from a profile"). Keep one thread per element; change which element thread i owns. Goal:
-  // >= 0.6x the GB/s of cudaMemcpy D2D in bench_ch09_starter (bench/ch09.toml).
+  // >= 0.6x the GB/s of cudaMemcpy D2D in bench_ch09_starter (bench/ch09/ch09.toml).
   // STARTER: (void)cols;
   // STARTER: return {i % rows, i / rows};
   (void)rows;

@@ -10,9 +10,9 @@ and the block `results:ch09-counted` (tools/counted.py: declared against ncu-mea
 
 Inputs, one owner each:
   * FLOPs and bytes of one iteration: each benchmark row's `flops` and `bytes` counters, declared
-    in code beside the row (bench::Work in bench/chNN_*.cpp);
+    in code beside the row (bench::Work in bench/chNN/*.cpp);
   * time: the row's `median_us`, the median over its repetitions;
-  * which roof applies: `[[roof]]` tables of bench/chNN.toml (first match wins):
+  * which roof applies: `[[roof]]` tables of bench/chNN/chNN.toml (first match wins):
         [[roof]]
         row = "^BM_tc_gemm\\w*/\\w*bf16/"   # regex on the row name (as in [[ratio]])
         compute = "tensor_bf16"             # fp32 (default) | fp64 | tensor_{tf32,fp16,bf16,int8,fp8}
@@ -111,8 +111,8 @@ def load_ceilings(root: Path, gpu: str, context: dict) -> dict[str, tuple[float,
 # ---- declarations -------------------------------------------------------------------------------
 
 def load_roofs(bench_dir: Path, chapter: str) -> list[dict]:
-    """The [[roof]] tables of bench/<chapter>.toml, checked."""
-    path = bench_dir / f"{chapter}.toml"
+    """The [[roof]] tables of bench/<chapter>/<chapter>.toml, checked."""
+    path = report.declarations_path(chapter, bench_dir)
     if not path.exists():
         return []
     roofs = list(tomllib.loads(path.read_text()).get("roof", []))
@@ -247,7 +247,7 @@ def text(result: dict, plot_name: str | None) -> str:
     above = [p for p in pts if p["above"]]
     lines = [f"Roofline of {len(pts)} lab kernel rows on {result['gpu']} (runs: {runs}): FLOPs and bytes as "
              f"counted in code (bench::Work), time = median of the repetitions' `median_us`; roofs per row "
-             f"from `[[roof]]` in bench/chNN.toml (default fp32, dram).", "",
+             f"from `[[roof]]` in bench/chNN/chNN.toml (default fp32, dram).", "",
              "Ceilings:", "", *ceilings_table(result["ceilings"]), ""]
     if ridges:
         lines += [f"Ridge points (FLOP/byte): {', '.join(ridges)}.", ""]
@@ -307,7 +307,7 @@ def outputs(root: Path, gpu: str | None, plots: bool, pending: dict[Path, str] |
     readme = root / "chapters" / "09_profiling" / "README.md"
     out: dict[Path, str] = {}
     marker = ("<!-- Written by scripts/results.py (chapters/09_profiling/tools/roofline.py) from "
-              "docs/results/raw/<GPU>/bench_chNN.json and bench/chNN.toml [[roof]]; edit those, not this block. -->")
+              "docs/results/raw/<GPU>/bench_chNN.json and bench/chNN/chNN.toml [[roof]]; edit those, not this block. -->")
     if gpu is None:
         body = (f"{marker}\nNo measured results are committed yet: the roofline is written here from "
                 f"`docs/results/raw/<GPU>/bench_chNN.json` (see docs/results/README.md).")

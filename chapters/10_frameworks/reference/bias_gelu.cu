@@ -274,7 +274,7 @@ __global__ void __launch_bounds__(Config::kBlock)
   //     outside the row loop; when kVec > 1 a full pack is one 16-byte load and one 16-byte store
   //     (load_pack and store_pack above; the dispatch guarantees the alignment), a partial pack
   //     falls back to scalars.
-  //   Goal: `BM_bias_gelu/fused/bf16` >= 1.6x `BM_bias_gelu/eager_pair/bf16` (bench/ch10.toml:
+  //   Goal: `BM_bias_gelu/fused/bf16` >= 1.6x `BM_bias_gelu/eager_pair/bf16` (bench/ch10/ch10.toml:
   //     the byte model says 2x); `scripts/lab check 10.1`.
   // STARTER: (void)x; (void)ldx; (void)bias; (void)y; (void)ldy; (void)rows; (void)cols; (void)f;
   const std::size_t c0 = (std::size_t{blockIdx.x} * Config::kThreadsX + threadIdx.x) * kVec;

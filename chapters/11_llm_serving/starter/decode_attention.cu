@@ -144,8 +144,8 @@ __global__ void __launch_bounds__(kThreads, kMaxG <= 4 ? 4 : 2)
   //   lane (uint4), where the Addr functor says the row starts (row(), or run_row() for a whole
   //   run where runs() allows it); fp32 arithmetic; shuffles for the dot product across the
   //   kLanes lanes of a row; no shared memory; no second pass.
-  //   Goal: KV GB/s >= 0.8 of a device copy at long contexts (bench/ch11.toml): few instructions
-  //   per KV byte and loads in flight while computing. Hints: scripts/lab hint 11.2
+  //   Goal: KV GB/s >= 0.8 of a device copy at long contexts (bench/ch11/ch11.toml): few
+  //   instructions per KV byte and loads in flight while computing. Hints: scripts/lab hint 11.2
   (void)t_begin, (void)t_end, (void)kc, (void)vc, (void)addr, (void)b, (void)kh, (void)qf;
 
   // Merge the token groups' states (exercise 11.2's second region).
@@ -204,8 +204,8 @@ __global__ void combine_kernel(const float* __restrict__ ws, T* __restrict__ out
     //   unnormalized output acc[s * D + d]. The result must equal one pass over all tokens (to
     //   fp32 rounding); a row whose chunks are all empty gives 0.
     //   Constraints: fp32, no division but the last one.
-    //   Goal (bench/ch11.toml): the split-K decode >= 15x the unsplit kernel at batch 2 x 131072
-    //   tokens (best split count); `scripts/lab check 11.3`. Hints: scripts/lab hint 11.3
+    //   Goal (bench/ch11/ch11.toml): the split-K decode >= 15x the unsplit kernel at batch 2 x
+    //   131072 tokens (best split count); `scripts/lab check 11.3`. Hints: scripts/lab hint 11.3
     out[static_cast<std::size_t>(row) * D + d] = from_float<T>(acc[d] + ml[0]);
   }
 }

@@ -53,8 +53,8 @@ __global__ void __launch_bounds__(kThreads)
   //   Constraints: read each weight once, as int8, 16 bytes per lane per load when kVec (the
   //   warp reading 512 contiguous bytes); dequantize in registers (no fp16 copy of the weights);
   //   fp32 accumulation; any cols (kVec false: element by element).
-  //   Goal: >= 1.3x the fp16 GEMV's speed at 14336 x 4096 (bench/ch11.toml). Hints: scripts/lab
-  //   hint 11.4
+  //   Goal: >= 1.3x the fp16 GEMV's speed at 14336 x 4096 (bench/ch11/ch11.toml). Hints:
+  //   scripts/lab hint 11.4
   (void)row, (void)x, (void)lane;
   if (lane == 0) y[r] = __float2half_rn(sum * scale[r]);
 }

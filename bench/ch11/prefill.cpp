@@ -1,0 +1,85 @@
+// Chapter 11 benchmarks, prefill: causal flash attention over one prompt (q_heads 32, kv_heads 8,
+// head_dim 128; rows: decode_attention.cpp's header):
+//   BM_prefill/b1_len<len>
+// The ratios and speed goals are declared in bench/ch11/ch11.toml.
+#include <cuda_fp16.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ch11/ch11.hpp"
+#include "ch11_bench.hpp"
+#include "cudalab/bench.hpp"
+#include "cudalab/check.hpp"
+#include "cudalab/memory.hpp"
+
+using namespace cudalab;
+using namespace cudalab::ch11;
+using namespace cudalab::bench_ch11;
+
+namespace {
+
+void BM_prefill(benchmark::State& state, int len) {
+  const DecodeShape shape{1, kQHeads, kKvHeads, kDim, 1.0f / std::sqrt(static_cast<float>(kDim))};
+  const std::size_t nq = static_cast<std::size_t>(len) * kQHeads * kDim,
+                    nkv = static_cast<std::size_t>(len) * kKvHeads * kDim;
+  DeviceBuffer<std::uint16_t> q(nq), k(nkv), v(nkv), out(nq);
+  fill_random(q.data(), nq, kSeedQ, kType, -1, 1);
+  fill_random(k.data(), nkv, kSeedK, kType, -1, 1);
+  fill_random(v.data(), nkv, kSeedV, kType, -1, 1);
+  auto work = [&](cudaStream_t st) {
+    prefill_attention(q.data(), k.data(), v.data(), out.data(), shape, len, kType, st);
+  };
+  // Checked rows: the first, a middle and the last query, every head, against the decode oracle
+  // over that query's keys 0..i (a causal row is one decode step; the whole prefill oracle would
+  // take minutes at len 4096).
+  if (!bench::verify(state, "prefill/" + std::to_string(len), [&] {
+        work(nullptr);
+        CUDALAB_CHECK(cudaDeviceSynchronize());
+        const auto got = bench::download(out.data(), out.size());
+        for (int i : {0, len / 2 + 1, len - 1}) {
+          const std::size_t keys = static_cast<std::size_t>(i) + 1;
+          std::vector<float> qi(static_cast<std::size_t>(kQHeads) * kDim),
+              ki(static_cast<std::size_t>(kKvHeads) * keys * kDim), vi(ki.size());
+          for (std::size_t e = 0; e < qi.size(); ++e)
+            qi[e] = random_at(kSeedQ, static_cast<std::size_t>(i) * qi.size() + e, kType, -1, 1);
+          for (std::size_t kh = 0; kh < kKvHeads;
+               ++kh)  // [token][kv head][dim] -> [kv head][token][dim]
+            for (std::size_t j = 0; j < keys; ++j)
+              for (std::size_t e = 0; e < kDim; ++e) {
+                const std::size_t src = (j * kKvHeads + kh) * kDim + e,
+                                  dst = (kh * keys + j) * kDim + e;
+                ki[dst] = random_at(kSeedK, src, kType, -1, 1);
+                vi[dst] = random_at(kSeedV, src, kType, -1, 1);
+              }
+          const std::vector<double> want = decode_attention_oracle(
+              qi, ki, vi, kQHeads, kKvHeads, kDim, static_cast<int>(keys), shape.scale);
+          for (std::size_t e = 0; e < want.size(); ++e) {
+            __half_raw r;
+            r.x = got[static_cast<std::size_t>(i) * want.size() + e];
+            const double g = __half2float(__half(r));
+            if (std::fabs(g - want[e]) > 1e-3)  // tests/ch11: fp16 1e-3
+              return "prefill " + std::to_string(len) + ": query " + std::to_string(i) + ", head " +
+                     std::to_string(e / kDim) + ", dim " + std::to_string(e % kDim) + ": " +
+                     std::to_string(g) + ", want " + std::to_string(want[e]);
+          }
+        }
+        return std::string();
+      }))
+    return;
+  // QK^T and PV over the causal half: 2 * 2 * head_dim FLOPs per (query, key) pair and head.
+  bench::run(state, work, {.flops = 4.0 * kDim * kQHeads * (0.5 * len * (len + 1.0))});
+}
+
+using bench::add;  // cudalab/bench.hpp
+
+[[maybe_unused]] const bool kRegistered = [] {
+  for (int len : {1024, 4096})
+    add("BM_prefill/b1_len" + std::to_string(len),
+        [len](benchmark::State& st) { BM_prefill(st, len); });
+  return true;
+}();
+
+}  // namespace
