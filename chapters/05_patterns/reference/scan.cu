@@ -3,11 +3,10 @@
 // Workspace (scan_workspace_bytes): [tile counter, 256 B][look-back tile states, 8 B per tile]
 // [scan-then-propagate level sums, 4 B per tile per level], each part 256-byte aligned.
 #include <cstdint>
-#include <iterator>
-#include <string_view>
 
 #include "ch05/scan.hpp"
 #include "cudalab/check.hpp"
+#include "cudalab/ladder.hpp"
 #include "cudalab/math.hpp"
 #include "scan_common.hpp"
 
@@ -79,32 +78,17 @@ constexpr Variant<T> kVariants[] = {
     {ScanVariant::kBrentKung, "brent_kung", scan_then_propagate<T, BlockScanAlgo::kBrentKung>},
     {ScanVariant::kDecoupledLookback, "decoupled_lookback", decoupled_lookback<T>},
 };
-template <class T>
-constexpr bool variants_match_public_list() {
-  if (std::size(kVariants<T>) != std::size(kAllScanVariants)) return false;
-  for (std::size_t i = 0; i < std::size(kVariants<T>); ++i)
-    if (kVariants<T>[i].variant != kAllScanVariants[i] ||
-        std::string_view(kVariants<T>[i].name) != kVariants<float>[i].name)
-      return false;
-  return true;
-}
-static_assert(variants_match_public_list<float>() && variants_match_public_list<int>(),
+static_assert(same_steps(kVariants<float>, kAllScanVariants) &&
+                  same_steps(kVariants<int>, kAllScanVariants),
               "kAllScanVariants (ch05/scan.hpp) and kVariants list the same variants in the same "
-              "order, with one name each");
-
-template <class T>
-const Variant<T>* variant_of(ScanVariant v) {
-  for (const Variant<T>& s : kVariants<T>)
-    if (s.variant == v) return &s;
-  return nullptr;
-}
+              "order");
 
 template <class T>
 void scan_impl(const T* in, T* out, std::size_t n, ScanKind kind, void* workspace,
                std::size_t workspace_bytes, ScanVariant variant, cudaStream_t stream) {
   static_assert(sizeof(T) == 4);
   require(kind == ScanKind::kInclusive || kind == ScanKind::kExclusive, "kind", "unknown ScanKind");
-  const Variant<T>* v = variant_of<T>(variant);
+  const Variant<T>* v = find_step(kVariants<T>, variant);
   require(v != nullptr, "variant", "unknown ScanVariant");
   const Layout lay = layout(n);
   require(workspace_bytes >= lay.bytes, "workspace_bytes", "smaller than scan_workspace_bytes(n)");
@@ -137,7 +121,7 @@ const char* to_string(BlockScanAlgo a) {
                                           : "unknown";
 }
 const char* to_string(ScanVariant v) {
-  const Variant<float>* s = variant_of<float>(v);
+  const Variant<float>* s = find_step(kVariants<float>, v);
   return s ? s->name : "unknown";
 }
 

@@ -12,13 +12,12 @@
 // block writes *out. Steps 6 and 7 use A for their partials; step 7 also the state and the marks.
 #include <algorithm>
 #include <cstdint>
-#include <iterator>
 #include <stdexcept>
 #include <string>
-#include <string_view>
 
 #include "ch05/reduce.hpp"
 #include "cudalab/check.hpp"
+#include "cudalab/ladder.hpp"
 #include "cudalab/math.hpp"
 #include "reduce_common.cuh"
 
@@ -125,7 +124,8 @@ void one_pass(const Call<T>& c) {
 
 // The ladder, one row a step: the variant, its name (benchmark rows and test cases use it) and
 // its launcher (one file a step: reduce_<k>_*.cu). to_string and reduce_sum() read this table
-// only; the public kAllReduceVariants lists the same steps in the same order (checked below).
+// only; the public kAllReduceVariants lists the same steps in the same order (checked below,
+// cudalab/ladder.hpp).
 template <class T>
 struct Step {
   ReduceVariant variant;
@@ -147,31 +147,16 @@ constexpr Step<T> kLadder[] = {
     {ReduceVariant::kVectorized, "vectorized", vectorized<T>},
     {ReduceVariant::kOnePass, "one_pass", one_pass<T>},
 };
-template <class T>
-constexpr bool ladder_matches_public_list() {
-  if (std::size(kLadder<T>) != std::size(kAllReduceVariants)) return false;
-  for (std::size_t i = 0; i < std::size(kLadder<T>); ++i)
-    if (kLadder<T>[i].variant != kAllReduceVariants[i] ||
-        std::string_view(kLadder<T>[i].name) != kLadder<float>[i].name)
-      return false;
-  return true;
-}
-static_assert(ladder_matches_public_list<float>() && ladder_matches_public_list<int>(),
+static_assert(same_steps(kLadder<float>, kAllReduceVariants) &&
+                  same_steps(kLadder<int>, kAllReduceVariants),
               "kAllReduceVariants (ch05/reduce.hpp) and kLadder list the same steps in the same "
-              "order, with one name a step");
-
-template <class T>
-const Step<T>* step_of(ReduceVariant v) {
-  for (const Step<T>& s : kLadder<T>)
-    if (s.variant == v) return &s;
-  return nullptr;
-}
+              "order");
 
 template <class T>
 void reduce_impl(const T* in, T* out, std::size_t n, void* workspace, std::size_t workspace_bytes,
                  ReduceVariant variant, cudaStream_t stream) {
   static_assert(sizeof(T) == kElem);
-  const Step<T>* step = step_of<T>(variant);
+  const Step<T>* step = find_step(kLadder<T>, variant);
   require(step != nullptr, "variant", "unknown ReduceVariant");
   const Layout lay = layout(n);
   require(workspace_bytes >= lay.bytes, "workspace_bytes",
@@ -191,7 +176,7 @@ void reduce_impl(const T* in, T* out, std::size_t n, void* workspace, std::size_
 }  // namespace
 
 const char* to_string(ReduceVariant v) {
-  const Step<float>* s = step_of<float>(v);
+  const Step<float>* s = find_step(kLadder<float>, v);
   return s ? s->name : "unknown";
 }
 

@@ -4,11 +4,11 @@
 #include "ch06/sgemm.hpp"
 
 #include <cstddef>
-#include <iterator>
 #include <string_view>
 
 #include "ch06/fused.hpp"
 #include "cudalab/check.hpp"
+#include "cudalab/ladder.hpp"
 #include "sgemm_steps.hpp"
 
 namespace cudalab::ch06 {
@@ -33,26 +33,14 @@ constexpr Step kLadder[] = {
     {SgemmVariant::kWarptile, "warptile", detail::sgemm_warptile},
     {SgemmVariant::kWarptileAsync, "warptile_async", detail::sgemm_warptile_async},
 };
-constexpr bool ladder_matches_public_list() {
-  if (std::size(kLadder) != std::size(kAllSgemmVariants)) return false;
-  for (std::size_t i = 0; i < std::size(kLadder); ++i)
-    if (kLadder[i].variant != kAllSgemmVariants[i]) return false;
-  return true;
-}
 static_assert(
-    ladder_matches_public_list(),
+    same_steps(kLadder, kAllSgemmVariants),
     "kAllSgemmVariants (ch06/sgemm.hpp) and kLadder list the same steps in the same order");
-
-const Step* step_of(SgemmVariant v) {
-  for (const Step& s : kLadder)
-    if (s.variant == v) return &s;
-  return nullptr;
-}
 
 }  // namespace
 
 std::string_view to_string(SgemmVariant v) {
-  const Step* s = step_of(v);
+  const Step* s = find_step(kLadder, v);
   return s ? s->name : "unknown";
 }
 
@@ -71,7 +59,7 @@ void sgemm(SgemmVariant variant, int M, int N, int K, float alpha, const float* 
   require_device_pointer(B, static_cast<std::size_t>(K) * N, "B");
   require_device_pointer(C, static_cast<std::size_t>(M) * N, "C");
   const detail::SgemmArgs a{M, N, K, alpha, A, B, beta, C};
-  const Step* step = step_of(variant);
+  const Step* step = find_step(kLadder, variant);
   if (step == nullptr) throw_invalid_argument("variant", "is not a SgemmVariant");
   step->launch(a, stream);
 }
