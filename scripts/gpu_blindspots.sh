@@ -157,6 +157,8 @@ SHAPES = "*ShapesGpu.*"
 MEMCHECK_MUTANT = "ch06.sgemm_warptile_interior_ignores_n_edge"
 N_EDGE = "*SgemmShapesGpu.*/warptile*_128x132x128"  # N = 132: aligned rows, a partial last N tile
 runs = [(e, SHAPES, "reference") for e in exes if lists_cases(e, SHAPES)]
+if not runs:  # a memcheck of nothing is no evidence (test executables built elsewhere, or none)
+    problem(f"no reference executable under {bdir / 'tests'} lists a {SHAPES} suite: memcheck checked nothing")
 mutant_exes = sorted({v[1][0] for v in all_tests.values()
                       if lt.mutant_of(v[0]) == MEMCHECK_MUTANT and v[1]})
 runs += [(Path(e), N_EDGE, "mutant") for e in mutant_exes if lists_cases(Path(e), N_EDGE)]
