@@ -27,6 +27,14 @@ def _positive(name: str, value: float) -> float:
     return float(value)
 
 
+def _utilization(value: float) -> float:
+    """A fraction of the hour in (0, 1], else ValueError naming 'utilization'."""
+    util = _positive("utilization", value)
+    if util > 1:
+        raise ValueError(f"invalid argument 'utilization': a fraction of the hour, at most 1 (got {value!r})")
+    return util
+
+
 def throughput_per_gpu(batch: int, latency_us: float, concurrent: int = 1) -> float:
     """Requests per second of one GPU serving `concurrent` batches of `batch` at once, each taking
     `latency_us` (concurrent > 1 only holds while the GPU is not saturated: measure it)."""
@@ -41,18 +49,14 @@ def cost_per_million(requests_per_s: float, price_per_hour: float, utilization: 
     """Dollars (or whatever currency the price is in) per million requests."""
     rps = _positive("requests_per_s", requests_per_s)
     price = _positive("price_per_hour", price_per_hour)
-    util = _positive("utilization", utilization)
-    if util > 1:
-        raise ValueError(f"invalid argument 'utilization': a fraction of the hour, at most 1 (got {utilization!r})")
+    util = _utilization(utilization)
     return price / (rps * 3600.0 * util) * 1e6
 
 
 def gpus_needed(target_rps: float, rps_per_gpu: float, utilization: float = 1.0) -> int:
     target = _positive("target_rps", target_rps)
     per = _positive("rps_per_gpu", rps_per_gpu)
-    util = _positive("utilization", utilization)
-    if util > 1:
-        raise ValueError(f"invalid argument 'utilization': a fraction of the hour, at most 1 (got {utilization!r})")
+    util = _utilization(utilization)
     return math.ceil(target / (per * util) - 1e-9)
 
 

@@ -19,7 +19,9 @@ __device__ __forceinline__ std::uint64_t splitmix64(std::uint64_t z) {
   return z ^ (z >> 31);
 }
 
-__global__ void __launch_bounds__(256)
+constexpr unsigned kFillBlock = 256;  // threads per block of the fill (bounds, grid, launch)
+
+__global__ void __launch_bounds__(kFillBlock)
     fill_histogram_input_kernel(std::int32_t* __restrict__ values, std::size_t n,
                                 std::uint32_t num_bins, bool skewed, std::uint64_t seed) {
   const std::size_t stride = std::size_t{gridDim.x} * blockDim.x;
@@ -63,8 +65,8 @@ void fill_histogram_input(std::int32_t* values, std::size_t n, int num_bins, His
           "unknown HistogramInput");
   require_device_pointer(values, n, "values");
   if (n == 0) return;
-  const std::size_t blocks = ceil_div<std::size_t>(n, 256);
-  fill_histogram_input_kernel<<<static_cast<unsigned>(blocks < 4096 ? blocks : 4096), 256, 0,
+  const std::size_t blocks = ceil_div<std::size_t>(n, kFillBlock);
+  fill_histogram_input_kernel<<<static_cast<unsigned>(blocks < 4096 ? blocks : 4096), kFillBlock, 0,
                                 stream>>>(values, n, static_cast<std::uint32_t>(num_bins),
                                           shape == HistogramInput::kSkewed, seed);
   CUDALAB_CHECK_LAUNCH();

@@ -273,8 +273,9 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
 
 // Split-K, second pass: y[e] = part[0][e] + part[1][e] + ... in that order (deterministic).
 // Memory-bound: V = float4 when the element count is a multiple of 4 (16-byte accesses).
+constexpr unsigned kSumBlock = 256;  // threads per block of the slice sum (bounds, grid, launch)
 template <class V>
-__global__ void __launch_bounds__(256)
+__global__ void __launch_bounds__(kSumBlock)
     conv_sum_slices_kernel(const V* __restrict__ part, int slices, std::size_t count,
                            V* __restrict__ y) {
   for (std::size_t e = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; e < count;
@@ -410,13 +411,13 @@ void conv2d_implicit_gemm(const ConvShape& shape, const float* x, const float* w
     const bool vec = a.out_elems % 4 == 0 && reinterpret_cast<std::uintptr_t>(y) % 16 == 0;
     const std::size_t count = vec ? a.out_elems / 4 : a.out_elems;
     const int blocks = static_cast<int>(std::min<std::size_t>(
-        ceil_div<std::size_t>(count, 256), static_cast<std::size_t>(current_sm_count()) * 8));
+        ceil_div<std::size_t>(count, kSumBlock), static_cast<std::size_t>(current_sm_count()) * 8));
     if (vec)
-      conv_sum_slices_kernel<float4><<<blocks, 256, 0, stream>>>(
+      conv_sum_slices_kernel<float4><<<blocks, kSumBlock, 0, stream>>>(
           static_cast<const float4*>(workspace), plan.slices, count, reinterpret_cast<float4*>(y));
     else
-      conv_sum_slices_kernel<float>
-          <<<blocks, 256, 0, stream>>>(static_cast<const float*>(workspace), plan.slices, count, y);
+      conv_sum_slices_kernel<float><<<blocks, kSumBlock, 0, stream>>>(
+          static_cast<const float*>(workspace), plan.slices, count, y);
     CUDALAB_CHECK_LAUNCH();
   }
 }

@@ -5,6 +5,7 @@
 
 #include "ch07/ch07.hpp"
 #include "cudalab/check.hpp"
+#include "cudalab/math.hpp"
 
 namespace cudalab::ch07 {
 namespace {
@@ -31,13 +32,16 @@ __global__ void __launch_bounds__(1) gate_kernel(volatile int* flags, std::uint6
   __threadfence_system();
 }
 
-__global__ void __launch_bounds__(32) spin_kernel(std::uint64_t ns) {
+constexpr unsigned kSpinBlock = 32;    // one warp a spinning block
+constexpr unsigned kTouchBlock = 256;  // threads per block of touch_kernel
+
+__global__ void __launch_bounds__(kSpinBlock) spin_kernel(std::uint64_t ns) {
   const std::uint64_t start = global_ns();
   while (global_ns() - start < ns) {
   }
 }
 
-__global__ void __launch_bounds__(256) touch_kernel(float* p, std::size_t n) {
+__global__ void __launch_bounds__(kTouchBlock) touch_kernel(float* p, std::size_t n) {
   for (std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n;
        i += std::size_t{gridDim.x} * blockDim.x)
     p[i] = static_cast<float>(i & 1023);
@@ -83,7 +87,7 @@ bool Gate::released() const noexcept {
 
 void spin(std::uint64_t ns, unsigned blocks, cudaStream_t stream) {
   if (blocks == 0) return;
-  spin_kernel<<<blocks, 32, 0, stream>>>(ns);
+  spin_kernel<<<blocks, kSpinBlock, 0, stream>>>(ns);
   CUDALAB_CHECK_LAUNCH();
 }
 
@@ -116,8 +120,9 @@ void alloc_loop(AllocMode mode, std::size_t bytes, int iterations, cudaStream_t 
       CUDALAB_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&p), bytes, stream));
     }
     if (n > 0) {
-      touch_kernel<<<static_cast<unsigned>(n < 256 * 1024 ? (n + 255) / 256 : 1024), 256, 0,
-                     stream>>>(p, n);
+      touch_kernel<<<static_cast<unsigned>(
+                         n < kTouchBlock * 1024 ? ceil_div<std::size_t>(n, kTouchBlock) : 1024),
+                     kTouchBlock, 0, stream>>>(p, n);
       CUDALAB_CHECK_LAUNCH();
     }
     if (mode == AllocMode::kMalloc) {

@@ -37,6 +37,9 @@ using namespace cudalab::ch11;
 
 namespace {
 
+constexpr std::uint64_t kTraceSeed =
+    2024;  // the skewed trace's, for the comparison and the goodput
+
 struct Measured {
   bool on_gpu = false;
   double copy_gbps = 0, decode_gbps = 0, gemm_tflops = 0;
@@ -194,14 +197,14 @@ int main(int argc, char** argv) {
       std::printf("%s: the cost model's defaults (host.hpp), nothing measured.\n\n",
                   no_gpu_reason().c_str());
     }
-    const auto trace = skewed_trace(opt.requests, 2024, opt.rate);
+    const auto trace = skewed_trace(opt.requests, kTraceSeed, opt.rate);
     const SchedulerConfig config;
     const SimResult st = simulate_static(trace, config, cost);
     const SimResult co = simulate_continuous(trace, config, cost);
     std::printf(
-        "Llama-3-8B cost model, skewed trace (%d requests, seed 2024, %g/s), 64 slots, 65536 KV "
+        "Llama-3-8B cost model, skewed trace (%d requests, seed %llu, %g/s), 64 slots, 65536 KV "
         "tokens\n\n",
-        opt.requests, opt.rate);
+        opt.requests, static_cast<unsigned long long>(kTraceSeed), opt.rate);
     std::printf(
         "| policy | tok/s | TTFT p50 ms | TTFT p99 ms | TPOT p50 ms | TPOT p99 ms | preemptions | "
         "iterations |\n");
@@ -214,8 +217,10 @@ int main(int argc, char** argv) {
     const RateSearch search;
     Goodput gst, gco;
     if (budgeted) {
-      gst = skewed_goodput(&simulate_static, opt.requests, 2024, config, cost, budget, search);
-      gco = skewed_goodput(&simulate_continuous, opt.requests, 2024, config, cost, budget, search);
+      gst =
+          skewed_goodput(&simulate_static, opt.requests, kTraceSeed, config, cost, budget, search);
+      gco = skewed_goodput(&simulate_continuous, opt.requests, kTraceSeed, config, cost, budget,
+                           search);
       std::printf(
           "\nGoodput: the largest arrival rate (requests/s, %g to %g, to %g) whose TTFT p99 <= %g "
           "ms and TPOT p99 <= %g ms, same trace otherwise; tok/s and p99s at that rate (at the "

@@ -17,7 +17,9 @@
 namespace cudalab::ch11 {
 namespace {
 
-__global__ void __launch_bounds__(256)
+constexpr unsigned kConvertBlock = 256;  // threads per block of the conversion (bounds, launch)
+
+__global__ void __launch_bounds__(kConvertBlock)
     to_dtype_kernel(const float* __restrict__ in, std::uint16_t* __restrict__ out, std::size_t n,
                     bool f16) {
   const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
@@ -36,8 +38,8 @@ void fill_random(void* out, std::size_t n, std::uint64_t seed, DType dtype, floa
   for (std::size_t start = 0, c = 0; start < n; start += kFillChunk, ++c) {
     const std::size_t len = std::min(kFillChunk, n - start);
     fill_uniform_device(tmp.data(), len, seed + c, lo, hi);
-    to_dtype_kernel<<<static_cast<unsigned>(ceil_div<std::size_t>(len, 256)), 256>>>(
-        tmp.data(), o + start, len, dtype == DType::kF16);
+    to_dtype_kernel<<<static_cast<unsigned>(ceil_div<std::size_t>(len, kConvertBlock)),
+                      kConvertBlock>>>(tmp.data(), o + start, len, dtype == DType::kF16);
     CUDALAB_CHECK_LAUNCH();
   }
   CUDALAB_CHECK(cudaDeviceSynchronize());

@@ -42,9 +42,11 @@ caught() {
   if "$1" >/dev/null; then echo "$1: every test passed (NOT caught)"; return 1; fi
   echo "$(basename "$1"): caught"
 }
-step tests_pitfalls bash -c "$(declare -f caught); \
-  caught $B/tests/ch12/pitfall_budget_forgets_context_ch12_test_budget && \
-  caught $B/tests/ch12/pitfall_retry_keeps_partial_blocks_ch12_test_retry"
+pitfalls_caught() {
+  caught "$B/tests/ch12/pitfall_budget_forgets_context_ch12_test_budget" &&
+    caught "$B/tests/ch12/pitfall_retry_keeps_partial_blocks_ch12_test_retry"
+}
+step tests_pitfalls pitfalls_caught
 step estimator $APP/ch12_mem_budget --gpu h200 --context 8192 --json "$OUT/estimator.json"
 step exporter_scrape python3 $T/exporter.py --interval 0.25 --during-load "$APP/ch12_load --seconds 6" \
   --out "$OUT/scrape.json"
