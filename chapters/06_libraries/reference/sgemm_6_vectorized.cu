@@ -2,11 +2,13 @@
 //
 // Same 128 x 128 x 8 block tile, 8 x 8 thread tile, thread mapping and shared layout as your
 // step 5. What changes: every global load moves 16 bytes (LDG.128: one per operand per thread per
-// K step instead of 4 scalar loads), the shared reads are written as float4, and C is stored 16
-// bytes at a time. Boehm: 68.7% -> 78.4% of cuBLAS on an A6000; what it buys here depends on what
-// bounded your step 5 (the SGEMM ladder block of the README shows the reference's). Step 7 then
-// adds warp tiles and double buffering. Edges: load4 falls back to guarded scalar loads
-// (zero-fill) at partial tiles or when rows are not 16-byte aligned (K or N % 4 != 0).
+// K step instead of 4 scalar loads), the shared reads are written as float4, C is stored 16 bytes
+// at a time, and each tile's loads are issued before the previous tile's FMAs, so that they are in
+// flight while the block computes. Boehm: 68.7% -> 78.4% of cuBLAS on an A6000; what it buys here
+// depends on what bounded your step 5 (the SGEMM ladder block of the README shows the
+// reference's). Step 7 then adds warp tiles and double buffering. Edges: load4 falls back to
+// guarded scalar loads (zero-fill) at partial tiles or when rows are not 16-byte aligned (K or
+// N % 4 != 0).
 #include "ch06/sgemm.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"
@@ -58,17 +60,25 @@ __global__ void __launch_bounds__(VectorizedConfig::kThreads, VectorizedConfig::
   const float* a_src = a.A + at(bm + a_row < a.M ? bm + a_row : 0, 0, a.K);
   const int a_limit = bm + a_row < a.M ? a.K : 0;  // a row past M reads as zeros
   float acc[C::kTM][C::kTN] = {};
+  // Tile k0's two 16-byte loads; the loop issues tile k0 + 8's before it computes tile k0, so their
+  // global latency hides behind 64 x 8 FMAs instead of stalling the block between its barriers.
+  auto load_a = [&](int k0) { return load4(a_src, k0 + a_col, a_limit, vec_a); };
+  auto load_b = [&](int k0) {
+    const bool b_in = k0 + b_row < a.K;
+    return load4(a.B + at(b_in ? k0 + b_row : 0, bn, a.N), b_col, b_in ? a.N - bn : 0, vec_b);
+  };
+  float4 av = load_a(0), bv = load_b(0);
   for (int k0 = 0; k0 < a.K; k0 += C::kBK) {
-    const float4 av = load4(a_src, k0 + a_col, a_limit, vec_a);
     As[a_col + 0][a_row] = av.x;  // transpose on the way into shared memory
     As[a_col + 1][a_row] = av.y;
     As[a_col + 2][a_row] = av.z;
     As[a_col + 3][a_row] = av.w;
-    const bool b_in = k0 + b_row < a.K;
-    const float4 bv =
-        load4(a.B + at(b_in ? k0 + b_row : 0, bn, a.N), b_col, b_in ? a.N - bn : 0, vec_b);
     *reinterpret_cast<float4*>(&Bs[b_row][b_col]) = bv;
-    __syncthreads();  // tiles complete
+    __syncthreads();          // tiles complete
+    if (k0 + C::kBK < a.K) {  // the next tile's loads, in flight during this tile's FMAs
+      av = load_a(k0 + C::kBK);
+      bv = load_b(k0 + C::kBK);
+    }
 #pragma unroll
     for (int k = 0; k < C::kBK; ++k) {
       float a_reg[C::kTM], b_reg[C::kTN];

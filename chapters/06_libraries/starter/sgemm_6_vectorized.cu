@@ -4,11 +4,13 @@
 //
 // Same 128 x 128 x 8 block tile, 8 x 8 thread tile, thread mapping and shared layout as your
 // step 5. What changes: every global load moves 16 bytes (LDG.128: one per operand per thread per
-// K step instead of 4 scalar loads), the shared reads are written as float4, and C is stored 16
-// bytes at a time. Boehm: 68.7% -> 78.4% of cuBLAS on an A6000; what it buys here depends on what
-// bounded your step 5 (the SGEMM ladder block of the README shows the reference's). Step 7 then
-// adds warp tiles and double buffering. Edges: load4 falls back to guarded scalar loads
-// (zero-fill) at partial tiles or when rows are not 16-byte aligned (K or N % 4 != 0).
+// K step instead of 4 scalar loads), the shared reads are written as float4, C is stored 16 bytes
+// at a time, and each tile's loads are issued before the previous tile's FMAs, so that they are in
+// flight while the block computes. Boehm: 68.7% -> 78.4% of cuBLAS on an A6000; what it buys here
+// depends on what bounded your step 5 (the SGEMM ladder block of the README shows the
+// reference's). Step 7 then adds warp tiles and double buffering. Edges: load4 falls back to
+// guarded scalar loads (zero-fill) at partial tiles or when rows are not 16-byte aligned (K or
+// N % 4 != 0).
 #include "ch06/sgemm.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"
