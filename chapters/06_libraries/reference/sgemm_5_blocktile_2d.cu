@@ -64,21 +64,48 @@ __global__ void __launch_bounds__(Blocktile2dConfig::kThreads, Blocktile2dConfig
   constexpr int kPad = 4;
   __shared__ __align__(16) float As[C::kBK][C::kBM + kPad];  // (BK, BM + pad): A transposed
   __shared__ __align__(16) float Bs[C::kBK][C::kBN];         // (BK, BN)
+  // Each thread stages kLoads elements of A and of B per K tile. A: rows a_r + 32 l, column a_c
+  // (8 threads read 32 contiguous bytes of a row); B: rows b_r + 2 l, column b_c (a warp reads 128
+  // contiguous bytes of a row).
+  constexpr int kLoads = C::kBM * C::kBK / C::kThreads;  // 4
+  static_assert(kLoads == C::kBK * C::kBN / C::kThreads, "as many B elements as A elements");
+  constexpr int kARowStep = C::kThreads / C::kBK, kBRowStep = C::kThreads / C::kBN;
+  const int a_r = t / C::kBK, a_c = t % C::kBK, b_r = t / C::kBN, b_c = t % C::kBN;
+  // A block whose whole 128 x 128 tile of C is inside M x N reads its rows and columns unguarded;
+  // only the last, partial K tile and the edge blocks take the guarded, zero-filling path.
+  const bool interior = bm + C::kBM <= a.M && bn + C::kBN <= a.N;
+  float a_next[kLoads], b_next[kLoads];
+  // The loads of tile k0, into registers: issued one tile ahead, their global latency hides
+  // behind this tile's 8 x 64 FMAs instead of stalling the block between its two barriers.
+  auto load_tile = [&](int k0) {
+    if (interior && k0 + C::kBK <= a.K) {
+      const float* ap = a.A + at(bm + a_r, k0 + a_c, a.K);
+      const float* bp = a.B + at(k0 + b_r, bn + b_c, a.N);
+#pragma unroll
+      for (int l = 0; l < kLoads; ++l) {
+        a_next[l] = ap[static_cast<std::size_t>(l) * kARowStep * a.K];
+        b_next[l] = bp[static_cast<std::size_t>(l) * kBRowStep * a.N];
+      }
+      return;
+    }
+#pragma unroll
+    for (int l = 0; l < kLoads; ++l) {
+      const int ar = bm + a_r + l * kARowStep, ac = k0 + a_c;
+      const int br = k0 + b_r + l * kBRowStep, bc = bn + b_c;
+      a_next[l] = (ar < a.M && ac < a.K) ? a.A[at(ar, ac, a.K)] : 0.0f;
+      b_next[l] = (br < a.K && bc < a.N) ? a.B[at(br, bc, a.N)] : 0.0f;
+    }
+  };
   float acc[C::kTM][C::kTN] = {};
+  if (a.K > 0) load_tile(0);
   for (int k0 = 0; k0 < a.K; k0 += C::kBK) {
 #pragma unroll
-    for (int l = 0; l < C::kBM * C::kBK / C::kThreads; ++l) {
-      const int i = t + l * C::kThreads, r = i / C::kBK,
-                c = i % C::kBK;  // 8 threads: 32 B of a row
-      As[c][r] =
-          (bm + r < a.M && k0 + c < a.K) ? a.A[at(bm + r, k0 + c, a.K)] : 0.0f;  // transposed
+    for (int l = 0; l < kLoads; ++l) {
+      As[a_c][a_r + l * kARowStep] = a_next[l];  // transposed
+      Bs[b_r + l * kBRowStep][b_c] = b_next[l];
     }
-#pragma unroll
-    for (int l = 0; l < C::kBK * C::kBN / C::kThreads; ++l) {
-      const int i = t + l * C::kThreads, r = i / C::kBN, c = i % C::kBN;
-      Bs[r][c] = (k0 + r < a.K && bn + c < a.N) ? a.B[at(k0 + r, bn + c, a.N)] : 0.0f;
-    }
-    __syncthreads();  // tiles complete
+    __syncthreads();                                // tiles complete
+    if (k0 + C::kBK < a.K) load_tile(k0 + C::kBK);  // in flight during the FMAs below
 #pragma unroll
     for (int k = 0; k < C::kBK; ++k) {
       float a_reg[C::kTM], b_reg[C::kTN];
