@@ -13,8 +13,18 @@
 namespace cudalab::ch07 {
 namespace {
 
+// One link of the chain. Launched plainly, it starts after its predecessor has finished, like any
+// kernel, and the two grid-dependency calls below do nothing. They matter when the launch that
+// runs it has a programmatic dependency on the previous link (compute capability 9.0 and later):
+// then it may start before that link has finished; the trigger lets the next link start early in
+// turn, and no thread reads x before the wait returns, that is, before the previous link's grid
+// has completed and its writes to x are visible.
 __global__ void __launch_bounds__(kBlock)
     chain_kernel(float* __restrict__ x, std::size_t n, float scale, float shift) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cudaTriggerProgrammaticLaunchCompletion();
+  cudaGridDependencySynchronize();
+#endif
   const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i < n) x[i] = fmaf(x[i], scale, shift);
 }
@@ -83,6 +93,26 @@ void KernelChain::capture(cudaStream_t stream) {
     throw;
   }
   CUDALAB_CHECK(cudaStreamEndCapture(stream, &graph_));
+  // The captured edges are full serializations: the GPU launches link k + 1 only once link k has
+  // finished and its writes are flushed (1.2 us a link on the H200). Where chain_kernel
+  // waits for its predecessor's grid itself (compiled for compute capability 9.0 or later: its
+  // PTX version says so), programmatic edges keep the order and the visibility of x and let the
+  // GPU launch link k + 1 while link k still runs (solutions/7.3.md).
+  constexpr int kFirstProgrammaticPtx = 90;  // griddepcontrol: PTX for compute capability 9.0
+  cudaFuncAttributes attributes{};
+  CUDALAB_CHECK(cudaFuncGetAttributes(&attributes, chain_kernel));
+  std::size_t edges = 0;
+  CUDALAB_CHECK(cudaGraphGetEdges(graph_, nullptr, nullptr, nullptr, &edges));
+  if (attributes.ptxVersion >= kFirstProgrammaticPtx && edges > 0) {
+    std::vector<cudaGraphNode_t> from(edges), to(edges);
+    CUDALAB_CHECK(cudaGraphGetEdges(graph_, from.data(), to.data(), nullptr, &edges));
+    cudaGraphEdgeData programmatic{};
+    programmatic.from_port = cudaGraphKernelNodePortProgrammatic;
+    programmatic.type = cudaGraphDependencyTypeProgrammatic;
+    const std::vector<cudaGraphEdgeData> data(edges, programmatic);
+    CUDALAB_CHECK(cudaGraphRemoveDependencies(graph_, from.data(), to.data(), nullptr, edges));
+    CUDALAB_CHECK(cudaGraphAddDependencies(graph_, from.data(), to.data(), data.data(), edges));
+  }
   CUDALAB_CHECK(cudaGraphInstantiate(&exec_, graph_, 0));
   ++instantiations_;
   // END EXERCISE

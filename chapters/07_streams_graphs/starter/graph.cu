@@ -15,8 +15,18 @@
 namespace cudalab::ch07 {
 namespace {
 
+// One link of the chain. Launched plainly, it starts after its predecessor has finished, like any
+// kernel, and the two grid-dependency calls below do nothing. They matter when the launch that
+// runs it has a programmatic dependency on the previous link (compute capability 9.0 and later):
+// then it may start before that link has finished; the trigger lets the next link start early in
+// turn, and no thread reads x before the wait returns, that is, before the previous link's grid
+// has completed and its writes to x are visible.
 __global__ void __launch_bounds__(kBlock)
     chain_kernel(float* __restrict__ x, std::size_t n, float scale, float shift) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cudaTriggerProgrammaticLaunchCompletion();
+  cudaGridDependencySynchronize();
+#endif
   const std::size_t i = std::size_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i < n) x[i] = fmaf(x[i], scale, shift);
 }
