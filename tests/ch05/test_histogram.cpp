@@ -85,6 +85,39 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::ValuesIn(kCases)),
     case_name);
 
+// Views that start 0..3 values past a 16-byte boundary, with lengths that end anywhere: a
+// kernel that reads the input 16 bytes at a time must count the head before the first boundary
+// and the tail after the last whole vector exactly once, and read nothing past the view.
+class HistogramViewsGpu : public ::testing::TestWithParam<ch05::HistogramVariant> {};
+
+TEST_P(HistogramViewsGpu, MisalignedViewsMatchOracle) {
+  CUDALAB_REQUIRE_GPU();
+  constexpr int kBins = 37;
+  constexpr std::size_t kMaxOffset = 3;
+  Rng rng;
+  for (const std::size_t n :
+       {std::size_t{1}, std::size_t{3}, std::size_t{7}, std::size_t{4099}, std::size_t{100003}}) {
+    const auto values = make_input(rng, {n + kMaxOffset, kBins, true});
+    auto dv = to_device(values);
+    for (std::size_t off = 0; off <= kMaxOffset; ++off) {
+      std::vector<std::uint32_t> want(kBins, 0);
+      for (std::size_t i = off; i < off + n; ++i)
+        if (values[i] >= 0 && values[i] < kBins) ++want[static_cast<std::size_t>(values[i])];
+      cudalab::testing::GuardedOutput<std::uint32_t> hist(kBins);
+      ch05::histogram(dv.data() + off, n, hist.data(), kBins, GetParam());
+      CUDALAB_CHECK(cudaDeviceSynchronize());
+      EXPECT_MATCHES(compare(hist.result(), want, {},
+                             "histogram of a view at +" + std::to_string(off) +
+                                 " values, n = " + std::to_string(n) + " (exercise 5.10)"));
+      EXPECT_TRUE(hist.guard_intact());
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, HistogramViewsGpu,
+                         ::testing::Values(ch05::HistogramVariant::kGlobalAtomics,
+                                           ch05::HistogramVariant::kPrivatized));
+
 class HistogramEmptyGpu : public ::testing::TestWithParam<ch05::HistogramVariant> {};
 
 TEST_P(HistogramEmptyGpu, ZeroElementsGiveZeroCounts) {
