@@ -1,5 +1,6 @@
 // Chapter 6 benchmarks, tensor-core GEMMs beside cublasGemmEx (rows: sgemm.cpp's header):
-//   BM_tc_gemm/<wmma_fp16|wmma_bf16|wgmma_bf16>/<size>, BM_tc_gemm_cublas/<fp16|bf16>/<size>,
+//   BM_tc_gemm/<wmma_fp16|wmma_bf16|mma_fp16|mma_bf16|wgmma_bf16>/<size>,
+//   BM_tc_gemm_cublas/<fp16|bf16>/<size>,
 //   BM_tc_gemm_cublas_tn/bf16/<size>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -113,6 +114,18 @@ void bm_tc_wmma(benchmark::State& state, int size) {
                 });
 }
 
+// mma.sync m16n8k16 + ldmatrix + a cp.async pipeline (worked example), beside cublasGemmEx NN.
+template <class T>
+void bm_tc_mma(benchmark::State& state, int size) {
+  state.SetLabel("mma.sync m16n8k16, ldmatrix, swizzled smem, 4-stage cp.async, NN");
+  bm_tc_hand<T>(state, size, false,
+                std::string("mma/") + type_name(TcData<T>::type()) + "/" + std::to_string(size),
+                [size](TcData<T>& d, cudaStream_t s) {
+                  ch06::mma_gemm(size, size, size, 1.0f, d.a.data(), d.b.data(), 0.0f, d.c.data(),
+                                 s);
+                });
+}
+
 // Hopper wgmma (sm_90a): C = A Bt^T, bf16, beside cublasGemmEx TN (the same layout).
 void bm_tc_wgmma(benchmark::State& state, int size) {
   if (!ch06::wgmma_supported()) {
@@ -140,6 +153,9 @@ using bench::add;  // cudalab/bench.hpp
     add("BM_tc_gemm/wmma_bf16/" + n,
         [size](benchmark::State& s) { bm_tc_wmma<__nv_bfloat16>(s, size); });
     if (size % 128 == 0) {
+      add("BM_tc_gemm/mma_fp16/" + n, [size](benchmark::State& s) { bm_tc_mma<__half>(s, size); });
+      add("BM_tc_gemm/mma_bf16/" + n,
+          [size](benchmark::State& s) { bm_tc_mma<__nv_bfloat16>(s, size); });
       add("BM_tc_gemm_cublas_tn/bf16/" + n,
           [size](benchmark::State& s) { bm_tc_cublas<__nv_bfloat16>(s, size, true); });
       add("BM_tc_gemm/wgmma_bf16/" + n, [size](benchmark::State& s) { bm_tc_wgmma(s, size); });
