@@ -72,6 +72,57 @@ INSTANTIATE_TEST_SUITE_P(OddShapes, RgbToGrayGpu,
                                            Shape{1000, 1}, Shape{647, 483}, Shape{1920, 1080}),
                          shape_name);
 
+// Views whose rows are not 16-byte aligned: tight rows (pitch = 3 * width and width, so with an
+// odd width only every 16th row starts aligned) and base pointers offset by a few bytes into the
+// allocation. A kernel with a vector path for aligned rows must take a scalar path on the others
+// (both occur in one image here); the bytes around every row (the gap up to the pitch, the guard
+// before the first row and after the last) stay untouched.
+struct View {
+  int w, h;
+  std::size_t rgb_offset, gray_offset, rgb_extra, gray_extra;  // bytes: base offset, pitch - row
+};
+class RgbToGrayViewGpu : public ::testing::TestWithParam<View> {};
+
+TEST_P(RgbToGrayViewGpu, UnalignedRowsMatchOracle) {
+  CUDALAB_REQUIRE_GPU();
+  const View v = GetParam();
+  const std::size_t w = static_cast<std::size_t>(v.w), h = static_cast<std::size_t>(v.h);
+  const std::size_t rgb_pitch = 3 * w + v.rgb_extra, gray_pitch = w + v.gray_extra;
+  constexpr std::size_t kGuard = 64;  // bytes before and after each image
+  Rng rng;
+  const auto rgb =
+      rng.uniform<std::uint8_t>(kGuard + v.rgb_offset + rgb_pitch * h + kGuard, 0, 255);
+  DeviceBuffer<std::uint8_t> d_rgb(rgb.size()),
+      d_gray(kGuard + v.gray_offset + gray_pitch * h + kGuard);
+  d_rgb.upload(rgb);
+  CUDALAB_CHECK(cudaMemset(d_gray.data(), 0xA5, d_gray.size()));
+  ch03::rgb_to_gray(d_rgb.data() + kGuard + v.rgb_offset, rgb_pitch,
+                    d_gray.data() + kGuard + v.gray_offset, gray_pitch, v.w, v.h);
+  std::vector<std::uint8_t> want(d_gray.size(), 0xA5);
+  for (std::size_t y = 0; y < h; ++y)
+    for (std::size_t x = 0; x < w; ++x) {
+      const std::size_t in = kGuard + v.rgb_offset + y * rgb_pitch + 3 * x;
+      want[kGuard + v.gray_offset + y * gray_pitch + x] =
+          ch03::gray_of(rgb[in], rgb[in + 1], rgb[in + 2]);
+    }
+  EXPECT_MATCHES(compare(d_gray.to_host(), want, {},
+                         "rgb_to_gray (exercise 3.5, " + std::to_string(v.w) + "x" +
+                             std::to_string(v.h) + " view, rgb offset " +
+                             std::to_string(v.rgb_offset) + " pitch " + std::to_string(rgb_pitch) +
+                             ", gray offset " + std::to_string(v.gray_offset) + " pitch " +
+                             std::to_string(gray_pitch) + "; the whole buffer, guards included)"));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Views, RgbToGrayViewGpu,
+    ::testing::Values(View{1029, 37, 0, 0, 0, 0},   // tight, odd width: every 16th row aligned
+                      View{1029, 37, 1, 0, 0, 0},   // rgb base off by 1: no row aligned
+                      View{1536, 9, 0, 3, 0, 0},    // whole segments, gray base off by 3
+                      View{1100, 21, 16, 0, 4, 8},  // aligned bases, pitches aligned to 4 / 8
+                      View{513, 3, 5, 7, 11, 13},   // one whole segment + 1 pixel, odd everything
+                      View{2048, 5, 0, 0, 0, 0}),   // tight and aligned: every row vectorized
+    [](const ::testing::TestParamInfo<View>& p) { return "case" + std::to_string(p.index); });
+
 // A 40000 x 60000 image with pitches of 120064 (rgb) and 40032 (gray) bytes: the rgb image is 7.2
 // GB, the gray one 2.4 GB, so row offsets y * pitch pass 2^31 (rgb from row 17887, gray from row
 // 53645) and 2^32 (rgb from row 35773). An offset computed in int (y * pitch before widening)

@@ -20,6 +20,18 @@ __device__ inline TileOrigin tile_origin(unsigned tiles_x) {
   return {std::size_t{blockIdx.x / tiles_x} * kTile, std::size_t{blockIdx.x % tiles_x} * kTile};
 }
 
+// The same tiles numbered down each tile column instead (gridDim.x / tiles_x per column): block
+// b + 1 takes the tile BELOW block b's. The tiled transposes use it. Their output rows are
+// written in kTile-float pieces, one per tile of a tile column; where a row is not 32-byte aligned
+// (odd shapes) the 32-byte sector at each piece's end is shared with the next tile's piece.
+// Numbered this way, the two blocks that share such a sector run side by side, as in a row copy,
+// instead of a whole tile row (tiles_x blocks) apart.
+template <int kTile>
+__device__ inline TileOrigin tile_origin_by_columns(unsigned tiles_x) {
+  const unsigned tiles_y = gridDim.x / tiles_x;  // the grid is exactly tiles_x * tiles_y blocks
+  return {std::size_t{blockIdx.x % tiles_y} * kTile, std::size_t{blockIdx.x / tiles_y} * kTile};
+}
+
 // Blocks that cover a rows x cols matrix with kTile x kTile tiles; throws past 2^31 - 1 blocks.
 unsigned tile_blocks(int rows, int cols, int tile, unsigned* tiles_x);
 

@@ -22,17 +22,20 @@ namespace cudalab::ch04 {
 namespace {
 
 constexpr int kThreadsX = TransposeShape::kThreadsX, kThreadsY = TransposeShape::kThreadsY;
+// Resident blocks per SM the kernel is built for: 8 x 256 threads fill an SM's 2048 threads, and
+// with 16 loads per thread (64-tile) that is 128 KB in flight per SM. It caps the registers at 32.
+constexpr int kMinBlocksPerSm = 8;
 
 template <int kTile, int kPad>
-__global__ void __launch_bounds__(kThreadsX* kThreadsY)
+__global__ void __launch_bounds__(kThreadsX* kThreadsY, kMinBlocksPerSm)
     transpose_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, int rows,
                            int cols, unsigned tiles_x) {
   // TODO(4.2): the body of transpose_tiled_kernel<kTile, kPad>.
   //   Contract: out (cols x rows, row-major) = the transpose of in (rows x cols, row-major) over
   //     this block's kTile x kTile tile, for any rows and cols (odd shapes, 1 x N, N x 1: edge
   //     tiles are partial). The block is 32 x 8 threads (TransposeShape); the grid is 1D, one block
-  //     per tile: detail::tile_origin<kTile>(tiles_x) gives this block's first input row and
-  //     column.
+  //     per tile: detail::tile_origin_by_columns<kTile>(tiles_x) gives this block's first input
+  //     row and column.
   //   Constraints: both the global reads and the global writes coalesced (a warp touches 32
   //     consecutive floats of one row on each side); the tile staged in shared memory, each of its
   //     rows padded by kPad words; no element read or written outside its matrix; 64-bit offsets.
