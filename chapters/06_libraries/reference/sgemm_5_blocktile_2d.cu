@@ -22,9 +22,13 @@ struct Blocktile2dConfig {
   // 148: 256 x 152 (allocation granularity) = 38912 registers, so ONE block per SM (8 warps) and
   // nothing ran while that block waited on its global loads between the two barriers.
   static constexpr int kMinBlocksPerSm = 2;
+  static constexpr int kLoads = kBM * kBK / kThreads;  // elements of each tile a thread loads: 4
 };
 static_assert((Blocktile2dConfig::kBM * Blocktile2dConfig::kBK) % Blocktile2dConfig::kThreads == 0);
 static_assert((Blocktile2dConfig::kBK * Blocktile2dConfig::kBN) % Blocktile2dConfig::kThreads == 0);
+static_assert(Blocktile2dConfig::kLoads * Blocktile2dConfig::kThreads ==
+                  Blocktile2dConfig::kBK * Blocktile2dConfig::kBN,
+              "as many elements of B as of A per thread");
 
 // Launch: grid (ceil(N / 128), ceil(M / 128)), 256 threads; each computes 8 x 8 elements of its
 // block's 128 x 128 tile of C.
@@ -64,17 +68,15 @@ __global__ void __launch_bounds__(Blocktile2dConfig::kThreads, Blocktile2dConfig
   constexpr int kPad = 4;
   __shared__ __align__(16) float As[C::kBK][C::kBM + kPad];  // (BK, BM + pad): A transposed
   __shared__ __align__(16) float Bs[C::kBK][C::kBN];         // (BK, BN)
-  // Each thread stages kLoads elements of A and of B per K tile. A: rows a_r + 32 l, column a_c
+  // Each thread stages C::kLoads elements of A and of B per K tile. A: rows a_r + 32 l, column a_c
   // (8 threads read 32 contiguous bytes of a row); B: rows b_r + 2 l, column b_c (a warp reads 128
   // contiguous bytes of a row).
-  constexpr int kLoads = C::kBM * C::kBK / C::kThreads;  // 4
-  static_assert(kLoads == C::kBK * C::kBN / C::kThreads, "as many B elements as A elements");
   constexpr int kARowStep = C::kThreads / C::kBK, kBRowStep = C::kThreads / C::kBN;
   const int a_r = t / C::kBK, a_c = t % C::kBK, b_r = t / C::kBN, b_c = t % C::kBN;
   // A block whose whole 128 x 128 tile of C is inside M x N reads its rows and columns unguarded;
   // only the last, partial K tile and the edge blocks take the guarded, zero-filling path.
   const bool interior = bm + C::kBM <= a.M && bn + C::kBN <= a.N;
-  float a_next[kLoads], b_next[kLoads];
+  float a_next[C::kLoads], b_next[C::kLoads];
   // The loads of tile k0, into registers: issued one tile ahead, their global latency hides
   // behind this tile's 8 x 64 FMAs instead of stalling the block between its two barriers.
   auto load_tile = [&](int k0) {
@@ -82,14 +84,14 @@ __global__ void __launch_bounds__(Blocktile2dConfig::kThreads, Blocktile2dConfig
       const float* ap = a.A + at(bm + a_r, k0 + a_c, a.K);
       const float* bp = a.B + at(k0 + b_r, bn + b_c, a.N);
 #pragma unroll
-      for (int l = 0; l < kLoads; ++l) {
+      for (int l = 0; l < C::kLoads; ++l) {
         a_next[l] = ap[static_cast<std::size_t>(l) * kARowStep * a.K];
         b_next[l] = bp[static_cast<std::size_t>(l) * kBRowStep * a.N];
       }
       return;
     }
 #pragma unroll
-    for (int l = 0; l < kLoads; ++l) {
+    for (int l = 0; l < C::kLoads; ++l) {
       const int ar = bm + a_r + l * kARowStep, ac = k0 + a_c;
       const int br = k0 + b_r + l * kBRowStep, bc = bn + b_c;
       a_next[l] = (ar < a.M && ac < a.K) ? a.A[at(ar, ac, a.K)] : 0.0f;
@@ -100,7 +102,7 @@ __global__ void __launch_bounds__(Blocktile2dConfig::kThreads, Blocktile2dConfig
   if (a.K > 0) load_tile(0);
   for (int k0 = 0; k0 < a.K; k0 += C::kBK) {
 #pragma unroll
-    for (int l = 0; l < kLoads; ++l) {
+    for (int l = 0; l < C::kLoads; ++l) {
       As[a_c][a_r + l * kARowStep] = a_next[l];  // transposed
       Bs[b_r + l * kBRowStep][b_c] = b_next[l];
     }

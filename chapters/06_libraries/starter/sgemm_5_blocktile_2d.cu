@@ -24,9 +24,13 @@ struct Blocktile2dConfig {
   // 148: 256 x 152 (allocation granularity) = 38912 registers, so ONE block per SM (8 warps) and
   // nothing ran while that block waited on its global loads between the two barriers.
   static constexpr int kMinBlocksPerSm = 2;
+  static constexpr int kLoads = kBM * kBK / kThreads;  // elements of each tile a thread loads: 4
 };
 static_assert((Blocktile2dConfig::kBM * Blocktile2dConfig::kBK) % Blocktile2dConfig::kThreads == 0);
 static_assert((Blocktile2dConfig::kBK * Blocktile2dConfig::kBN) % Blocktile2dConfig::kThreads == 0);
+static_assert(Blocktile2dConfig::kLoads * Blocktile2dConfig::kThreads ==
+                  Blocktile2dConfig::kBK * Blocktile2dConfig::kBN,
+              "as many elements of B as of A per thread");
 
 // Launch: grid (ceil(N / 128), ceil(M / 128)), 256 threads; each computes 8 x 8 elements of its
 // block's 128 x 128 tile of C.
