@@ -1,11 +1,11 @@
 // Bandwidth by level (worked examples): the DRAM write and copy rows, the L2 and L1 read rows and
 // the shared-memory conflict ladder of the card. The DRAM read row is exercise 2.3 (dram_read.cu).
 //
-// Every kernel is a grid-stride loop over 16-byte accesses (8-byte for the L2 row) with kLoads of
-// them in flight per thread (Little's law: exercise 2.4), so the benchmark can sweep the resident
-// warps per SM and find where each level saturates. The cache rows use volatile asm loads: the
-// same addresses are read pass after pass, and a plain load the compiler may prove loop-invariant.
-// Launch shape: blocks x threads, any (threads <= kMaxThreads); every function accepts any n.
+// Every kernel is a grid-stride loop over 16-byte accesses with kLoads of them in flight per
+// thread (Little's law: exercise 2.4), so the benchmark can sweep the resident warps per SM and
+// find where each level saturates. The cache rows use volatile asm loads: the same addresses are
+// read pass after pass, and a plain load the compiler may prove loop-invariant. Launch shape:
+// blocks x threads, any (threads <= kMaxThreads); every function accepts any n.
 #include "ch02/ch02.hpp"
 #include "cudalab/check.hpp"
 
@@ -18,12 +18,11 @@ constexpr int kSmemWords = 1024;                 // the shared-memory ladder's b
 constexpr int kSmemReads = 8;                    // shared reads per thread per iteration
 constexpr std::size_t kMaxL1Bytes = 64 * 1024;
 
-// 8 bytes cached in L2 only: the L2 row's load. With the same bytes in flight, 8-byte loads read
-// L2 about 10% faster than 16-byte ones on an H100 (measured in a grid of short blocks, the design
-// of te42kyfo/gpu-benches): the L2 slices' request rate, not the SM, sets the pace there.
-__device__ __forceinline__ float2 load_cg2(const float2* p) {
-  float2 v;
-  asm volatile("ld.global.cg.v2.f32 {%0, %1}, [%2];" : "=f"(v.x), "=f"(v.y) : "l"(p));
+__device__ __forceinline__ float4 load_cg(const float4* p) {  // cached in L2 only
+  float4 v;
+  asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "l"(p));
   return v;
 }
 __device__ __forceinline__ float4 load_ca(const float4* p) {  // cached in L1 and L2
@@ -98,23 +97,16 @@ __global__ void __launch_bounds__(kMaxThreads)
 __global__ void __launch_bounds__(kMaxThreads)
     l2_read_kernel(const float* __restrict__ in, std::size_t n, int passes,
                    float* __restrict__ partial) {
-  // kCopyBytesInFlight bytes in flight per thread as 8-byte loads (twice kLoads of them).
-  constexpr int kLoads2 = kCopyBytesInFlight / 8;
-  const std::size_t t = thread_index(), T = grid_threads(), n2 = n / 2;
-  const float2* in2 = reinterpret_cast<const float2*>(in);
+  const std::size_t t = thread_index(), T = grid_threads(), n4 = n / 4;
+  const float4* in4 = reinterpret_cast<const float4*>(in);
   float s = 0.0f;
   for (int p = 0; p < passes; ++p) {
-    for (std::size_t trip = t; trip < n2; trip += T * kLoads2) {
-      float2 vec[kLoads2];
-#pragma unroll
-      for (int k = 0; k < kLoads2; ++k) {  // every load issued before any value is used
-        const std::size_t at = trip + k * T;
-        vec[k] = at < n2 ? load_cg2(in2 + at) : make_float2(0.f, 0.f);
-      }
-#pragma unroll
-      for (int k = 0; k < kLoads2; ++k) s += vec[k].x + vec[k].y;
+    for (std::size_t trip = t; trip < n4; trip += T * kLoads) {
+      float4 vec[kLoads];
+      load_trip(vec, trip, T, n4, [&](std::size_t at) { return load_cg(in4 + at); });
+      s += trip_sum(vec);
     }
-    for (std::size_t i = 2 * n2 + t; i < n; i += T) s += in[i];
+    for (std::size_t i = 4 * n4 + t; i < n; i += T) s += in[i];
   }
   partial[t] = s;
 }

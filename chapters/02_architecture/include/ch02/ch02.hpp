@@ -56,8 +56,7 @@ std::uint32_t chase_end(const std::vector<std::uint32_t>& ring, long long warm, 
 // Bytes one thread keeps in flight in the bandwidth kernels (Little's law, exercise 2.4): the
 // benchmark rows report them, the card turns them into a predicted occupancy.
 inline constexpr int kReadBytesInFlight = 128;  // dram_read: 8 float4 loads per trip
-inline constexpr int kCopyBytesInFlight =
-    64;  // copy_kernel, l1_read: 4 float4 loads; l2_read: 8 float2
+inline constexpr int kCopyBytesInFlight = 64;   // copy_kernel, l2_read, l1_read: 4 float4 loads
 inline constexpr int kWriteBytesInFlight = 16;  // fill_write: one float4 store per trip
 
 // ---- 2.3 DRAM read at low occupancy ------------------------------------------------------------
