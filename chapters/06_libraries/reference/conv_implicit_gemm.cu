@@ -43,23 +43,25 @@ struct ConvTile {
   static constexpr int kWarps = kWarpsM * kWarpsN;
   static constexpr int kThreads = kWarps * 32;
   static constexpr int kMinBlocksPerSm = MinBlocksPerSm;  // 16 warps per SM, <= 128 registers
-  static constexpr int kPadB = 4;  // Bs row padding: conflict-free transposing stores
+  static constexpr int kPixels = kBM / 32;    // A-tile pixels a thread gathers: lane + 32 j
+  static constexpr int kRows = kBK / kWarps;  // A-tile rows a thread gathers: warp + kWarps i
+  static constexpr int kPadB = 4;             // Bs row padding: conflict-free transposing stores
 };
 
 using WideTile = ConvTile<128, 2>;   // 256 threads: K > 64
 using NarrowTile = ConvTile<64, 4>;  // 128 threads: K <= 64, or when it balances the SMs better
 template <class T>
 constexpr bool tile_ok() {
-  const bool warps_cover = T::kBM % T::kWarpM == 0 && T::kBN % T::kWarpN == 0;
+  const bool warps_cover = T::kWarps * T::kRows == T::kBK && T::kBN % T::kWarpN == 0;
   const bool one_float4_of_filters = T::kBN * T::kBK == 4 * T::kThreads;
   const bool sub_tiles = T::kLanesM * T::kLanesN == 32 && T::kTM == 2 * T::kSub &&
                          T::kTN == 2 * T::kSub && T::kLanesM * T::kSub * 2 == T::kWarpM &&
                          T::kLanesN * T::kSub * 2 == T::kWarpN;
-  return warps_cover && one_float4_of_filters && sub_tiles && T::kPadB % 4 == 0;
+  return warps_cover && one_float4_of_filters && sub_tiles && T::kPixels == 4 && T::kPadB % 4 == 0;
 }
 static_assert(tile_ok<WideTile>() && tile_ok<NarrowTile>(),
-              "warps cover the tile; one float4 of filters per thread per tile; 2 x 2 sub-tiles; "
-              "16-byte Bs rows");
+              "warps cover the tile; one float4 of filters per thread per tile; 2 x 2 sub-tiles; a "
+              "thread's 4 pixels are one int4 of each pixel_of row; 16-byte Bs rows");
 static_assert(WideTile::kThreads == 256 && NarrowTile::kThreads == 128);
 
 struct ConvArgs {
@@ -73,10 +75,7 @@ struct ConvArgs {
 
 // Launch: grid (ceil(N P Q / 128), ceil(K / kBN), slices), T::kThreads threads. Slice z of the
 // reduction writes its sums to out + z * N K P Q (out = y when there is one slice).
-// kSmallFilter: R S <= kSmallFilterTaps (every ResNet-50 layer but conv1's 7 x 7), a compile-time
-// fact the kernel may specialize on.
-constexpr int kSmallFilterTaps = 32;
-template <class T, bool kVecW, bool kSmallFilter>
+template <class T, bool kVecW>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
     conv2d_implicit_gemm_kernel(ConvArgs a, const float* __restrict__ x,
                                 const float* __restrict__ w, float* __restrict__ out) {
@@ -103,103 +102,72 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
   //     `scripts/lab check 6.4`.
   // STARTER: (void)a; (void)x; (void)w; (void)out; (void)t; (void)warp; (void)lane; (void)m0; (void)n0;
   constexpr int kBK = T::kBK;
-  // Gather (A tile): thread t stages pixel t % kBM of rows row0 .. row0 + kRows - 1 of every
-  // tile; a warp's 32 lanes are 32 consecutive pixels of one row (coalesced reads, conflict-free
-  // stores), and every lane of a warp reads the same rows.
-  constexpr int kRows = kBK * T::kBM / T::kThreads;  // A-tile rows a thread stages
-  static_assert(T::kThreads % T::kBM == 0 && T::kBM % 32 == 0 && kRows % 2 == 0,
-                "whole warps per pixel group; rows read from the table in pairs (16 bytes)");
   __shared__ __align__(16) float As[2][kBK][T::kBM];             // (BK, BM) gathered x
   __shared__ __align__(16) float Bs[2][kBK][T::kBN + T::kPadB];  // (BK, BN) filters, transposed
-  // The row table of the next two tiles: row kk's offset c H W + r W + s and its tap (bit r S + s
-  // of the pixel's mask when R S <= 32; else (r, s) itself). Written one tile ahead by kBK lanes of
-  // one warp, read by all (a broadcast).
-  __shared__ __align__(16) int2 row_of[2][kBK];
-  __shared__ __align__(16) int2 tap_of[2][kBK];
   // This block's slice of the reduction, in whole tiles.
   const int k_begin = static_cast<int>(blockIdx.z) * a.tiles_per_slice * kBK;
   const int k_end = min(a.crs, k_begin + a.tiles_per_slice * kBK);
-  constexpr bool tap_mask = kSmallFilter;  // R S <= 32: one mask word holds every tap
-  static_assert(kSmallFilterTaps <= 32, "a tap mask is one 32-bit word");
 
-  // The pixel part, decoded once: x offset = pix + off; the element is in the image when
-  // 0 <= h0 + r < H and 0 <= w0 + s < W, precomputed as one bit per tap when R S <= 32.
-  const int pixel = t % T::kBM, row0 = (t / T::kBM) * kRows;
-  constexpr int kOutside = -(1 << 28);  // past the last pixel or row: every bounds test fails
-  int h0 = kOutside, w0 = kOutside, pix = 0;
-  if (m0 + pixel < a.pixels) {
-    const int gm = m0 + pixel, pq = a.p * a.q, gn = gm / pq, gp = (gm % pq) / a.q, gq = gm % a.q;
-    h0 = gp * a.stride - a.pad;
-    w0 = gq * a.stride - a.pad;
-    pix = gn * a.c * a.hw + h0 * a.w + w0;
-  }
-  unsigned in_image = 0;  // bit r S + s: tap (r, s) of this pixel is inside x
-  if constexpr (tap_mask)
-    for (int r = 0; r < a.r; ++r)
-      for (int s = 0; s < a.s; ++s)
-        if (static_cast<unsigned>(h0 + r) < static_cast<unsigned>(a.h) &&
-            static_cast<unsigned>(w0 + s) < static_cast<unsigned>(a.w))
-          in_image |= 1u << (r * a.s + s);
-  // The pixel's own pointer, opaque to the compiler so that it is not folded back into x + (pix +
-  // off) in 64 bits: an element's address is then one 32 x 32 + 64 multiply-add.
-  const float* x_pix = x + pix;
-  asm("" : "+l"(x_pix));
-
-  // The row part: lane l < kBK of the writer warp owns row l of every tile, (kk, r, s, off = c H W
-  // + r W + s) kept in shared memory (registers are scarce here) and advanced by kBK per tile as a
-  // mixed-radix add: s += 8 % S, r += 8 / S % R, ..., one carry at most per digit.
-  __shared__ int4 row_state[kBK];
-  // The writer warp changes with the block: warp v of every block shares one scheduler of the
-  // SM, so a fixed writer would load one scheduler with all the table's instructions.
-  const bool writer = warp == static_cast<int>(blockIdx.x % T::kWarps) && lane < kBK;
-  if (writer) {
-    const int kk = k_begin + lane, rs = a.r * a.s, r = (kk % rs) / a.s, s = kk % a.s;
-    row_state[lane] = make_int4(kk, r, s, (kk / rs) * a.hw + r * a.w + s);
-  }
-  auto write_rows = [&](int slot) {  // the rows of the tile after the next one
-    if (!writer) return;
-    int4 st = row_state[lane];     // (kk, r, s, off)
-    const bool in = st.x < k_end;  // the C R S tail, the slice's end
-    row_of[slot][lane] =
-        make_int2(st.w, in && tap_mask ? static_cast<int>(1u << (st.y * a.s + st.z)) : 0);
-    tap_of[slot][lane] = make_int2(in ? st.y : -kOutside, st.z);
-    st.x += kBK;
-    st.z += a.step_s;
-    st.y += a.step_r;
-    st.w += a.step_off;
-    if (st.z >= a.s) {
-      st.z -= a.s;
-      ++st.y;
-      st.w += a.w - a.s;
+  // Gather (A tile): x offset = pix + off with pix = n C H W + h0 W + w0 (the pixel's part,
+  // decoded once per block into shared memory, read back as three 16-byte loads per tile rather
+  // than held in 12 registers) and off = c H W + r W + s (the row's part, advanced once per tile);
+  // the element is in the image when 0 <= h0 + r < H and 0 <= w0 + s < W.
+  __shared__ __align__(16) int pixel_of[3][32][T::kPixels];  // (h0, w0, pix) of pixel lane + 32 j
+  if (t < T::kBM) {
+    const int gm = m0 + t;
+    int h0 = -(1 << 28), w0 = 0, pix = 0;  // past the last pixel: every bounds test fails
+    if (gm < a.pixels) {
+      const int pq = a.p * a.q, gn = gm / pq, gp = (gm % pq) / a.q, gq = gm % a.q;
+      h0 = gp * a.stride - a.pad;
+      w0 = gq * a.stride - a.pad;
+      pix = gn * a.c * a.hw + h0 * a.w + w0;
     }
-    if (st.y >= a.r) {
-      st.y -= a.r;
-      st.w += a.hw - a.r * a.w;
-    }
-    row_state[lane] = st;
-  };
-
+    pixel_of[0][t % 32][t / 32] = h0;
+    pixel_of[1][t % 32][t / 32] = w0;
+    pixel_of[2][t % 32][t / 32] = pix;
+  }
+  int r_cur[T::kRows], s_cur[T::kRows], off[T::kRows];
+#pragma unroll
+  for (int i = 0; i < T::kRows; ++i) {  // row warp + kWarps i of each tile, from k_begin on
+    const int kk = k_begin + warp + i * T::kWarps, rs = a.r * a.s;
+    r_cur[i] = (kk % rs) / a.s;
+    s_cur[i] = kk % a.s;
+    off[i] = (kk / rs) * a.hw + r_cur[i] * a.w + s_cur[i];
+  }
   // Filters (B tile): w is (K, C R S) row-major; thread t loads kk k0 + b_kl .. + 3 of filter
   // n0 + t / 2: 2 threads read 32 contiguous bytes of a filter, a warp 16 filters.
   const int b_ch = n0 + t / 2, b_kl = (t % 2) * 4;
   const float* w_row = w + static_cast<std::size_t>(min(b_ch, a.k - 1)) * a.crs;
-  float a_ld[kRows];  // the next tile, in flight in registers
+  float a_ld[T::kRows][T::kPixels];  // the next tile, in flight in registers
   float4 b_ld;
-  auto load_tiles = [&](int k0, int slot) {
+  auto load_tiles = [&](int k0) {
+    const int4 h0 = *reinterpret_cast<const int4*>(pixel_of[0][lane]);
+    const int4 w0 = *reinterpret_cast<const int4*>(pixel_of[1][lane]);
+    const int4 pix = *reinterpret_cast<const int4*>(pixel_of[2][lane]);
+    const int h0s[4] = {h0.x, h0.y, h0.z, h0.w}, w0s[4] = {w0.x, w0.y, w0.z, w0.w};
+    const int pixs[4] = {pix.x, pix.y, pix.z, pix.w};
 #pragma unroll
-    for (int i = 0; i < kRows; i += 2) {  // two rows per 16-byte table read
-      const int4 row = *reinterpret_cast<const int4*>(&row_of[slot][row0 + i]);
-      if constexpr (tap_mask) {  // one AND per element
-        a_ld[i] = (in_image & static_cast<unsigned>(row.y)) != 0 ? __ldg(x_pix + row.x) : 0.0f;
-        a_ld[i + 1] = (in_image & static_cast<unsigned>(row.w)) != 0 ? __ldg(x_pix + row.z) : 0.0f;
-      } else {
-        const int4 tap = *reinterpret_cast<const int4*>(&tap_of[slot][row0 + i]);
-        const auto in = [&](int r, int s) {
-          return static_cast<unsigned>(h0 + r) < static_cast<unsigned>(a.h) &&
-                 static_cast<unsigned>(w0 + s) < static_cast<unsigned>(a.w);
-        };
-        a_ld[i] = in(tap.x, tap.y) ? __ldg(x_pix + row.x) : 0.0f;  // padding reads 0
-        a_ld[i + 1] = in(tap.z, tap.w) ? __ldg(x_pix + row.z) : 0.0f;
+    for (int i = 0; i < T::kRows; ++i) {
+      const bool row_in = k0 + warp + i * T::kWarps < k_end;  // the C R S tail, the slice's end
+#pragma unroll
+      for (int j = 0; j < T::kPixels; ++j) {
+        const bool ok = row_in &&
+                        static_cast<unsigned>(h0s[j] + r_cur[i]) < static_cast<unsigned>(a.h) &&
+                        static_cast<unsigned>(w0s[j] + s_cur[i]) < static_cast<unsigned>(a.w);
+        a_ld[i][j] = ok ? x[pixs[j] + off[i]] : 0.0f;  // padding reads 0
+      }
+      // Row kk + 8: (c, r, s) + (8 / (R S), 8 / S % R, 8 % S), one carry at most per digit.
+      s_cur[i] += a.step_s;
+      r_cur[i] += a.step_r;
+      off[i] += a.step_off;
+      if (s_cur[i] >= a.s) {
+        s_cur[i] -= a.s;
+        ++r_cur[i];
+        off[i] += a.w - a.s;
+      }
+      if (r_cur[i] >= a.r) {
+        r_cur[i] -= a.r;
+        off[i] += a.hw - a.r * a.w;
       }
     }
     const int kb = k0 + b_kl;
@@ -216,7 +184,10 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
   };
   auto store_tiles = [&](int buf) {
 #pragma unroll
-    for (int i = 0; i < kRows; ++i) As[buf][row0 + i][pixel] = a_ld[i];  // 32 words of a row
+    for (int i = 0; i < T::kRows; ++i)
+#pragma unroll
+      for (int j = 0; j < T::kPixels; ++j)
+        As[buf][warp + i * T::kWarps][lane + 32 * j] = a_ld[i][j];  // a warp: 32 words of a row
     Bs[buf][b_kl + 0][t / 2] = b_ld.x;  // transposed; the padding spreads the banks
     Bs[buf][b_kl + 1][t / 2] = b_ld.y;
     Bs[buf][b_kl + 2][t / 2] = b_ld.z;
@@ -231,48 +202,37 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
   constexpr int kSubM = T::kWarpM / 2, kSubN = T::kWarpN / 2;
   float acc[T::kTM][T::kTN] = {};
   const int tiles = ceil_div(max(k_end - k_begin, 0), kBK);
-  write_rows(0);    // tile 0
-  write_rows(1);    // tile 1
-  __syncthreads();  // row table complete
-  // The tile loop inside a lambda: ptxas (CUDA 13.0, sm_90) allocates its registers better so,
-  // no spill on the 128 x 64 tile against 104 bytes of spill stores written inline.
-  auto run = [&]() {
-    if (tiles > 0) {
-      load_tiles(k_begin, 0);
-      store_tiles(0);
-    }
-    __syncthreads();  // buffer 0 complete
-    // Unrolled by two, as in step 7: `cur` is then a constant in each copy of the body.
+  __syncthreads();  // pixel_of complete
+  if (tiles > 0) {
+    load_tiles(k_begin);
+    store_tiles(0);
+  }
+  __syncthreads();  // buffer 0 complete
+  // Unrolled by two, as in step 7: `cur` is then a constant in each copy of the body.
 #pragma unroll 2
-    for (int tile = 0; tile < tiles; ++tile) {
-      const bool has_next = tile + 1 < tiles;
-      const int cur = tile & 1;
-      // Tile + 1's loads, in flight during the FMAs below (its rows: table slot cur ^ 1); then
-      // tile + 2's rows into slot cur, whose last reader (tile's loads) finished before the
-      // previous barrier.
-      if (has_next) load_tiles(k_begin + (tile + 1) * kBK, cur ^ 1);
-      write_rows(cur);
+  for (int tile = 0; tile < tiles; ++tile) {
+    const bool has_next = tile + 1 < tiles;
+    const int cur = tile & 1;
+    if (has_next) load_tiles(k_begin + (tile + 1) * kBK);  // in flight during the FMAs below
 #pragma unroll
-      for (int k = 0; k < kBK; ++k) {
-        float av[T::kTM], bv[T::kTN];
-        *reinterpret_cast<float4*>(&av[0]) = *reinterpret_cast<const float4*>(&As[cur][k][mo]);
-        *reinterpret_cast<float4*>(&av[4]) =
-            *reinterpret_cast<const float4*>(&As[cur][k][mo + kSubM]);
-        *reinterpret_cast<float4*>(&bv[0]) = *reinterpret_cast<const float4*>(&Bs[cur][k][no]);
-        *reinterpret_cast<float4*>(&bv[4]) =
-            *reinterpret_cast<const float4*>(&Bs[cur][k][no + kSubN]);
+    for (int k = 0; k < kBK; ++k) {
+      float av[T::kTM], bv[T::kTN];
+      *reinterpret_cast<float4*>(&av[0]) = *reinterpret_cast<const float4*>(&As[cur][k][mo]);
+      *reinterpret_cast<float4*>(&av[4]) =
+          *reinterpret_cast<const float4*>(&As[cur][k][mo + kSubM]);
+      *reinterpret_cast<float4*>(&bv[0]) = *reinterpret_cast<const float4*>(&Bs[cur][k][no]);
+      *reinterpret_cast<float4*>(&bv[4]) =
+          *reinterpret_cast<const float4*>(&Bs[cur][k][no + kSubN]);
 #pragma unroll
-        for (int i = 0; i < T::kTM; ++i)
+      for (int i = 0; i < T::kTM; ++i)
 #pragma unroll
-          for (int j = 0; j < T::kTN; ++j) acc[i][j] += av[i] * bv[j];  // 64 FMAs, 4 shared loads
-      }
-      // Buffer cur ^ 1 was last read during the previous tile, which every thread finished
-      // before the previous barrier: writing it now is safe.
-      if (has_next) store_tiles(cur ^ 1);
-      __syncthreads();  // the next tile is complete, and nobody reads `cur` any more
+        for (int j = 0; j < T::kTN; ++j) acc[i][j] += av[i] * bv[j];  // 64 FMAs, 4 shared loads
     }
-  };
-  run();
+    // Buffer cur ^ 1 was last read during the previous tile, which every thread finished before
+    // the previous barrier: writing it now is safe.
+    if (has_next) store_tiles(cur ^ 1);
+    __syncthreads();  // the next tile is complete, and nobody reads `cur` any more
+  }
 
   // Store out[n][k][p][q] = out[n K PQ + k PQ + pq]. Thread row i is pixel mo + (i / 4) * 16 +
   // i % 4: four consecutive pixels lie in one image when PQ % 4 == 0, one 16-byte store per
@@ -410,15 +370,10 @@ void launch_conv(const ConvArgs& a, const ConvPlan& plan, const float* x, const 
                  float* out, cudaStream_t stream) {
   const dim3 grid(ceil_div(a.pixels, T::kBM), ceil_div(a.k, T::kBN), plan.slices);
   require(grid.y <= 65535, "shape.k", "too many output channels for grid.y");
-  const bool small = a.r * a.s <= kSmallFilterTaps;
-  if (a.vec_w && small)
-    conv2d_implicit_gemm_kernel<T, true, true><<<grid, T::kThreads, 0, stream>>>(a, x, w, out);
-  else if (a.vec_w)
-    conv2d_implicit_gemm_kernel<T, true, false><<<grid, T::kThreads, 0, stream>>>(a, x, w, out);
-  else if (small)
-    conv2d_implicit_gemm_kernel<T, false, true><<<grid, T::kThreads, 0, stream>>>(a, x, w, out);
+  if (a.vec_w)
+    conv2d_implicit_gemm_kernel<T, true><<<grid, T::kThreads, 0, stream>>>(a, x, w, out);
   else
-    conv2d_implicit_gemm_kernel<T, false, false><<<grid, T::kThreads, 0, stream>>>(a, x, w, out);
+    conv2d_implicit_gemm_kernel<T, false><<<grid, T::kThreads, 0, stream>>>(a, x, w, out);
   CUDALAB_CHECK_LAUNCH();
 }
 

@@ -45,23 +45,25 @@ struct ConvTile {
   static constexpr int kWarps = kWarpsM * kWarpsN;
   static constexpr int kThreads = kWarps * 32;
   static constexpr int kMinBlocksPerSm = MinBlocksPerSm;  // 16 warps per SM, <= 128 registers
-  static constexpr int kPadB = 4;  // Bs row padding: conflict-free transposing stores
+  static constexpr int kPixels = kBM / 32;    // A-tile pixels a thread gathers: lane + 32 j
+  static constexpr int kRows = kBK / kWarps;  // A-tile rows a thread gathers: warp + kWarps i
+  static constexpr int kPadB = 4;             // Bs row padding: conflict-free transposing stores
 };
 
 using WideTile = ConvTile<128, 2>;   // 256 threads: K > 64
 using NarrowTile = ConvTile<64, 4>;  // 128 threads: K <= 64, or when it balances the SMs better
 template <class T>
 constexpr bool tile_ok() {
-  const bool warps_cover = T::kBM % T::kWarpM == 0 && T::kBN % T::kWarpN == 0;
+  const bool warps_cover = T::kWarps * T::kRows == T::kBK && T::kBN % T::kWarpN == 0;
   const bool one_float4_of_filters = T::kBN * T::kBK == 4 * T::kThreads;
   const bool sub_tiles = T::kLanesM * T::kLanesN == 32 && T::kTM == 2 * T::kSub &&
                          T::kTN == 2 * T::kSub && T::kLanesM * T::kSub * 2 == T::kWarpM &&
                          T::kLanesN * T::kSub * 2 == T::kWarpN;
-  return warps_cover && one_float4_of_filters && sub_tiles && T::kPadB % 4 == 0;
+  return warps_cover && one_float4_of_filters && sub_tiles && T::kPixels == 4 && T::kPadB % 4 == 0;
 }
 static_assert(tile_ok<WideTile>() && tile_ok<NarrowTile>(),
-              "warps cover the tile; one float4 of filters per thread per tile; 2 x 2 sub-tiles; "
-              "16-byte Bs rows");
+              "warps cover the tile; one float4 of filters per thread per tile; 2 x 2 sub-tiles; a "
+              "thread's 4 pixels are one int4 of each pixel_of row; 16-byte Bs rows");
 static_assert(WideTile::kThreads == 256 && NarrowTile::kThreads == 128);
 
 struct ConvArgs {
@@ -75,10 +77,7 @@ struct ConvArgs {
 
 // Launch: grid (ceil(N P Q / 128), ceil(K / kBN), slices), T::kThreads threads. Slice z of the
 // reduction writes its sums to out + z * N K P Q (out = y when there is one slice).
-// kSmallFilter: R S <= kSmallFilterTaps (every ResNet-50 layer but conv1's 7 x 7), a compile-time
-// fact the kernel may specialize on.
-constexpr int kSmallFilterTaps = 32;
-template <class T, bool kVecW, bool kSmallFilter>
+template <class T, bool kVecW>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
     conv2d_implicit_gemm_kernel(ConvArgs a, const float* __restrict__ x,
                                 const float* __restrict__ w, float* __restrict__ out) {
@@ -204,15 +203,10 @@ void launch_conv(const ConvArgs& a, const ConvPlan& plan, const float* x, const 
                  float* out, cudaStream_t stream) {
   const dim3 grid(ceil_div(a.pixels, T::kBM), ceil_div(a.k, T::kBN), plan.slices);
   require(grid.y <= 65535, "shape.k", "too many output channels for grid.y");
-  const bool small = a.r * a.s <= kSmallFilterTaps;
-  if (a.vec_w && small)
-    conv2d_implicit_gemm_kernel<T, true, true><<<grid, T::kThreads, 0, stream>>>(a, x, w, out);
-  else if (a.vec_w)
-    conv2d_implicit_gemm_kernel<T, true, false><<<grid, T::kThreads, 0, stream>>>(a, x, w, out);
-  else if (small)
-    conv2d_implicit_gemm_kernel<T, false, true><<<grid, T::kThreads, 0, stream>>>(a, x, w, out);
+  if (a.vec_w)
+    conv2d_implicit_gemm_kernel<T, true><<<grid, T::kThreads, 0, stream>>>(a, x, w, out);
   else
-    conv2d_implicit_gemm_kernel<T, false, false><<<grid, T::kThreads, 0, stream>>>(a, x, w, out);
+    conv2d_implicit_gemm_kernel<T, false><<<grid, T::kThreads, 0, stream>>>(a, x, w, out);
   CUDALAB_CHECK_LAUNCH();
 }
 
