@@ -29,114 +29,72 @@ __global__ void __launch_bounds__(ConvConfig::kThreads)
   //   Goal: BM_stencil/tiled/r3 >= 3.0x faster than BM_stencil/naive/r3, and the
   //     r = 1 pair no slower; `scripts/lab check 5.5`.
   // STARTER: (void)in; (void)out; (void)width; (void)height; (void)filter; (void)radius;
-  (void)radius;  // == R
-  // (kTileY + 2R, kTileX + 2R) used; 16-byte aligned for the 8-byte loads below.
-  __shared__ __align__(16) float tile[ConvConfig::kInY][ConvConfig::kInX];
+  __shared__ float tile[ConvConfig::kInY][ConvConfig::kInX];  // (kTileY + 2R, kTileX + 2R)
+  (void)radius;                                               // == R
   constexpr int k = 2 * R + 1;
   // The k x k taps in registers, loaded once: with every loop below unrolled, each FMA names its
   // tap at compile time (no filter load per tap, no loop counters, no k * dy index arithmetic).
   float f[k * k];
 #pragma unroll
   for (int i = 0; i < k * k; ++i) f[i] = filter[i];
+  const int tid = threadIdx.y * ConvConfig::kTileX + threadIdx.x;
   constexpr int in_w = ConvConfig::kTileX + 2 * R, in_h = ConvConfig::kTileY + 2 * R;
-  // The tile load's trips: of kThreadsY rows, and of kTileX columns (2: the right halo, R > 0).
-  constexpr int row_trips = (in_h + ConvConfig::kThreadsY - 1) / ConvConfig::kThreadsY;
-  constexpr int col_trips = (in_w + ConvConfig::kTileX - 1) / ConvConfig::kTileX;
-  static_assert(2 * kConvMaxRadius <= ConvConfig::kTileX, "the right halo fits one column trip");
   // Image coordinates of tile[0][0]; negative on the first row/column of tiles (signed on purpose).
   const int x0 = static_cast<int>(blockIdx.x) * ConvConfig::kTileX - R;
   const int y0 = static_cast<int>(blockIdx.y) * ConvConfig::kTileY - R;
-  // The tile load, row-major: warp threadIdx.y loads tile rows threadIdx.y, + kThreadsY, ...; lane
-  // threadIdx.x column threadIdx.x and, the 2R lanes of the right halo, column kTileX +
-  // threadIdx.x. Every trip count is a compile-time constant: the loop unrolls, its loads can be in
-  // flight together, and no element index is divided by the tile width.
-#pragma unroll
-  for (int t = 0; t < row_trips; ++t) {
-    const int row = static_cast<int>(threadIdx.y) + t * ConvConfig::kThreadsY;
-#pragma unroll
-    for (int h = 0; h < col_trips; ++h) {
-      const int col = static_cast<int>(threadIdx.x) + h * ConvConfig::kTileX;
-      if (row >= in_h || col >= in_w) continue;  // the last row trip and the right halo: partial
-      const int gx = x0 + col, gy = y0 + row;
-      // BEGIN PITFALL stencil_missing_halo EXERCISES 5.5
-      // The tile is loaded without its halo. Each thread loads only the pixels of its own output
-      // tile into shared memory and the border of r pixels around it is left at 0, as if every tile
-      // edge were the image edge. Outputs in the interior of a tile are right; every output within
-      // r pixels of a tile edge (but not of the image edge) misses the neighbour tile's pixels.
-      // With a 32 x 128 tile and r = 2, about one pixel in seven is wrong, and nothing crashes. The
-      // halo is the whole difficulty of tiling a stencil: the input tile is larger than the output
-      // tile. Caught by: Conv2dGpu.MatchesOracle (every shape larger than one tile, radius >= 1).
-      // The fix: load the whole (kTileY + 2r) x (kTileX + 2r) input tile.
-      tile[row][col] =
-          (gx >= 0 && gx < width && gy >= 0 && gy < height)
-              // BUG: const bool halo = row < radius || row >= radius + ConvConfig::kTileY || col < radius ||
-              // BUG:                   col >= radius + ConvConfig::kTileX;
-              // BUG: tile[row][col] = (!halo && gx >= 0 && gx < width && gy >= 0 && gy < height)
-              // END PITFALL
-              ? in[static_cast<std::size_t>(gy) * width + gx]
-              : 0.0f;
-    }
+  for (int e = tid; e < in_w * in_h; e += ConvConfig::kThreads) {
+    const int row = e / in_w, col = e % in_w;  // consecutive e: consecutive columns of one row
+    const int gx = x0 + col, gy = y0 + row;
+    // BEGIN PITFALL stencil_missing_halo EXERCISES 5.5
+    // The tile is loaded without its halo. Each thread loads only the pixels of its own output tile
+    // into shared memory and the border of r pixels around it is left at 0, as if every tile edge
+    // were the image edge. Outputs in the interior of a tile are right; every output within r
+    // pixels of a tile edge (but not of the image edge) misses the neighbour tile's pixels. With a
+    // 32 x 128 tile and r = 2, about one pixel in seven is wrong, and nothing crashes. The halo is
+    // the whole difficulty of tiling a stencil: the input tile is larger than the output tile.
+    // Caught by: Conv2dGpu.MatchesOracle (every shape larger than one tile, radius >= 1). The fix:
+    // load the whole (kTileY + 2r) x (kTileX + 2r) input tile.
+    tile[row][col] =
+        (gx >= 0 && gx < width && gy >= 0 && gy < height)
+            // BUG: const bool halo = row < radius || row >= radius + ConvConfig::kTileY || col < radius ||
+            // BUG:                   col >= radius + ConvConfig::kTileX;
+            // BUG: tile[row][col] = (!halo && gx >= 0 && gx < width && gy >= 0 && gy < height)
+            // END PITFALL
+            ? in[static_cast<std::size_t>(gy) * width + gx]
+            : 0.0f;
   }
   __syncthreads();  // the tile (halo included) is complete before anyone reads a neighbour's pixel
 
-  // The tiled kernel's work split. Each thread computes kOutRows x kOutCols outputs of the tile
-  // (kRowsPerThread of them, as ConvConfig plans): kOutCols adjacent columns, so that one 8-byte
-  // shared load feeds both, and kOutRows consecutive rows. A warp is kGroupsPerWarp row groups of
-  // kPairsPerRow threads across the tile's kTileX columns.
-  constexpr int kOutCols = 2;
-  constexpr int kOutRows = ConvConfig::kRowsPerThread / kOutCols;
-  constexpr int kPairsPerRow = ConvConfig::kTileX / kOutCols;
-  constexpr int kGroupsPerWarp = ConvConfig::kTileX / kPairsPerRow;
-  static_assert(kPairsPerRow * kOutCols == ConvConfig::kTileX &&
-                kOutRows * kOutCols == ConvConfig::kRowsPerThread);
-  static_assert(ConvConfig::kThreadsY * kGroupsPerWarp * kOutRows == ConvConfig::kTileY,
-                "the row groups cover the tile");
-  static_assert(ConvConfig::kInX % 2 == 0, "8-byte aligned rows of the shared tile");
-  // This thread: kOutCols = 2 adjacent columns lx0, lx0 + 1 and kOutRows CONSECUTIVE output rows
-  // from ly0 (lanes 0..15 of a warp: column pairs of one row group, lanes 16..31 the next group).
-  // Input row ly0 + i feeds output rows ly0 + i - dy for every dy in 0..2R, so the 2R + 2 values
-  // of that row that the two columns need are read from shared memory once, as R + 1 aligned
-  // 8-byte loads (a half-warp: 128 contiguous bytes, no conflict), and each is used for up to
-  // 2k outputs from a register. r = 3: 56 shared loads (112 warp wavefronts per 512 outputs) for
-  // 784 FMAs, against 154 loads for one column of 16 rows and one load per FMA when each output
-  // re-reads its k x k window.
-  const int lane = static_cast<int>(threadIdx.x);
-  const int lx0 = (lane % kPairsPerRow) * kOutCols;
-  const int ly0 = (static_cast<int>(threadIdx.y) * kGroupsPerWarp + lane / kPairsPerRow) * kOutRows;
-  float acc[kOutRows][kOutCols];
+  // This thread: column threadIdx.x, kRowsPerThread CONSECUTIVE output rows from ly0. Input row
+  // ly0 + i feeds output rows ly0 + i - dy for every dy in 0..2R, so each of its k taps is read
+  // from shared memory once and used for up to k outputs from a register: (kRowsPerThread + 2R) k
+  // shared loads for kRowsPerThread k^2 FMAs (r = 3: 154 loads for 784 FMAs, against one load per
+  // FMA when each output re-reads its k x k window).
+  const int ly0 = threadIdx.y * ConvConfig::kRowsPerThread;
+  float acc[ConvConfig::kRowsPerThread];
 #pragma unroll
-  for (int j = 0; j < kOutRows; ++j)
+  for (int j = 0; j < ConvConfig::kRowsPerThread; ++j) acc[j] = 0.0f;
 #pragma unroll
-    for (int c = 0; c < kOutCols; ++c) acc[j][c] = 0.0f;
+  for (int i = 0; i < ConvConfig::kRowsPerThread + 2 * R; ++i) {
+    float v[k];
 #pragma unroll
-  for (int i = 0; i < kOutRows + 2 * R; ++i) {
-    float v[k + 1];  // columns lx0 .. lx0 + 2R + 1
-#pragma unroll
-    for (int q = 0; q < (k + 1) / 2; ++q) {
-      const float2 w = *reinterpret_cast<const float2*>(&tile[ly0 + i][lx0 + 2 * q]);
-      v[2 * q] = w.x;
-      v[2 * q + 1] = w.y;
-    }
+    for (int dx = 0; dx < k; ++dx)
+      v[dx] = tile[ly0 + i][threadIdx.x + dx];  // a warp: one row, no conflict
 #pragma unroll
     for (int dy = 0; dy < k; ++dy) {
       const int j = i - dy;  // a compile-time constant once unrolled: the test costs nothing
-      if (j < 0 || j >= kOutRows) continue;
+      if (j < 0 || j >= ConvConfig::kRowsPerThread) continue;
 #pragma unroll
       for (int dx = 0; dx < k; ++dx)
-#pragma unroll
-        for (int c = 0; c < kOutCols; ++c)
-          acc[j][c] += f[dy * k + dx] * v[dx + c];  // per output: dy, then dx (naive's order)
+        acc[j] += f[dy * k + dx] * v[dx];  // per output: dy, then dx (naive's order)
     }
   }
+  const int x = blockIdx.x * ConvConfig::kTileX + threadIdx.x;
 #pragma unroll
-  for (int j = 0; j < kOutRows; ++j) {
-    const int y = static_cast<int>(blockIdx.y) * ConvConfig::kTileY + ly0 + j;
-#pragma unroll
-    for (int c = 0; c < kOutCols; ++c) {
-      const int x = static_cast<int>(blockIdx.x) * ConvConfig::kTileX + lx0 + c;
-      if (x < width && y < height)  // edge tiles: outputs past the image are not stored
-        out[static_cast<std::size_t>(y) * width + x] = acc[j][c];
-    }
+  for (int j = 0; j < ConvConfig::kRowsPerThread; ++j) {
+    const int y = blockIdx.y * ConvConfig::kTileY + ly0 + j;
+    if (x < width && y < height)  // edge tiles: outputs past the image are not stored
+      out[static_cast<std::size_t>(y) * width + x] = acc[j];
   }
   // END EXERCISE
 }

@@ -17,7 +17,7 @@ struct ConvConfig {
   static constexpr int kTileX = 32;    // output tile width: a warp covers one row (coalesced)
   static constexpr int kTileY = 128;   // output tile height (the naive kernel uses kThreadsY rows)
   static constexpr int kThreadsY = 8;  // 32 x 8 threads; each thread computes kTileY / 8 rows
-  // Tiled kernel: each thread computes kTileY / kThreadsY = 16 outputs of the tile (which ones,
+  // Tiled kernel: each thread computes kTileY / kThreadsY = 16 outputs of its column (which ones,
   // and what it reuses between them, is exercise 5.5's design).
   static constexpr int kRowsPerThread = kTileY / kThreadsY;
   static constexpr int kThreads = kTileX * kThreadsY;
