@@ -13,7 +13,9 @@
 #include "cudalab/compare.hpp"
 #include "cudalab/cublas.hpp"
 #include "cudalab/device_check.hpp"
+#include "cudalab/device_fill.hpp"
 #include "cudalab/memory.hpp"
+#include "cudalab/random.hpp"
 #include "cudalab/testing.hpp"
 
 namespace ch06_test {
@@ -74,6 +76,11 @@ inline std::vector<float> to_float(const std::vector<double>& v) {
 // S_ij ~ K / 4, so the bound is ~0.25 at K = 4096 while an element is ~sqrt(K / 9) ~ 20 in size:
 // a skipped or doubled K tile (error ~ sqrt(32 / 9) ~ 2), an unwritten tile (NaN poison), a wrong
 // index, all fail. Output: "<what>: 12 of 16777216 elements differ; first at index ..".
+// The unit roundoff of a tensor-core GEMM's accumulation: inputs rounded to 16 bits first (the
+// oracles multiply the rounded values), products exact, fp32 additions that may truncate instead
+// of rounding to nearest: u = 2^-23 instead of 2^-24 in the gamma_{K+2} bound.
+inline constexpr double kTensorCoreU = 0x1p-23;
+
 struct LargeGemm {
   int m, n, k;
   bool bt;  // B given transposed (N x K, row-major: the TN layout of wgmma)
@@ -113,5 +120,29 @@ struct LargeGemm {
                                                    ", against cuBLAS SGEMM on the GPU)");
   }
 };
+
+// A tensor-core GEMM with wmma_gemm's row-major NN signature at size^3, in fp16 and then in bf16:
+// one LargeGemm's exact inputs converted to each type, C poisoned before each call, each result
+// checked against cuBLAS SGEMM for fp32 accumulation that may truncate (u = 2^-23). `gemm` is
+// called as gemm(M, N, K, alpha, A, B, beta, C) with __half, then __nv_bfloat16, pointers.
+template <class Gemm>
+void check_large_fp16_bf16_gemm(int size, const std::string& what, Gemm gemm) {
+  const std::size_t mn = std::size_t(size) * size;
+  const LargeGemm g(size, size, size, false, cudalab::Rng().seed());
+  cudalab::DeviceBuffer<float> C(mn);
+  const auto one_type = [&](auto tag, const char* type) {
+    using T = decltype(tag);
+    cudalab::DeviceBuffer<T> A(mn), B(mn);
+    cudalab::ch06::convert(g.A.data(), A.data(), mn);
+    cudalab::ch06::convert(g.B.data(), B.data(), mn);
+    cudalab::poison_device(C.data(), C.bytes());
+    gemm(size, size, size, 1.0f, static_cast<const T*>(A.data()), static_cast<const T*>(B.data()),
+         0.0f, C.data());
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+    EXPECT_TRUE(g.check(C.data(), kTensorCoreU, what + " " + type));
+  };
+  one_type(__half{}, "fp16");
+  one_type(__nv_bfloat16{}, "bf16");
+}
 
 }  // namespace ch06_test

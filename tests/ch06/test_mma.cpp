@@ -20,9 +20,7 @@ using ch06_test::Shape;
 
 namespace {
 
-// Same bound as the WMMA test: inputs rounded to 16 bits first (the oracle multiplies the rounded
-// values), exact products, fp32 accumulation that may truncate (u = 2^-23 in gamma_{K+2}).
-constexpr double kTensorCoreU = 0x1p-23;
+using ch06_test::kTensorCoreU;  // gemm_testing.hpp: fp32 accumulation that may truncate
 
 template <class T>
 T from_float(float x);
@@ -153,26 +151,8 @@ TEST(MmaGemmLargeGpu, AtTheBenchmarkSize) {
   const int size = 8192;
   const std::size_t mn = std::size_t(size) * size;
   CUDALAB_REQUIRE_DEVICE_MEMORY(8 * mn * sizeof(float) + (std::size_t{1} << 30));
-  const ch06_test::LargeGemm g(size, size, size, false, Rng().seed());
-  DeviceBuffer<float> C(mn);
-  {
-    DeviceBuffer<__half> A(mn), B(mn);
-    ch06::convert(g.A.data(), A.data(), mn);
-    ch06::convert(g.B.data(), B.data(), mn);
-    poison_device(C.data(), C.bytes());
-    ch06::mma_gemm(size, size, size, 1.0f, A.data(), B.data(), 0.0f, C.data());
-    CUDALAB_CHECK(cudaDeviceSynchronize());
-    EXPECT_TRUE(g.check(C.data(), kTensorCoreU, "mma_gemm fp16"));
-  }
-  {
-    DeviceBuffer<__nv_bfloat16> A(mn), B(mn);
-    ch06::convert(g.A.data(), A.data(), mn);
-    ch06::convert(g.B.data(), B.data(), mn);
-    poison_device(C.data(), C.bytes());
-    ch06::mma_gemm(size, size, size, 1.0f, A.data(), B.data(), 0.0f, C.data());
-    CUDALAB_CHECK(cudaDeviceSynchronize());
-    EXPECT_TRUE(g.check(C.data(), kTensorCoreU, "mma_gemm bf16"));
-  }
+  ch06_test::check_large_fp16_bf16_gemm(size, "mma_gemm",
+                                        [](auto... args) { ch06::mma_gemm(args...); });
 }
 
 TEST(MmaGemmArgs, BadArgumentsAreRejectedByName) {

@@ -18,8 +18,7 @@ using ch06_test::Shape;
 
 namespace {
 
-// Same bound as the WMMA test: exact products, fp32 accumulation that may truncate (u = 2^-23).
-constexpr double kTensorCoreU = 0x1p-23;
+using ch06_test::kTensorCoreU;  // gemm_testing.hpp: fp32 accumulation that may truncate
 
 }  // namespace
 

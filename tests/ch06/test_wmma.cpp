@@ -18,10 +18,7 @@ using ch06_test::Shape;
 
 namespace {
 
-// Inputs are rounded to 16 bits first; the oracle multiplies the rounded values, so only the
-// accumulation errs. Tensor cores multiply exactly but may truncate while adding in fp32 (not
-// round to nearest): we take u = 2^-23 instead of 2^-24 in the gamma_{K+2} bound.
-constexpr double kTensorCoreU = 0x1p-23;
+using ch06_test::kTensorCoreU;  // gemm_testing.hpp: fp32 accumulation that may truncate
 
 template <class T>
 T from_float(float x);
@@ -145,26 +142,8 @@ TEST(WmmaGemmLargeGpu, AtTheBenchmarkSize) {
   const int size = 8192;
   const std::size_t mn = std::size_t(size) * size;
   CUDALAB_REQUIRE_DEVICE_MEMORY(8 * mn * sizeof(float) + (std::size_t{1} << 30));
-  const ch06_test::LargeGemm g(size, size, size, false, Rng().seed());
-  DeviceBuffer<float> C(mn);
-  {
-    DeviceBuffer<__half> A(mn), B(mn);
-    ch06::convert(g.A.data(), A.data(), mn);
-    ch06::convert(g.B.data(), B.data(), mn);
-    poison_device(C.data(), C.bytes());
-    ch06::wmma_gemm(size, size, size, 1.0f, A.data(), B.data(), 0.0f, C.data());
-    CUDALAB_CHECK(cudaDeviceSynchronize());
-    EXPECT_TRUE(g.check(C.data(), kTensorCoreU, "wmma_gemm fp16 (exercise 6.5)"));
-  }
-  {
-    DeviceBuffer<__nv_bfloat16> A(mn), B(mn);
-    ch06::convert(g.A.data(), A.data(), mn);
-    ch06::convert(g.B.data(), B.data(), mn);
-    poison_device(C.data(), C.bytes());
-    ch06::wmma_gemm(size, size, size, 1.0f, A.data(), B.data(), 0.0f, C.data());
-    CUDALAB_CHECK(cudaDeviceSynchronize());
-    EXPECT_TRUE(g.check(C.data(), kTensorCoreU, "wmma_gemm bf16 (exercise 6.5)"));
-  }
+  ch06_test::check_large_fp16_bf16_gemm(size, "wmma_gemm (exercise 6.5)",
+                                        [](auto... args) { ch06::wmma_gemm(args...); });
 }
 
 TEST(WmmaGemmArgs, BadArgumentsAreRejectedByName) {
