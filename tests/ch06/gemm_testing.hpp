@@ -1,6 +1,8 @@
 // Shared by the chapter 6 GEMM tests: the double oracle and the tolerance from the error analysis.
 #pragma once
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -76,6 +78,35 @@ inline std::vector<float> to_float(const std::vector<double>& v) {
 // S_ij ~ K / 4, so the bound is ~0.25 at K = 4096 while an element is ~sqrt(K / 9) ~ 20 in size:
 // a skipped or doubled K tile (error ~ sqrt(32 / 9) ~ 2), an unwritten tile (NaN poison), a wrong
 // index, all fail. Output: "<what>: 12 of 16777216 elements differ; first at index ..".
+// The 16-bit input types of the tensor-core tests: a float rounded to T (nearest), T back to float,
+// and the type's name in test messages.
+template <class T>
+T from_float(float x);
+template <>
+inline __half from_float<__half>(float x) {
+  return __float2half(x);
+}
+template <>
+inline __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
+  return __float2bfloat16(x);
+}
+inline float to_float(__half x) {
+  return __half2float(x);
+}
+inline float to_float(__nv_bfloat16 x) {
+  return __bfloat162float(x);
+}
+template <class T>
+const char* type_name();
+template <>
+inline const char* type_name<__half>() {
+  return "fp16";
+}
+template <>
+inline const char* type_name<__nv_bfloat16>() {
+  return "bf16";
+}
+
 // The unit roundoff of a tensor-core GEMM's accumulation: inputs rounded to 16 bits first (the
 // oracles multiply the rounded values), products exact, fp32 additions that may truncate instead
 // of rounding to nearest: u = 2^-23 instead of 2^-24 in the gamma_{K+2} bound.

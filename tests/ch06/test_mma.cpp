@@ -22,36 +22,9 @@ namespace {
 
 using ch06_test::kTensorCoreU;  // gemm_testing.hpp: fp32 accumulation that may truncate
 
-template <class T>
-T from_float(float x);
-template <>
-__half from_float<__half>(float x) {
-  return __float2half(x);
-}
-template <>
-__nv_bfloat16 from_float<__nv_bfloat16>(float x) {
-  return __float2bfloat16(x);
-}
-template <class T>
-float to_float(T x);
-template <>
-float to_float<__half>(__half x) {
-  return __half2float(x);
-}
-template <>
-float to_float<__nv_bfloat16>(__nv_bfloat16 x) {
-  return __bfloat162float(x);
-}
-template <class T>
-const char* type_name();
-template <>
-const char* type_name<__half>() {
-  return "fp16";
-}
-template <>
-const char* type_name<__nv_bfloat16>() {
-  return "bf16";
-}
+using ch06_test::from_float;
+using ch06_test::to_float;
+using ch06_test::type_name;
 
 // Element offsets of the views passed to mma_gemm: 0 (aligned allocations) or 1 (every pointer
 // off its 16-byte alignment by one element: the guarded path, and scalar stores of C).
