@@ -73,10 +73,6 @@ __global__ void __launch_bounds__(kBlock)
   // END EXERCISE
 }
 
-bool aligned16(const void* p) {
-  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
-}
-
 unsigned grid_for_device(std::size_t work_items) {
   const int sms = current_sm_count();
   const std::size_t wanted = ceil_div<std::size_t>(work_items, kBlock);
@@ -93,8 +89,8 @@ void vector_add_grid_stride(const float* a, const float* b, float* c, std::size_
   require(variant == StrideVariant::kScalar || variant == StrideVariant::kFloat4, "variant",
           "unknown StrideVariant");
   if (n == 0) return;
-  const bool vec =
-      variant == StrideVariant::kFloat4 && aligned16(a) && aligned16(b) && aligned16(c);
+  const bool vec = variant == StrideVariant::kFloat4 && is_aligned(a, 16) && is_aligned(b, 16) &&
+                   is_aligned(c, 16);
   if (!vec) {  // scalar path, also the fallback for misaligned pointers
     add_grid_stride_kernel<<<grid_for_device(n), kBlock, 0, stream>>>(a, b, c, n);
   } else {

@@ -27,10 +27,6 @@ constexpr unsigned kVecBytes = sizeof(uint4);
 constexpr unsigned kRgbWordsPerLane = 3 * kPixelsPerThread / kVecBytes;  // 3
 static_assert(kPixelsPerThread == kVecBytes, "one 16-byte gray store per lane");
 
-__device__ inline bool aligned16(const void* p) {
-  return reinterpret_cast<std::uintptr_t>(p) % kVecBytes == 0;
-}
-
 // Byte i of 16-byte word w (little-endian, as the bytes lie in memory).
 __device__ inline unsigned byte_of(const uint4& w, unsigned i) {
   const unsigned word = i / 4 == 0 ? w.x : i / 4 == 1 ? w.y : i / 4 == 2 ? w.z : w.w;
@@ -81,7 +77,8 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
   // phase the 8 lanes' 4-word reads fall on distinct banks).
   __shared__ uint4 stage[kBlockY][kRgbWordsPerLane * kBlockX];
   uint4* my_stage = stage[threadIdx.y];
-  if (x0 + kSegment <= n_x && aligned16(in_row) && aligned16(out_row)) {  // warp-uniform
+  if (x0 + kSegment <= n_x && is_aligned(in_row, kVecBytes) &&
+      is_aligned(out_row, kVecBytes)) {  // warp-uniform
     const uint4* src = reinterpret_cast<const uint4*>(in_row + 3 * x0);
     uint4 raw[kRgbWordsPerLane];
 #pragma unroll

@@ -98,10 +98,6 @@ __global__ void __launch_bounds__(kUnrollBlock)
   // END EXERCISE
 }
 
-bool aligned16(const void* p) {
-  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
-}
-
 unsigned blocks_for(std::size_t n) {
   const std::size_t b = ceil_div(n, kPerBlock);
   require(b <= 0x7FFFFFFFu, "n", "needs more than 2^31 - 1 blocks");
@@ -132,7 +128,7 @@ void saxpy_unrolled(float a, const float* x, float* y, std::size_t n, UnrollVari
   require_device_pointer(x, n, "x");
   require_device_pointer(y, n, "y");
   if (n == 0) return;
-  if (variant == UnrollVariant::kVectorized && aligned16(x) && aligned16(y)) {
+  if (variant == UnrollVariant::kVectorized && is_aligned(x, 16) && is_aligned(y, 16)) {
     const std::size_t n4 = n / 4, done = n4 * 4;
     if (n4 > 0) {
       saxpy_vectorized_kernel<<<blocks_for(done), kUnrollBlock, 0, stream>>>(

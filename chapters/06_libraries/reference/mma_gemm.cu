@@ -313,12 +313,9 @@ void launch_mma(int M, int N, int K, float alpha, const T* A, const T* B, float 
   require_device_pointer(A, static_cast<std::size_t>(M) * K, "A");
   require_device_pointer(B, static_cast<std::size_t>(K) * N, "B");
   require_device_pointer(C, static_cast<std::size_t>(M) * N, "C");
-  auto aligned = [](const void* p, std::uintptr_t n) {
-    return reinterpret_cast<std::uintptr_t>(p) % n == 0;
-  };
-  const bool vec = K % MC::kChunk == 0 && N % MC::kChunk == 0 && aligned(A, MC::kChunkBytes) &&
-                   aligned(B, MC::kChunkBytes);
-  const bool c_vec2 = N % 2 == 0 && aligned(C, sizeof(float2));
+  const bool vec = K % MC::kChunk == 0 && N % MC::kChunk == 0 && is_aligned(A, MC::kChunkBytes) &&
+                   is_aligned(B, MC::kChunkBytes);
+  const bool c_vec2 = N % 2 == 0 && is_aligned(C, sizeof(float2));
   if (vec)
     launch_kernel<T, true>(static_cast<int>(blocks), M, N, K, alpha, A, B, beta, C, c_vec2, stream);
   else

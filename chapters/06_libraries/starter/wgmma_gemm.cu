@@ -44,6 +44,7 @@
 #include "cudalab/check.hpp"
 #include "cudalab/device.hpp"
 #include "cudalab/launch.hpp"
+#include "cudalab/math.hpp"
 
 namespace cudalab::ch06 {
 namespace {
@@ -320,8 +321,8 @@ void wgmma_gemm_bf16_tn(int M, int N, int K, const __nv_bfloat16* A, const __nv_
   require_device_pointer(A, static_cast<std::size_t>(M) * K, "A");
   require_device_pointer(Bt, static_cast<std::size_t>(N) * K, "Bt");
   require_device_pointer(C, static_cast<std::size_t>(M) * N, "C");
-  auto aligned16 = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
-  require(aligned16(A) && aligned16(Bt) && aligned16(C), "A, Bt, C", "must be 16-byte aligned");
+  require(is_aligned(A, 16) && is_aligned(Bt, 16) && is_aligned(C, 16), "A, Bt, C",
+          "must be 16-byte aligned");
   if (!wgmma_supported())
     throw std::runtime_error(
         "wgmma_gemm_bf16_tn needs a GPU of compute capability 9.0 (sm_90a: H100/H200)");

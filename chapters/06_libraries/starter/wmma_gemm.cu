@@ -162,11 +162,10 @@ void launch_wmma(int M, int N, int K, float alpha, const T* A, const T* B, float
   require_device_pointer(A, static_cast<std::size_t>(M) * K, "A");
   require_device_pointer(B, static_cast<std::size_t>(K) * N, "B");
   require_device_pointer(C, static_cast<std::size_t>(M) * N, "C");
-  auto aligned16 = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
   const dim3 grid(ceil_div(N, WM::kBN), ceil_div(M, WM::kBM));
   wmma_gemm_kernel<T><<<grid, WM::kThreads, 0, stream>>>(M, N, K, alpha, A, B, beta, C,
-                                                         K % WM::kChunk == 0 && aligned16(A),
-                                                         N % WM::kChunk == 0 && aligned16(B));
+                                                         K % WM::kChunk == 0 && is_aligned(A, 16),
+                                                         N % WM::kChunk == 0 && is_aligned(B, 16));
   CUDALAB_CHECK_LAUNCH();
 }
 

@@ -299,11 +299,6 @@ __global__ void __launch_bounds__(Config::kBlock)
   // END EXERCISE
 }
 
-template <class T>
-bool aligned16(const T* p) {
-  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
-}
-
 void check_shape(std::size_t rows, std::size_t cols, std::size_t ld, const char* name) {
   require(rows <= 1 || ld >= cols, name, "row stride must be >= cols (rows may not overlap)");
   require(cols == 0 || rows <= (~std::size_t{0} - cols) / (ld == 0 ? 1 : ld), name,
@@ -327,7 +322,7 @@ void launch_rowwise(const T* x, std::size_t ldx, const T* bias, T* y, std::size_
                     std::size_t rows, std::size_t cols, F f, cudaStream_t stream) {
   constexpr int kVec = 16 / sizeof(T);
   // The 16-byte path needs every row start aligned: the pointers and the strides.
-  const bool vec = aligned16(x) && aligned16(y) && ldx % kVec == 0 && ldy % kVec == 0;
+  const bool vec = is_aligned(x, 16) && is_aligned(y, 16) && ldx % kVec == 0 && ldy % kVec == 0;
   const unsigned gy = static_cast<unsigned>(
       std::min<std::size_t>(ceil_div<std::size_t>(rows, Config::kThreadsY), Config::kMaxGridY));
   const dim3 block(Config::kThreadsX, Config::kThreadsY);

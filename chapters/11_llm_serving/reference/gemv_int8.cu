@@ -110,10 +110,6 @@ void check_gemv(int rows, int cols) {
   require(cols >= 0, "cols", "must not be negative");
 }
 
-bool aligned16(const void* p) {
-  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
-}
-
 }  // namespace
 
 void gemv_int8_weight_only(const std::int8_t* q, const float* scale, const void* x, void* y,
@@ -127,7 +123,7 @@ void gemv_int8_weight_only(const std::int8_t* q, const float* scale, const void*
   const auto* xh = static_cast<const __half*>(x);
   auto* yh = static_cast<__half*>(y);
   const unsigned blocks = static_cast<unsigned>(ceil_div(rows, kRowsPerBlock));
-  if (cols % 16 == 0 && aligned16(q) && aligned16(x))
+  if (cols % 16 == 0 && is_aligned(q, 16) && is_aligned(x, 16))
     gemv_int8_kernel<true><<<blocks, kThreads, 0, stream>>>(q, scale, xh, yh, rows, cols);
   else
     gemv_int8_kernel<false><<<blocks, kThreads, 0, stream>>>(q, scale, xh, yh, rows, cols);
@@ -144,7 +140,7 @@ void gemv_fp16(const void* w, const void* x, void* y, int rows, int cols, cudaSt
   const auto* xh = static_cast<const __half*>(x);
   auto* yh = static_cast<__half*>(y);
   const unsigned blocks = static_cast<unsigned>(ceil_div(rows, kRowsPerBlock));
-  if (cols % 8 == 0 && aligned16(w) && aligned16(x))
+  if (cols % 8 == 0 && is_aligned(w, 16) && is_aligned(x, 16))
     gemv_fp16_kernel<true><<<blocks, kThreads, 0, stream>>>(wh, xh, yh, rows, cols);
   else
     gemv_fp16_kernel<false><<<blocks, kThreads, 0, stream>>>(wh, xh, yh, rows, cols);

@@ -1,7 +1,9 @@
-// Integer helpers used on both sides of the PCIe bus.
+// Integer and address helpers used on both sides of the PCIe bus.
 #pragma once
 
 #include <concepts>
+#include <cstddef>
+#include <cstdint>
 
 #if defined(__CUDACC__)
 #define CUDALAB_HD __host__ __device__
@@ -21,6 +23,12 @@ CUDALAB_HD constexpr T ceil_div(T n, T d) {
 template <std::integral T>
 CUDALAB_HD constexpr T round_up(T n, T multiple) {
   return ceil_div(n, multiple) * multiple;
+}
+
+// Whether p is a multiple of `bytes` (a power of two: 16 for a float4 / uint4 / int4 access): the
+// test every vector path makes on its pointers before it reads or writes that many bytes at once.
+CUDALAB_HD inline bool is_aligned(const void* p, std::size_t bytes) {
+  return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
 }
 
 static_assert(ceil_div(0, 256) == 0 && ceil_div(1, 256) == 1 && ceil_div(256, 256) == 1 &&
