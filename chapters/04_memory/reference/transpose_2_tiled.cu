@@ -11,6 +11,8 @@
 //   kPadded64 a 64 x 64 tile padded by one word: more elements per thread, fewer blocks and
 //             barriers per byte. The best step should reach >= 90% of cudaMemcpy device-to-device.
 // Bytes that must move: 8 rows cols, for any shape (odd shapes, 1 x N, N x 1: partial edge tiles).
+#include <type_traits>
+
 #include "ch04/ch04.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/launch.hpp"
@@ -53,14 +55,8 @@ __global__ void __launch_bounds__(kThreadsX* kThreadsY, kMinBlocksPerSm)
   // Interior tiles (every tile but the last tile row and column) take kEdge = false: the bounds
   // checks compile away and the loads and stores are issued back to back, with no predicate
   // arithmetic between them. Only edge tiles pay for the guards. The decision is per block.
-  struct Interior {
-    __device__ static constexpr bool edge() { return false; }
-  };
-  struct Edge {
-    __device__ static constexpr bool edge() { return true; }
-  };
-  const auto move_tile = [&](auto where) {
-    constexpr bool kEdge = decltype(where)::edge();
+  const auto move_tile = [&](auto edge) {  // std::true_type: an edge tile, with guards
+    constexpr bool kEdge = decltype(edge)::value;
     // (1) All loads first, into registers: they are independent, so the memory system has all of
     // them in flight at once. A warp (fixed ty, i, j) reads 32 consecutive floats of one row.
     // One 64-bit row pointer per i, advanced by kThreadsY rows: the offsets within a row are
@@ -125,9 +121,9 @@ __global__ void __launch_bounds__(kThreadsX* kThreadsY, kMinBlocksPerSm)
   };
   // Block-uniform: every thread of the block takes the same branch (the barrier inside is safe).
   if (row0 + kTile <= n_rows && col0 + kTile <= n_cols)
-    move_tile(Interior{});
+    move_tile(std::false_type{});
   else
-    move_tile(Edge{});
+    move_tile(std::true_type{});
   // END EXERCISE
 }
 

@@ -13,6 +13,8 @@
 //   kPadded64 a 64 x 64 tile padded by one word: more elements per thread, fewer blocks and
 //             barriers per byte. The best step should reach >= 90% of cudaMemcpy device-to-device.
 // Bytes that must move: 8 rows cols, for any shape (odd shapes, 1 x N, N x 1: partial edge tiles).
+#include <type_traits>
+
 #include "ch04/ch04.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/launch.hpp"
