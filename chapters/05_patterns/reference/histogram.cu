@@ -84,10 +84,9 @@ __global__ void __launch_bounds__(kHistBlock)
   // Aligned fast path: the values from the first 16-byte boundary on, as int4 (four values a
   // load), kHistVecsInFlight loads issued before their counts; the head before that boundary and
   // the tail after the last whole int4 are counted one value a thread (fewer than 4 each).
-  const auto addr = reinterpret_cast<std::uintptr_t>(values);
-  std::size_t head = addr % sizeof(std::int32_t) != 0 ? n  // not even int-aligned: no vector path
-                                                      : (kHistVecBytes - addr % kHistVecBytes) %
-                                                            kHistVecBytes / sizeof(std::int32_t);
+  std::size_t head = is_aligned(values, sizeof(std::int32_t))
+                         ? elements_to_alignment(values, sizeof(std::int32_t), kHistVecBytes)
+                         : n;  // not even int-aligned: no vector path
   if (head > n) head = n;
   const std::size_t vecs = (n - head) / kHistValuesPerVec;
   const std::size_t tail = head + vecs * kHistValuesPerVec;

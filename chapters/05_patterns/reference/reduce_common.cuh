@@ -104,7 +104,7 @@ __device__ __forceinline__ T grid_stride_thread_sum(const T* __restrict__ in, st
   constexpr unsigned kB = kReduceBlock;
   constexpr unsigned kUnroll = kGridStrideUnroll;  // independent 16-byte loads per thread per trip
   using V = typename Vec4<T>::type;
-  const std::size_t head = ((16 - reinterpret_cast<std::uintptr_t>(in) % 16) % 16) / sizeof(T);
+  const std::size_t head = elements_to_alignment(in, sizeof(T), sizeof(V));
   const std::size_t h = head < n ? head : n;
   const std::size_t nv = (n - h) / 4;
   const V* __restrict__ body = reinterpret_cast<const V*>(in + h);

@@ -20,7 +20,8 @@ namespace {
 // grid.x = ceil(cols / kFusionBlock), grid.y = min(rows, kMaxGridY): fewer blocks in y than rows
 // when rows > 65535.
 constexpr unsigned kMaxGridY = 65535;
-// Blocks per SM of the fused kernel's grid: 8 x kFusionBlock = 2048 threads, a full SM, one wave.
+// Blocks per SM of a one-wave grid (the fused kernel's and the 1D kernels'): 8 x kFusionBlock =
+// 2048 threads, a full SM.
 constexpr unsigned kFusionBlocksPerSm = 8;
 
 // x and y without __restrict__: the API allows y == x (in place); each element is read before
@@ -80,9 +81,9 @@ dim3 grid_fused(std::size_t gx, std::size_t rows) {
 
 unsigned grid_1d(std::size_t n) {
   const int sms = current_sm_count();
-  // 8 blocks of 256 threads fill an SM's 2048 thread slots; one wave, grid-stride for the rest.
+  // One wave of full SMs, grid-stride for the rest.
   const std::size_t wanted = ceil_div<std::size_t>(n, kFusionBlock);
-  const std::size_t cap = std::size_t{8} * static_cast<std::size_t>(sms);
+  const std::size_t cap = std::size_t{kFusionBlocksPerSm} * static_cast<std::size_t>(sms);
   return static_cast<unsigned>(wanted < cap ? wanted : cap);
 }
 

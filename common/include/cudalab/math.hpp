@@ -31,6 +31,13 @@ CUDALAB_HD inline bool is_aligned(const void* p, std::size_t bytes) {
   return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
 }
 
+// The scalar head of a vector loop: how many elements of `elem_bytes` lie between p (aligned to
+// elem_bytes) and the first address at or after it that is a multiple of `bytes` (a power of two).
+CUDALAB_HD inline std::size_t elements_to_alignment(const void* p, std::size_t elem_bytes,
+                                                    std::size_t bytes) {
+  return (bytes - reinterpret_cast<std::uintptr_t>(p) % bytes) % bytes / elem_bytes;
+}
+
 static_assert(ceil_div(0, 256) == 0 && ceil_div(1, 256) == 1 && ceil_div(256, 256) == 1 &&
               ceil_div(257, 256) == 2);
 
