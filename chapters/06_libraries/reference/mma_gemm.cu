@@ -32,6 +32,7 @@
 #include <limits>
 
 #include "ch06/tensor_core.hpp"
+#include "cp_async.cuh"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"
 
@@ -80,26 +81,11 @@ __device__ __forceinline__ uint32_t swizzle_b(int row, int chunk) {
 }
 
 // ---- PTX wrappers ------------------------------------------------------------------------------
-__device__ __forceinline__ uint32_t shared_address(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-// 16 bytes global -> shared, asynchronous, L2 only (.cg); `valid` false writes 16 zero bytes and
-// reads nothing (src-size 0).
-__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, bool valid) {
-  const int src_bytes = valid ? MC::kChunkBytes : 0;
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
-               "r"(src_bytes)
-               : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() {
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-// Waits until at most `kPending` of this thread's committed groups are still in flight.
-template <int kPending>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
-}
+// The cp.async ones are SGEMM step 8's (cp_async.cuh).
+using detail::cp_async_16;
+using detail::cp_async_commit;
+using detail::cp_async_wait;
+using detail::shared_address;
 
 // Four 8x8 matrices of 16-bit elements; lanes 8i .. 8i + 7 address the rows of matrix i.
 __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {

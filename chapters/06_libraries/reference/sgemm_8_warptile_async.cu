@@ -32,6 +32,7 @@
 #include <cstdint>
 
 #include "ch06/sgemm.hpp"
+#include "cp_async.cuh"
 #include "cudalab/check.hpp"
 #include "cudalab/launch.hpp"
 #include "cudalab/math.hpp"
@@ -71,24 +72,6 @@ static_assert(AC::kBCopies * 4 * AC::kThreads == AC::kBK * AC::kBN,
 static_assert(AC::kBK % 4 == 0 && AC::kStages >= 2);
 static_assert(AC::kSmemBytes * AC::kMinBlocksPerSm <= 227 * 1024,
               "2 blocks must fit in an SM's shared memory");
-
-// 16-byte global -> shared copy that bypasses L1 (.cg) and registers. src_bytes = 0 reads nothing
-// and writes 16 zero bytes (the zero-fill of out-of-range tiles); src must still be a valid
-// address form, so callers pass the matrix base then.
-__device__ __forceinline__ void cp_async_16(void* dst, const void* src, bool in_range) {
-  const auto d = static_cast<std::uint32_t>(__cvta_generic_to_shared(dst));
-  const int src_bytes = in_range ? 16 : 0;
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(src_bytes)
-               : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() {
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-// Waits until at most N of this thread's committed groups are still in flight.
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
 
 // Launch: grid (ceil(N / 128), ceil(M / 128)) reordered in groups of 8 block rows, 256 threads,
 // AC::kSmemBytes of dynamic shared memory. Preconditions: see the file comment (the host checks).
