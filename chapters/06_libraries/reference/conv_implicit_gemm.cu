@@ -22,13 +22,11 @@
 // exercise 6.4's; the reference's is in its solution notes (`scripts/lab hint 6.4 solution`).
 #include <algorithm>
 #include <cstdint>
-#include <type_traits>
 
 #include "ch06/conv.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/device.hpp"
 #include "cudalab/math.hpp"
-#include "cp_async.cuh"
 
 namespace cudalab::ch06 {
 namespace {
@@ -66,23 +64,6 @@ static_assert(tile_ok<WideTile>() && tile_ok<NarrowTile>(),
               "thread's 4 pixels are one int4 of each pixel_of row; 16-byte Bs rows");
 static_assert(WideTile::kThreads == 256 && NarrowTile::kThreads == 128);
 
-// The channel-innermost path (C % kCiBK == 0, the kernel's kChannelInner): reduction steps per
-// tile and cp.async stages (fewer when they would pass 48 KB of shared memory). Compile-time
-// knobs for experiments: CUDALAB_CONV_CI=0 keeps every shape on the (c, r, s) path.
-#ifndef CUDALAB_CONV_CI
-#define CUDALAB_CONV_CI 1
-#endif
-#ifndef CUDALAB_CONV_CI_BK
-#define CUDALAB_CONV_CI_BK 8
-#endif
-#ifndef CUDALAB_CONV_CI_STAGES
-#define CUDALAB_CONV_CI_STAGES 3
-#endif
-constexpr bool kCiOn = CUDALAB_CONV_CI != 0;
-constexpr int kCiBK = CUDALAB_CONV_CI_BK;
-constexpr int kCiStages = CUDALAB_CONV_CI_STAGES;
-static_assert(kCiBK % WideTile::kBK == 0 && kCiStages >= 2);
-
 struct ConvArgs {
   int n, c, h, w, k, r, s, stride, pad, p, q;
   int pixels, crs, hw;           // N P Q, C R S, H W
@@ -94,7 +75,7 @@ struct ConvArgs {
 
 // Launch: grid (ceil(N P Q / 128), ceil(K / kBN), slices), T::kThreads threads. Slice z of the
 // reduction writes its sums to out + z * N K P Q (out = y when there is one slice).
-template <class T, bool kVecW, bool kChannelInner>
+template <class T, bool kVecW>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
     conv2d_implicit_gemm_kernel(ConvArgs a, const float* __restrict__ x,
                                 const float* __restrict__ w, float* __restrict__ out) {
@@ -112,9 +93,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
   //     threads or 128 x 64 of 128): T::kThreads threads, grid (ceil(N P Q / 128),
   //     ceil(K / T::kBN), slices). ConvArgs has the shape and
   //     helpers you may use (pixels, crs, hw, vec_w; step_* advance (c, r, s) by T::kBK). Partial
-  //     tiles: nothing written outside the output, inputs outside x read as 0. kChannelInner
-  //     (set when C % kCiBK == 0) allows any order of kk inside a slice, e.g. channels innermost;
-  //     the slices then hold multiples of kCiBK / T::kBK tiles. Ignoring it is correct.
+  //     tiles: nothing written outside the output, inputs outside x read as 0.
   //   Constraints: no im2col buffer in global memory (the GEMM's A operand is gathered from x on
   //     the fly, in the tiles you stage); shared-memory tiles and register blocking as in 6.1-6.2;
   //     FP32 FMA math (no tensor cores); no library call; no atomics (the same bits every run).
@@ -122,6 +101,99 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
   //     BM_conv_cudnn_gemm/3x3_64to64_56 (cuDNN's fastest GEMM-family algorithm, FMA math);
   //     `scripts/lab check 6.4`.
   // STARTER: (void)a; (void)x; (void)w; (void)out; (void)t; (void)warp; (void)lane; (void)m0; (void)n0;
+  constexpr int kBK = T::kBK;
+  __shared__ __align__(16) float As[2][kBK][T::kBM];             // (BK, BM) gathered x
+  __shared__ __align__(16) float Bs[2][kBK][T::kBN + T::kPadB];  // (BK, BN) filters, transposed
+  // This block's slice of the reduction, in whole tiles.
+  const int k_begin = static_cast<int>(blockIdx.z) * a.tiles_per_slice * kBK;
+  const int k_end = min(a.crs, k_begin + a.tiles_per_slice * kBK);
+
+  // Gather (A tile): x offset = pix + off with pix = n C H W + h0 W + w0 (the pixel's part,
+  // decoded once per block into shared memory, read back as three 16-byte loads per tile rather
+  // than held in 12 registers) and off = c H W + r W + s (the row's part, advanced once per tile);
+  // the element is in the image when 0 <= h0 + r < H and 0 <= w0 + s < W.
+  __shared__ __align__(16) int pixel_of[3][32][T::kPixels];  // (h0, w0, pix) of pixel lane + 32 j
+  if (t < T::kBM) {
+    const int gm = m0 + t;
+    int h0 = -(1 << 28), w0 = 0, pix = 0;  // past the last pixel: every bounds test fails
+    if (gm < a.pixels) {
+      const int pq = a.p * a.q, gn = gm / pq, gp = (gm % pq) / a.q, gq = gm % a.q;
+      h0 = gp * a.stride - a.pad;
+      w0 = gq * a.stride - a.pad;
+      pix = gn * a.c * a.hw + h0 * a.w + w0;
+    }
+    pixel_of[0][t % 32][t / 32] = h0;
+    pixel_of[1][t % 32][t / 32] = w0;
+    pixel_of[2][t % 32][t / 32] = pix;
+  }
+  int r_cur[T::kRows], s_cur[T::kRows], off[T::kRows];
+#pragma unroll
+  for (int i = 0; i < T::kRows; ++i) {  // row warp + kWarps i of each tile, from k_begin on
+    const int kk = k_begin + warp + i * T::kWarps, rs = a.r * a.s;
+    r_cur[i] = (kk % rs) / a.s;
+    s_cur[i] = kk % a.s;
+    off[i] = (kk / rs) * a.hw + r_cur[i] * a.w + s_cur[i];
+  }
+  // Filters (B tile): w is (K, C R S) row-major; thread t loads kk k0 + b_kl .. + 3 of filter
+  // n0 + t / 2: 2 threads read 32 contiguous bytes of a filter, a warp 16 filters.
+  const int b_ch = n0 + t / 2, b_kl = (t % 2) * 4;
+  const float* w_row = w + static_cast<std::size_t>(min(b_ch, a.k - 1)) * a.crs;
+  float a_ld[T::kRows][T::kPixels];  // the next tile, in flight in registers
+  float4 b_ld;
+  auto load_tiles = [&](int k0) {
+    const int4 h0 = *reinterpret_cast<const int4*>(pixel_of[0][lane]);
+    const int4 w0 = *reinterpret_cast<const int4*>(pixel_of[1][lane]);
+    const int4 pix = *reinterpret_cast<const int4*>(pixel_of[2][lane]);
+    const int h0s[4] = {h0.x, h0.y, h0.z, h0.w}, w0s[4] = {w0.x, w0.y, w0.z, w0.w};
+    const int pixs[4] = {pix.x, pix.y, pix.z, pix.w};
+#pragma unroll
+    for (int i = 0; i < T::kRows; ++i) {
+      const bool row_in = k0 + warp + i * T::kWarps < k_end;  // the C R S tail, the slice's end
+#pragma unroll
+      for (int j = 0; j < T::kPixels; ++j) {
+        const bool ok = row_in &&
+                        static_cast<unsigned>(h0s[j] + r_cur[i]) < static_cast<unsigned>(a.h) &&
+                        static_cast<unsigned>(w0s[j] + s_cur[i]) < static_cast<unsigned>(a.w);
+        a_ld[i][j] = ok ? x[pixs[j] + off[i]] : 0.0f;  // padding reads 0
+      }
+      // Row kk + 8: (c, r, s) + (8 / (R S), 8 / S % R, 8 % S), one carry at most per digit.
+      s_cur[i] += a.step_s;
+      r_cur[i] += a.step_r;
+      off[i] += a.step_off;
+      if (s_cur[i] >= a.s) {
+        s_cur[i] -= a.s;
+        ++r_cur[i];
+        off[i] += a.w - a.s;
+      }
+      if (r_cur[i] >= a.r) {
+        r_cur[i] -= a.r;
+        off[i] += a.hw - a.r * a.w;
+      }
+    }
+    const int kb = k0 + b_kl;
+    const bool ch_in = b_ch < a.k;
+    if constexpr (kVecW) {  // k_end % 4 == 0: the 4 values are all inside the slice or all outside
+      b_ld = ch_in && kb < k_end ? *reinterpret_cast<const float4*>(w_row + kb)
+                                 : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    } else {
+      b_ld.x = ch_in && kb + 0 < k_end ? w_row[kb + 0] : 0.0f;
+      b_ld.y = ch_in && kb + 1 < k_end ? w_row[kb + 1] : 0.0f;
+      b_ld.z = ch_in && kb + 2 < k_end ? w_row[kb + 2] : 0.0f;
+      b_ld.w = ch_in && kb + 3 < k_end ? w_row[kb + 3] : 0.0f;
+    }
+  };
+  auto store_tiles = [&](int buf) {
+#pragma unroll
+    for (int i = 0; i < T::kRows; ++i)
+#pragma unroll
+      for (int j = 0; j < T::kPixels; ++j)
+        As[buf][warp + i * T::kWarps][lane + 32 * j] = a_ld[i][j];  // a warp: 32 words of a row
+    Bs[buf][b_kl + 0][t / 2] = b_ld.x;  // transposed; the padding spreads the banks
+    Bs[buf][b_kl + 1][t / 2] = b_ld.y;
+    Bs[buf][b_kl + 2][t / 2] = b_ld.z;
+    Bs[buf][b_kl + 3][t / 2] = b_ld.w;
+  };
+
   // The FMAs: warp (warp_m, warp_n), lane (lane_m, lane_n); the thread's first sub-tile sits at
   // (mo, no) inside the block tile, the second 16 rows / 32 columns further (sgemm_7_warptile.cu).
   const int warp_m = warp / T::kWarpsN, warp_n = warp % T::kWarpsN;
@@ -129,234 +201,37 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
   const int mo = warp_m * T::kWarpM + lane_m * T::kSub, no = warp_n * T::kWarpN + lane_n * T::kSub;
   constexpr int kSubM = T::kWarpM / 2, kSubN = T::kWarpN / 2;
   float acc[T::kTM][T::kTN] = {};
-  // One tile of FMAs from shared memory: per k step 4 LDS.128 (2 of A, 2 of B) for 64 FMAs.
-  auto fma_tile = [&](const auto& As_t, const auto& Bs_t) {
-    constexpr int kSteps = std::extent_v<std::remove_reference_t<decltype(As_t)>>;
+  const int tiles = ceil_div(max(k_end - k_begin, 0), kBK);
+  __syncthreads();  // pixel_of complete
+  if (tiles > 0) {
+    load_tiles(k_begin);
+    store_tiles(0);
+  }
+  __syncthreads();  // buffer 0 complete
+  // Unrolled by two, as in step 7: `cur` is then a constant in each copy of the body.
+#pragma unroll 2
+  for (int tile = 0; tile < tiles; ++tile) {
+    const bool has_next = tile + 1 < tiles;
+    const int cur = tile & 1;
+    if (has_next) load_tiles(k_begin + (tile + 1) * kBK);  // in flight during the FMAs below
 #pragma unroll
-    for (int k = 0; k < kSteps; ++k) {
+    for (int k = 0; k < kBK; ++k) {
       float av[T::kTM], bv[T::kTN];
-      *reinterpret_cast<float4*>(&av[0]) = *reinterpret_cast<const float4*>(&As_t[k][mo]);
-      *reinterpret_cast<float4*>(&av[4]) = *reinterpret_cast<const float4*>(&As_t[k][mo + kSubM]);
-      *reinterpret_cast<float4*>(&bv[0]) = *reinterpret_cast<const float4*>(&Bs_t[k][no]);
-      *reinterpret_cast<float4*>(&bv[4]) = *reinterpret_cast<const float4*>(&Bs_t[k][no + kSubN]);
+      *reinterpret_cast<float4*>(&av[0]) = *reinterpret_cast<const float4*>(&As[cur][k][mo]);
+      *reinterpret_cast<float4*>(&av[4]) =
+          *reinterpret_cast<const float4*>(&As[cur][k][mo + kSubM]);
+      *reinterpret_cast<float4*>(&bv[0]) = *reinterpret_cast<const float4*>(&Bs[cur][k][no]);
+      *reinterpret_cast<float4*>(&bv[4]) =
+          *reinterpret_cast<const float4*>(&Bs[cur][k][no + kSubN]);
 #pragma unroll
       for (int i = 0; i < T::kTM; ++i)
 #pragma unroll
         for (int j = 0; j < T::kTN; ++j) acc[i][j] += av[i] * bv[j];  // 64 FMAs, 4 shared loads
     }
-  };
-
-  if constexpr (kChannelInner) {
-    // C % kCiBK == 0: the reduction runs channel-innermost, kk = (r, s, c), so a tile is kCiBK
-    // channels at one filter tap (r, s). The tap fixes the padding test and the pixel's input
-    // offset for C / kCiBK tiles in a row; within a tile, row i is x + offset + (c0 + i) H W.
-    // A thread gathers one pixel (t % 128) for its rows (no per-element compare), a warp 32
-    // consecutive pixels of one channel; cp.async copies straight into shared memory, src-size 0
-    // writing the zeros of the padding, kCiStages tiles in flight.
-    constexpr int kBK = kCiBK;
-    constexpr int kTileFloats = kBK * (T::kBM + T::kBN + T::kPadB);
-    constexpr int kStages = kCiStages * kTileFloats * 4 <= 48 * 1024 ? kCiStages : 2;
-    constexpr int kARows = kBK * T::kBM / T::kThreads;  // A rows per thread: pixel t % kBM
-    constexpr int kBRows = kBK * T::kBN / T::kThreads;  // B rows per thread: filter t % kBN
-    static_assert(T::kThreads % T::kBM == 0 && T::kThreads % T::kBN == 0 && kARows >= 1 &&
-                  kBRows >= 1 && kBK % T::kBK == 0 && kStages >= 2);
-    __shared__ __align__(16) float As[kStages][kBK][T::kBM];
-    __shared__ __align__(16) float Bs[kStages][kBK][T::kBN + T::kPadB];
-    const int per_tap = a.c / kBK;                     // tiles per (r, s)
-    const int slice_tiles = a.tiles_per_slice / (kBK / T::kBK);  // whole kBK tiles (the plan)
-    const int first = static_cast<int>(blockIdx.z) * slice_tiles;
-    const int tiles = max(min(slice_tiles, a.crs / kBK - first), 0);
-
-    const int a_pix = t % T::kBM, a_row = (t / T::kBM) * kARows;
-    const int b_col = t % T::kBN, b_row = (t / T::kBN) * kBRows;
-    const int gm = m0 + a_pix;
-    int h0 = 0, w0 = 0, pix = 0;
-    const bool m_in = gm < a.pixels;
-    if (m_in) {
-      const int pq = a.p * a.q, gn = gm / pq, gp = (gm % pq) / a.q, gq = gm % a.q;
-      h0 = gp * a.stride - a.pad;
-      w0 = gq * a.stride - a.pad;
-      pix = gn * a.c * a.hw + h0 * a.w + w0;
-    }
-    const int rs_len = a.r * a.s;
-    const bool b_in = n0 + b_col < a.k;  // filters past K read as zeros
-    const float* w_col = w + static_cast<std::size_t>(min(n0 + b_col, a.k - 1)) * a.crs +
-                         static_cast<std::size_t>(b_row) * rs_len;
-    // Loader state of the next tile to issue: channel c0 at tap (r, s).
-    int c0 = first % max(per_tap, 1) * kBK, tap = first / max(per_tap, 1);
-    int r = tap / a.s, s = tap % a.s;
-    const float* a_src = x;  // row a_row of the tile; out-of-image taps: x itself (src-size 0)
-    const float* b_src = w_col;
-    bool a_in = false;
-    auto seek_tap = [&] {
-      const bool in = m_in && static_cast<unsigned>(h0 + r) < static_cast<unsigned>(a.h) &&
-                      static_cast<unsigned>(w0 + s) < static_cast<unsigned>(a.w);
-      a_in = in;
-      a_src = x + ((in ? pix + r * a.w + s : 0) + (c0 + a_row) * a.hw);
-      b_src = w_col + (c0 * rs_len + r * a.s + s);
-    };
-    seek_tap();
-    // Shared destinations: the thread's first element in stage 0, then immediates. Global
-    // sources: row i is src + i * stride, one IMAD.WIDE.U32 each (mad.wide below; C >= 8 keeps
-    // H W * 4 below 2^32).
-    const std::uint32_t a_sh = detail::shared_address(&As[0][a_row][a_pix]);
-    const std::uint32_t b_sh = detail::shared_address(&Bs[0][b_row][b_col]);
-    const std::uint32_t hw_bytes = 4u * a.hw, rs_bytes = 4u * rs_len;
-    auto row_of = [](const float* src, std::uint32_t stride_bytes, std::uint32_t i) {
-      const float* p;
-      asm("mad.wide.u32 %0, %1, %2, %3;" : "=l"(p) : "r"(stride_bytes), "r"(i), "l"(src));
-      return p;
-    };
-    auto issue = [&](int stage) {
-      const std::uint32_t a_dst = a_sh + stage * sizeof(As[0]);
-      const std::uint32_t b_dst = b_sh + stage * sizeof(Bs[0]);
-#pragma unroll
-      for (int i = 0; i < kARows; ++i)
-        detail::cp_async_4(a_dst + i * sizeof(As[0][0]), row_of(a_src, hw_bytes, i), a_in);
-#pragma unroll
-      for (int i = 0; i < kBRows; ++i)
-        detail::cp_async_4(b_dst + i * sizeof(Bs[0][0]), row_of(b_src, rs_bytes, i), b_in);
-      c0 += kBK;
-      if (c0 < a.c) {
-        a_src = row_of(a_src, hw_bytes, kBK);
-        b_src = row_of(b_src, rs_bytes, kBK);
-      } else {  // next tap: (r, s) + 1, channel 0
-        c0 = 0;
-        if (++s == a.s) s = 0, ++r;
-        seek_tap();
-      }
-    };
-    // Stage j holds tile j mod kStages. Tile t is waited for at the top of iteration t; the copy
-    // issued there goes to the stage read during iteration t - 1, which every thread finished
-    // before this iteration's barrier.
-#pragma unroll
-    for (int st = 0; st < kStages - 1; ++st) {
-      if (st < tiles) issue(st);
-      detail::cp_async_commit();  // empty groups keep the count
-    }
-    int rd = 0, wr = kStages - 1;
-    for (int tile = 0; tile < tiles; ++tile) {
-      detail::cp_async_wait<kStages - 2>();
-      __syncthreads();  // tile `tile` visible to all; stage `wr` free
-      if (tile + kStages - 1 < tiles) issue(wr);
-      detail::cp_async_commit();
-      fma_tile(As[rd], Bs[rd]);
-      rd = rd + 1 == kStages ? 0 : rd + 1;
-      wr = wr + 1 == kStages ? 0 : wr + 1;
-    }
-  } else {
-    constexpr int kBK = T::kBK;
-    __shared__ __align__(16) float As[2][kBK][T::kBM];             // (BK, BM) gathered x
-    __shared__ __align__(16) float Bs[2][kBK][T::kBN + T::kPadB];  // (BK, BN) filters, transposed
-    // This block's slice of the reduction, in whole tiles.
-    const int k_begin = static_cast<int>(blockIdx.z) * a.tiles_per_slice * kBK;
-    const int k_end = min(a.crs, k_begin + a.tiles_per_slice * kBK);
-
-    // Gather (A tile): x offset = pix + off with pix = n C H W + h0 W + w0 (the pixel's part,
-    // decoded once per block into shared memory, read back as three 16-byte loads per tile rather
-    // than held in 12 registers) and off = c H W + r W + s (the row's part, advanced once per tile);
-    // the element is in the image when 0 <= h0 + r < H and 0 <= w0 + s < W.
-    __shared__ __align__(16) int pixel_of[3][32][T::kPixels];  // (h0, w0, pix) of pixel lane + 32 j
-    if (t < T::kBM) {
-      const int gm = m0 + t;
-      int h0 = -(1 << 28), w0 = 0, pix = 0;  // past the last pixel: every bounds test fails
-      if (gm < a.pixels) {
-        const int pq = a.p * a.q, gn = gm / pq, gp = (gm % pq) / a.q, gq = gm % a.q;
-        h0 = gp * a.stride - a.pad;
-        w0 = gq * a.stride - a.pad;
-        pix = gn * a.c * a.hw + h0 * a.w + w0;
-      }
-      pixel_of[0][t % 32][t / 32] = h0;
-      pixel_of[1][t % 32][t / 32] = w0;
-      pixel_of[2][t % 32][t / 32] = pix;
-    }
-    int r_cur[T::kRows], s_cur[T::kRows], off[T::kRows];
-#pragma unroll
-    for (int i = 0; i < T::kRows; ++i) {  // row warp + kWarps i of each tile, from k_begin on
-      const int kk = k_begin + warp + i * T::kWarps, rs = a.r * a.s;
-      r_cur[i] = (kk % rs) / a.s;
-      s_cur[i] = kk % a.s;
-      off[i] = (kk / rs) * a.hw + r_cur[i] * a.w + s_cur[i];
-    }
-    // Filters (B tile): w is (K, C R S) row-major; thread t loads kk k0 + b_kl .. + 3 of filter
-    // n0 + t / 2: 2 threads read 32 contiguous bytes of a filter, a warp 16 filters.
-    const int b_ch = n0 + t / 2, b_kl = (t % 2) * 4;
-    const float* w_row = w + static_cast<std::size_t>(min(b_ch, a.k - 1)) * a.crs;
-    float a_ld[T::kRows][T::kPixels];  // the next tile, in flight in registers
-    float4 b_ld;
-    auto load_tiles = [&](int k0) {
-      const int4 h0 = *reinterpret_cast<const int4*>(pixel_of[0][lane]);
-      const int4 w0 = *reinterpret_cast<const int4*>(pixel_of[1][lane]);
-      const int4 pix = *reinterpret_cast<const int4*>(pixel_of[2][lane]);
-      const int h0s[4] = {h0.x, h0.y, h0.z, h0.w}, w0s[4] = {w0.x, w0.y, w0.z, w0.w};
-      const int pixs[4] = {pix.x, pix.y, pix.z, pix.w};
-#pragma unroll
-      for (int i = 0; i < T::kRows; ++i) {
-        const bool row_in = k0 + warp + i * T::kWarps < k_end;  // the C R S tail, the slice's end
-#pragma unroll
-        for (int j = 0; j < T::kPixels; ++j) {
-          const bool ok = row_in &&
-                          static_cast<unsigned>(h0s[j] + r_cur[i]) < static_cast<unsigned>(a.h) &&
-                          static_cast<unsigned>(w0s[j] + s_cur[i]) < static_cast<unsigned>(a.w);
-          a_ld[i][j] = ok ? x[pixs[j] + off[i]] : 0.0f;  // padding reads 0
-        }
-        // Row kk + 8: (c, r, s) + (8 / (R S), 8 / S % R, 8 % S), one carry at most per digit.
-        s_cur[i] += a.step_s;
-        r_cur[i] += a.step_r;
-        off[i] += a.step_off;
-        if (s_cur[i] >= a.s) {
-          s_cur[i] -= a.s;
-          ++r_cur[i];
-          off[i] += a.w - a.s;
-        }
-        if (r_cur[i] >= a.r) {
-          r_cur[i] -= a.r;
-          off[i] += a.hw - a.r * a.w;
-        }
-      }
-      const int kb = k0 + b_kl;
-      const bool ch_in = b_ch < a.k;
-      if constexpr (kVecW) {  // k_end % 4 == 0: the 4 values are all inside the slice or all outside
-        b_ld = ch_in && kb < k_end ? *reinterpret_cast<const float4*>(w_row + kb)
-                                   : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-      } else {
-        b_ld.x = ch_in && kb + 0 < k_end ? w_row[kb + 0] : 0.0f;
-        b_ld.y = ch_in && kb + 1 < k_end ? w_row[kb + 1] : 0.0f;
-        b_ld.z = ch_in && kb + 2 < k_end ? w_row[kb + 2] : 0.0f;
-        b_ld.w = ch_in && kb + 3 < k_end ? w_row[kb + 3] : 0.0f;
-      }
-    };
-    auto store_tiles = [&](int buf) {
-#pragma unroll
-      for (int i = 0; i < T::kRows; ++i)
-#pragma unroll
-        for (int j = 0; j < T::kPixels; ++j)
-          As[buf][warp + i * T::kWarps][lane + 32 * j] = a_ld[i][j];  // a warp: 32 words of a row
-      Bs[buf][b_kl + 0][t / 2] = b_ld.x;  // transposed; the padding spreads the banks
-      Bs[buf][b_kl + 1][t / 2] = b_ld.y;
-      Bs[buf][b_kl + 2][t / 2] = b_ld.z;
-      Bs[buf][b_kl + 3][t / 2] = b_ld.w;
-    };
-
-    const int tiles = ceil_div(max(k_end - k_begin, 0), kBK);
-    __syncthreads();  // pixel_of complete
-    if (tiles > 0) {
-      load_tiles(k_begin);
-      store_tiles(0);
-    }
-    __syncthreads();  // buffer 0 complete
-    // Unrolled by two, as in step 7: `cur` is then a constant in each copy of the body.
-#pragma unroll 2
-    for (int tile = 0; tile < tiles; ++tile) {
-      const bool has_next = tile + 1 < tiles;
-      const int cur = tile & 1;
-      if (has_next) load_tiles(k_begin + (tile + 1) * kBK);  // in flight during the FMAs below
-      fma_tile(As[cur], Bs[cur]);
-      // Buffer cur ^ 1 was last read during the previous tile, which every thread finished before
-      // the previous barrier: writing it now is safe.
-      if (has_next) store_tiles(cur ^ 1);
-      __syncthreads();  // the next tile is complete, and nobody reads `cur` any more
-    }
+    // Buffer cur ^ 1 was last read during the previous tile, which every thread finished before
+    // the previous barrier: writing it now is safe.
+    if (has_next) store_tiles(cur ^ 1);
+    __syncthreads();  // the next tile is complete, and nobody reads `cur` any more
   }
 
   // Store out[n][k][p][q] = out[n K PQ + k PQ + pq]. Thread row i is pixel mo + (i / 4) * 16 +
@@ -445,15 +320,9 @@ double plan_clocks(long long pixel_tiles, int k, int tiles, int per_slice, int s
                   (rest > 0 ? rest / warp_hiding(static_cast<int>(rest) * T::kWarps) : 0.0));
 }
 
-// The kernel's channel-innermost path: every tile is kCiBK channels at one filter tap.
-bool channel_inner(const ConvArgs& a) {
-  return kCiOn && a.c % kCiBK == 0;
-}
-
 ConvPlan conv_plan(const ConvArgs& a, int sms, int max_slices) {
   const long long pixel_tiles = ceil_div(a.pixels, WideTile::kBM);
   const int tiles = ceil_div(a.crs, WideTile::kBK);
-  const int depth = channel_inner(a) ? kCiBK / WideTile::kBK : 1;  // slices in whole kernel tiles
   // Reduction pass: (2 slices + 1) N K P Q floats through DRAM at ~2 KB per clock, and a launch.
   const double out_bytes = 4.0 * static_cast<double>(a.out_elems);
   ConvPlan best;
@@ -462,8 +331,7 @@ ConvPlan conv_plan(const ConvArgs& a, int sms, int max_slices) {
     if (wide && a.k <= NarrowTile::kBN) continue;  // a 128-wide tile would be half empty
     for (int slices = 1; slices <= max_slices; ++slices) {
       if (slices > 1 && tiles / slices < kMinTilesPerSlice) break;
-      const int per_slice = ceil_div(tiles, slices * depth) * depth;
-      const int used = ceil_div(tiles, per_slice);
+      const int per_slice = ceil_div(tiles, slices), used = ceil_div(tiles, per_slice);
       double clocks = wide
                           ? plan_clocks<WideTile>(pixel_tiles, a.k, tiles, per_slice, sms, 1.0)
                           : plan_clocks<NarrowTile>(pixel_tiles, a.k, tiles, per_slice, sms, 0.915);
@@ -502,12 +370,10 @@ void launch_conv(const ConvArgs& a, const ConvPlan& plan, const float* x, const 
                  float* out, cudaStream_t stream) {
   const dim3 grid(ceil_div(a.pixels, T::kBM), ceil_div(a.k, T::kBN), plan.slices);
   require(grid.y <= 65535, "shape.k", "too many output channels for grid.y");
-  if (channel_inner(a))
-    conv2d_implicit_gemm_kernel<T, false, true><<<grid, T::kThreads, 0, stream>>>(a, x, w, out);
-  else if (a.vec_w)
-    conv2d_implicit_gemm_kernel<T, true, false><<<grid, T::kThreads, 0, stream>>>(a, x, w, out);
+  if (a.vec_w)
+    conv2d_implicit_gemm_kernel<T, true><<<grid, T::kThreads, 0, stream>>>(a, x, w, out);
   else
-    conv2d_implicit_gemm_kernel<T, false, false><<<grid, T::kThreads, 0, stream>>>(a, x, w, out);
+    conv2d_implicit_gemm_kernel<T, false><<<grid, T::kThreads, 0, stream>>>(a, x, w, out);
   CUDALAB_CHECK_LAUNCH();
 }
 

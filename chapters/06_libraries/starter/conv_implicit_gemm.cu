@@ -24,13 +24,11 @@
 // exercise 6.4's; the reference's is in its solution notes (`scripts/lab hint 6.4 solution`).
 #include <algorithm>
 #include <cstdint>
-#include <type_traits>
 
 #include "ch06/conv.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/device.hpp"
 #include "cudalab/math.hpp"
-#include "cp_async.cuh"
 
 namespace cudalab::ch06 {
 namespace {
@@ -68,23 +66,6 @@ static_assert(tile_ok<WideTile>() && tile_ok<NarrowTile>(),
               "thread's 4 pixels are one int4 of each pixel_of row; 16-byte Bs rows");
 static_assert(WideTile::kThreads == 256 && NarrowTile::kThreads == 128);
 
-// The channel-innermost path (C % kCiBK == 0, the kernel's kChannelInner): reduction steps per
-// tile and cp.async stages (fewer when they would pass 48 KB of shared memory). Compile-time
-// knobs for experiments: CUDALAB_CONV_CI=0 keeps every shape on the (c, r, s) path.
-#ifndef CUDALAB_CONV_CI
-#define CUDALAB_CONV_CI 1
-#endif
-#ifndef CUDALAB_CONV_CI_BK
-#define CUDALAB_CONV_CI_BK 8
-#endif
-#ifndef CUDALAB_CONV_CI_STAGES
-#define CUDALAB_CONV_CI_STAGES 3
-#endif
-constexpr bool kCiOn = CUDALAB_CONV_CI != 0;
-constexpr int kCiBK = CUDALAB_CONV_CI_BK;
-constexpr int kCiStages = CUDALAB_CONV_CI_STAGES;
-static_assert(kCiBK % WideTile::kBK == 0 && kCiStages >= 2);
-
 struct ConvArgs {
   int n, c, h, w, k, r, s, stride, pad, p, q;
   int pixels, crs, hw;           // N P Q, C R S, H W
@@ -96,7 +77,7 @@ struct ConvArgs {
 
 // Launch: grid (ceil(N P Q / 128), ceil(K / kBN), slices), T::kThreads threads. Slice z of the
 // reduction writes its sums to out + z * N K P Q (out = y when there is one slice).
-template <class T, bool kVecW, bool kChannelInner>
+template <class T, bool kVecW>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
     conv2d_implicit_gemm_kernel(ConvArgs a, const float* __restrict__ x,
                                 const float* __restrict__ w, float* __restrict__ out) {
@@ -113,9 +94,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
   //     threads or 128 x 64 of 128): T::kThreads threads, grid (ceil(N P Q / 128),
   //     ceil(K / T::kBN), slices). ConvArgs has the shape and
   //     helpers you may use (pixels, crs, hw, vec_w; step_* advance (c, r, s) by T::kBK). Partial
-  //     tiles: nothing written outside the output, inputs outside x read as 0. kChannelInner
-  //     (set when C % kCiBK == 0) allows any order of kk inside a slice, e.g. channels innermost;
-  //     the slices then hold multiples of kCiBK / T::kBK tiles. Ignoring it is correct.
+  //     tiles: nothing written outside the output, inputs outside x read as 0.
   //   Constraints: no im2col buffer in global memory (the GEMM's A operand is gathered from x on
   //     the fly, in the tiles you stage); shared-memory tiles and register blocking as in 6.1-6.2;
   //     FP32 FMA math (no tensor cores); no library call; no atomics (the same bits every run).
@@ -123,8 +102,6 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
   //     BM_conv_cudnn_gemm/3x3_64to64_56 (cuDNN's fastest GEMM-family algorithm, FMA math);
   //     `scripts/lab check 6.4`.
   (void)a; (void)x; (void)w; (void)out; (void)t; (void)warp; (void)lane; (void)m0; (void)n0;
-  // The FMAs: warp (warp_m, warp_n), lane (lane_m, lane_n); the thread's first sub-tile sits at
-  // (mo, no) inside the block tile, the second 16 rows / 32 columns further (sgemm_7_warptile.cu).
 }
 
 // Split-K, second pass: y[e] = part[0][e] + part[1][e] + ... in that order (deterministic).
@@ -176,15 +153,9 @@ double plan_clocks(long long pixel_tiles, int k, int tiles, int per_slice, int s
                   (rest > 0 ? rest / warp_hiding(static_cast<int>(rest) * T::kWarps) : 0.0));
 }
 
-// The kernel's channel-innermost path: every tile is kCiBK channels at one filter tap.
-bool channel_inner(const ConvArgs& a) {
-  return kCiOn && a.c % kCiBK == 0;
-}
-
 ConvPlan conv_plan(const ConvArgs& a, int sms, int max_slices) {
   const long long pixel_tiles = ceil_div(a.pixels, WideTile::kBM);
   const int tiles = ceil_div(a.crs, WideTile::kBK);
-  const int depth = channel_inner(a) ? kCiBK / WideTile::kBK : 1;  // slices in whole kernel tiles
   // Reduction pass: (2 slices + 1) N K P Q floats through DRAM at ~2 KB per clock, and a launch.
   const double out_bytes = 4.0 * static_cast<double>(a.out_elems);
   ConvPlan best;
@@ -193,8 +164,7 @@ ConvPlan conv_plan(const ConvArgs& a, int sms, int max_slices) {
     if (wide && a.k <= NarrowTile::kBN) continue;  // a 128-wide tile would be half empty
     for (int slices = 1; slices <= max_slices; ++slices) {
       if (slices > 1 && tiles / slices < kMinTilesPerSlice) break;
-      const int per_slice = ceil_div(tiles, slices * depth) * depth;
-      const int used = ceil_div(tiles, per_slice);
+      const int per_slice = ceil_div(tiles, slices), used = ceil_div(tiles, per_slice);
       double clocks = wide
                           ? plan_clocks<WideTile>(pixel_tiles, a.k, tiles, per_slice, sms, 1.0)
                           : plan_clocks<NarrowTile>(pixel_tiles, a.k, tiles, per_slice, sms, 0.915);
@@ -233,12 +203,10 @@ void launch_conv(const ConvArgs& a, const ConvPlan& plan, const float* x, const 
                  float* out, cudaStream_t stream) {
   const dim3 grid(ceil_div(a.pixels, T::kBM), ceil_div(a.k, T::kBN), plan.slices);
   require(grid.y <= 65535, "shape.k", "too many output channels for grid.y");
-  if (channel_inner(a))
-    conv2d_implicit_gemm_kernel<T, false, true><<<grid, T::kThreads, 0, stream>>>(a, x, w, out);
-  else if (a.vec_w)
-    conv2d_implicit_gemm_kernel<T, true, false><<<grid, T::kThreads, 0, stream>>>(a, x, w, out);
+  if (a.vec_w)
+    conv2d_implicit_gemm_kernel<T, true><<<grid, T::kThreads, 0, stream>>>(a, x, w, out);
   else
-    conv2d_implicit_gemm_kernel<T, false, false><<<grid, T::kThreads, 0, stream>>>(a, x, w, out);
+    conv2d_implicit_gemm_kernel<T, false><<<grid, T::kThreads, 0, stream>>>(a, x, w, out);
   CUDALAB_CHECK_LAUNCH();
 }
 

@@ -1,8 +1,7 @@
 // Starter track — write your code at the TODO marks; the tests of each exercise
 // fail until you do. (Generated from chapters/06_libraries/reference/cp_async.cuh by scripts/variants.py.)
-// The cp.async PTX wrappers of chapter 6's pipelined kernels (SGEMM step 8, the mma.sync GEMM,
-// the implicit-GEMM convolution): 16- and 4-byte global -> shared copies that bypass registers,
-// grouped and waited for by group.
+// The cp.async PTX wrappers of chapter 6's pipelined kernels (SGEMM step 8, the mma.sync GEMM):
+// 16-byte global -> shared copies that bypass registers, grouped and waited for by group.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -28,17 +27,6 @@ __device__ __forceinline__ void cp_async_16(std::uint32_t dst, const void* src, 
 }
 __device__ __forceinline__ void cp_async_16(void* dst, const void* src, bool in_range) {
   cp_async_16(shared_address(dst), src, in_range);
-}
-
-// 4 bytes global -> shared, asynchronous, cached in L1 (.ca: the 4-byte form allows no .cg).
-// in_range false reads nothing and writes a zero (ignore-src: the padding of a gather); src must
-// still be a valid address form.
-__device__ __forceinline__ void cp_async_4(std::uint32_t dst, const void* src, bool in_range) {
-  asm volatile(
-      "{\n .reg .pred p;\n setp.eq.u32 p, %2, 0;\n"
-      " cp.async.ca.shared.global [%0], [%1], 4, p;\n}\n" ::"r"(dst),
-      "l"(src), "r"(static_cast<std::uint32_t>(in_range))
-      : "memory");
 }
 
 // Closes the group of this thread's copies issued since the last commit.
