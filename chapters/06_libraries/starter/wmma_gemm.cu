@@ -31,51 +31,41 @@ namespace {
 
 namespace wmma = nvcuda::wmma;
 
-constexpr int kChunk = 8;  // 16-bit elements per 16 bytes
-
-// The tiling is a template (the comments give the values of the default, WmmaDefault below):
-// block tile BM x BN x BK, warps as WarpsM x WarpsN, BlocksPerSm for __launch_bounds__.
-template <int BM, int BN, int BK, int WarpsM, int WarpsN, int BlocksPerSm>
 struct WmmaConfig {
-  static constexpr int kBM = BM, kBN = BN, kBK = BK;                    // 128, 128, 32
-  static constexpr int kWarpsM = WarpsM, kWarpsN = WarpsN;              // 2, 4
+  static constexpr int kBM = 128, kBN = 128, kBK = 32;
+  static constexpr int kWarpsM = 2, kWarpsN = 4;
   static constexpr int kWarpM = kBM / kWarpsM, kWarpN = kBN / kWarpsN;  // 64 x 32
   static constexpr int kFrag = 16;
   static constexpr int kFragsM = kWarpM / kFrag, kFragsN = kWarpN / kFrag;  // 4 x 2
   static constexpr int kThreads = kWarpsM * kWarpsN * 32;                   // 256
-  static constexpr int kBlocksPerSm = BlocksPerSm;                          // 2
   static constexpr int kPad = 8;                                            // elements (16 bytes)
   static constexpr int kLdA = kBK + kPad, kLdB = kBN + kPad;                // 40, 136
   static constexpr int kLdStage = kFrag + 4;                                // fp32 staging rows
-  static constexpr int kChunk = cudalab::ch06::kChunk;
+  static constexpr int kChunk = 8;                                // 16-bit elements per 16 bytes
   static constexpr int kChunksA = kBM * kBK / kChunk / kThreads;  // 2 per thread
   static constexpr int kChunksB = kBK * kBN / kChunk / kThreads;  // 2 per thread
-  static constexpr int kSmemBytes =  // static shared memory: at most 48 KB
-      2 * (kBM * kLdA + kBK * kLdB) * 2 + kThreads / 32 * kFrag * kLdStage * 4;
-
-  static_assert(kBK % kFrag == 0 && kChunksA * kChunk * kThreads == kBM * kBK);
-  static_assert(kChunksB * kChunk * kThreads == kBK * kBN);
-  static_assert(kLdA % 8 == 0 && kLdB % 8 == 0, "wmma: ldm a multiple of 16 bytes");
-  static_assert(kLdStage % 4 == 0, "wmma: fp32 ldm a multiple of 4");
-  static_assert(kSmemBytes <= 48 * 1024, "static shared memory is limited to 48 KB");
 };
-using WmmaDefault = WmmaConfig<128, 128, 32, 2, 4, 2>;
+using WM = WmmaConfig;
+static_assert(WM::kBK % WM::kFrag == 0 &&
+              WM::kChunksA * WM::kChunk * WM::kThreads == WM::kBM * WM::kBK);
+static_assert(WM::kChunksB * WM::kChunk * WM::kThreads == WM::kBK * WM::kBN);
+static_assert(WM::kLdA % 8 == 0 && WM::kLdB % 8 == 0, "wmma: ldm a multiple of 16 bytes");
+static_assert(WM::kLdStage % 4 == 0, "wmma: fp32 ldm a multiple of 4");
 
 // 8 consecutive 16-bit elements row[col .. col + 7] of a row with `limit` valid columns, as raw
 // bits (zero bits are +0.0 in fp16 and bf16). One 16-byte load when the chunk is whole and aligned.
 __device__ __forceinline__ uint4 load8(const unsigned short* row, int col, int limit, bool vec_ok) {
-  if (vec_ok && col + kChunk - 1 < limit) return *reinterpret_cast<const uint4*>(row + col);
+  if (vec_ok && col + WM::kChunk - 1 < limit) return *reinterpret_cast<const uint4*>(row + col);
   // Guarded element loads, packed two per 32-bit word (little-endian: element 2i in the low half).
   auto get = [&](int i) -> unsigned { return col + i < limit ? row[col + i] : 0u; };
   return make_uint4(get(0) | get(1) << 16, get(2) | get(3) << 16, get(4) | get(5) << 16,
                     get(6) | get(7) << 16);
 }
 
-// Launch: grid (ceil(N / BN), ceil(M / BM)), WM::kThreads threads; by default 256 threads, 47 KB
-// of static shared memory, 2 blocks per SM (<= 128 registers a thread; 1 block per SM would leave
-// 8 warps to hide latency).
-template <class WM, class T>
-__global__ void __launch_bounds__(WM::kThreads, WM::kBlocksPerSm)
+// Launch: grid (ceil(N / 128), ceil(M / 128)), 256 threads, 47 KB of static shared memory, 2 blocks
+// per SM (<= 128 registers a thread; 1 block per SM would leave 8 warps to hide latency).
+template <class T>
+__global__ void __launch_bounds__(WM::kThreads, 2)
     wmma_gemm_kernel(int M, int N, int K, float alpha, const T* __restrict__ A,
                      const T* __restrict__ B, float beta, float* __restrict__ C, bool vec_a,
                      bool vec_b) {
@@ -162,10 +152,10 @@ __global__ void __launch_bounds__(WM::kThreads, WM::kBlocksPerSm)
   (void)stage; (void)lane; (void)warp_m; (void)warp_n; (void)alpha; (void)beta; (void)C;
 }
 
-template <class WM, class T>
+template <class T>
 void launch_wmma(int M, int N, int K, float alpha, const T* A, const T* B, float beta, float* C,
                  cudaStream_t stream) {
-  require(M >= 0 && M <= 65535 * WM::kBM, "M", "must be in [0, 65535 * BM] (grid.y limit)");
+  require(M >= 0 && M <= 65535 * WM::kBM, "M", "must be in [0, 65535 * 128] (grid.y limit)");
   require(N >= 0, "N", "must be >= 0");
   require(K >= 0, "K", "must be >= 0");
   if (M == 0 || N == 0) return;
@@ -173,9 +163,9 @@ void launch_wmma(int M, int N, int K, float alpha, const T* A, const T* B, float
   require_device_pointer(B, static_cast<std::size_t>(K) * N, "B");
   require_device_pointer(C, static_cast<std::size_t>(M) * N, "C");
   const dim3 grid(ceil_div(N, WM::kBN), ceil_div(M, WM::kBM));
-  wmma_gemm_kernel<WM, T><<<grid, WM::kThreads, 0, stream>>>(M, N, K, alpha, A, B, beta, C,
-                                                             K % kChunk == 0 && is_aligned(A, 16),
-                                                             N % kChunk == 0 && is_aligned(B, 16));
+  wmma_gemm_kernel<T><<<grid, WM::kThreads, 0, stream>>>(M, N, K, alpha, A, B, beta, C,
+                                                         K % WM::kChunk == 0 && is_aligned(A, 16),
+                                                         N % WM::kChunk == 0 && is_aligned(B, 16));
   CUDALAB_CHECK_LAUNCH();
 }
 
@@ -183,12 +173,12 @@ void launch_wmma(int M, int N, int K, float alpha, const T* A, const T* B, float
 
 void wmma_gemm(int M, int N, int K, float alpha, const __half* A, const __half* B, float beta,
                float* C, cudaStream_t stream) {
-  launch_wmma<WmmaDefault>(M, N, K, alpha, A, B, beta, C, stream);
+  launch_wmma(M, N, K, alpha, A, B, beta, C, stream);
 }
 
 void wmma_gemm(int M, int N, int K, float alpha, const __nv_bfloat16* A, const __nv_bfloat16* B,
                float beta, float* C, cudaStream_t stream) {
-  launch_wmma<WmmaDefault>(M, N, K, alpha, A, B, beta, C, stream);
+  launch_wmma(M, N, K, alpha, A, B, beta, C, stream);
 }
 
 }  // namespace cudalab::ch06
