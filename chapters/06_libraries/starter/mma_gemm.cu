@@ -22,12 +22,12 @@
 //   warp tile (64, 64) = 4 x 8 mma tiles of 16 x 8: 128 fp32 accumulators a thread
 //   kStages = 4 shared stages of 24 KB (96 KB, dynamic): tiles t + 1 .. t + 3 are in flight while
 //     the warps multiply tile t; one __syncthreads per K tile
-// Why this shape: shared memory bandwidth, not the tensor cores, is what an mma.sync GEMM runs out
-// of first. Per k16 step a 64 x 64 warp tile reads 4 A fragments and 4 B fragment pairs (8
-// ldmatrix.x4, 4 KB) for 32 MMAs, 128 bytes an MMA, where a 64 x 32 warp tile reads 6 for 16 MMAs
-// (192 bytes an MMA); a 128 x 256 block also writes fewer shared bytes (cp.async) per MMA than a
-// 128 x 128 one. The price is registers (128 accumulators plus two sets of fragments): about 230 a
-// thread, hence one block of 8 warps per SM and 4 stages to cover the global-memory latency.
+// Why this shape: the warp tile sets the shared-memory bytes each MMA costs. Per k16 step a
+// 64 x 64 warp tile reads 4 A fragments and 4 B fragment pairs (8 ldmatrix.x4, 4 KB) for 32 MMAs,
+// 128 bytes an MMA, where a 64 x 32 warp tile reads 6 for 16 MMAs (192 bytes an MMA); a 128 x 256
+// block also writes fewer shared bytes (cp.async) per MMA than a 128 x 128 one. The price is
+// registers (128 accumulators plus two sets of fragments): about 230 a thread, hence one block of 8
+// warps per SM and 4 stages to cover the global-memory latency.
 //   fragments are double-buffered in registers: the ldmatrix of k16 step s + 1 are issued before
 //     the MMAs of step s, and the next K tile's first fragments are loaded right after the barrier
 //     that opens it, ahead of the current tile's last MMAs, so the tensor cores do not wait on
