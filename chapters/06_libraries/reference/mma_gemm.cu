@@ -43,8 +43,8 @@
 #include <limits>
 
 #include "ch06/tensor_core.hpp"
-#include "cp_async.cuh"
 #include "cudalab/check.hpp"
+#include "cudalab/cp_async.cuh"
 #include "cudalab/math.hpp"
 
 namespace cudalab::ch06 {
@@ -107,11 +107,8 @@ __device__ __forceinline__ uint32_t swizzle(int row, int chunk) {
 }
 
 // ---- PTX wrappers ------------------------------------------------------------------------------
-// The cp.async ones are SGEMM step 8's (cp_async.cuh).
-using detail::cp_async_16;
-using detail::cp_async_commit;
-using detail::cp_async_wait;
-using detail::shared_address;
+// The cp.async ones (cp_async_16, cp_async_commit, cp_async_wait, shared_address) are the
+// course's shared ones, cudalab/cp_async.cuh, as in SGEMM step 8.
 
 // Four 8x8 matrices of 16-bit elements; lanes 8i .. 8i + 7 address the rows of matrix i.
 __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {

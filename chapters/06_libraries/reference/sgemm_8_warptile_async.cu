@@ -32,8 +32,8 @@
 #include <cstdint>
 
 #include "ch06/sgemm.hpp"
-#include "cp_async.cuh"
 #include "cudalab/check.hpp"
+#include "cudalab/cp_async.cuh"
 #include "cudalab/launch.hpp"
 #include "cudalab/math.hpp"
 #include "sgemm_common.cuh"

@@ -1,12 +1,13 @@
-// The cp.async PTX wrappers of chapter 6's pipelined kernels (SGEMM step 8, the mma.sync GEMM):
-// 16-byte global -> shared copies that bypass registers, grouped and waited for by group.
+// The cp.async PTX wrappers of the pipelined kernels (chapter 6's SGEMM step 8 and mma.sync GEMM,
+// chapter 11's tensor-core prefill): 16-byte global -> shared copies that bypass registers, grouped
+// and waited for by group.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
-namespace cudalab::ch06::detail {
+namespace cudalab {
 
 // The shared-state-space address of a pointer into shared memory (what cp.async and ldmatrix
 // take).
@@ -38,4 +39,4 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
 }
 
-}  // namespace cudalab::ch06::detail
+}  // namespace cudalab
