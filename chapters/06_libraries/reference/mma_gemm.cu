@@ -46,6 +46,7 @@
 #include "cudalab/check.hpp"
 #include "cudalab/cp_async.cuh"
 #include "cudalab/math.hpp"
+#include "cudalab/mma_sync.cuh"
 
 namespace cudalab::ch06 {
 namespace {
@@ -107,39 +108,9 @@ __device__ __forceinline__ uint32_t swizzle(int row, int chunk) {
 }
 
 // ---- PTX wrappers ------------------------------------------------------------------------------
-// The cp.async ones (cp_async_16, cp_async_commit, cp_async_wait, shared_address) are the
-// course's shared ones, cudalab/cp_async.cuh, as in SGEMM step 8.
-
-// Four 8x8 matrices of 16-bit elements; lanes 8i .. 8i + 7 address the rows of matrix i.
-__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr)
-               : "memory");
-}
-// The same, each matrix transposed on the way (row-major B -> the "col" B fragment).
-__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr)
-               : "memory");
-}
-
-// d += a b for one 16x8x16 tile, fp32 accumulation.
-__device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
-                                          uint32_t b1, __half /*type tag*/) {
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-      "{%8, %9}, {%0, %1, %2, %3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-__device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
-                                          uint32_t b1, __nv_bfloat16 /*type tag*/) {
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-      "{%8, %9}, {%0, %1, %2, %3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
+// ldmatrix_x4, ldmatrix_x4_trans and mma_16816 (cudalab/mma_sync.cuh), cp_async_16,
+// cp_async_commit, cp_async_wait and shared_address (cudalab/cp_async.cuh): the course's shared
+// ones, each a single PTX instruction whose operands the header comment above explains.
 
 // The fallback's loads: 8 consecutive 16-bit elements row[col .. col + 7] of a row with `limit`
 // valid columns, as raw bits (zero bits are +0.0 in fp16 and bf16), element by element.
