@@ -25,6 +25,8 @@
 //                                               below compute capability 8.9, with the reason.
 //   BM_prefill/b1_len<len>                      causal flash prefill (prefill_attention), one
 //                                               sequence of one Llama-3-8B layer; TFLOP/s, alone
+//   BM_prefill_tc/b1_len<len>                   the same on tensor cores (flash_prefill_attention,
+//                                               mma.sync), up to 16384 tokens; TFLOP/s, alone
 //   BM_serve/{static,continuous}/skewed         the tiny decoder (ch11/decoder.hpp) serving the
 //                                               skewed trace end to end with either scheduler;
 //                                               the row's time is the makespan on the engine's

@@ -1,6 +1,7 @@
 // Chapter 11 benchmarks, prefill: causal flash attention over one prompt (q_heads 32, kv_heads 8,
 // head_dim 128; rows: decode_attention.cpp's header):
-//   BM_prefill/b1_len<len>
+//   BM_prefill/b1_len<len>      prefill_attention (fp32 on CUDA cores)
+//   BM_prefill_tc/b1_len<len>   flash_prefill_attention (mma.sync tensor cores)
 // The ratios and speed goals are declared in bench/ch11/ch11.toml.
 #include <cuda_fp16.h>
 
@@ -21,7 +22,12 @@ using namespace cudalab::bench_ch11;
 
 namespace {
 
-void BM_prefill(benchmark::State& state, int len) {
+using PrefillFn = void (*)(const void*, const void*, const void*, void*, const DecodeShape&, int,
+                           DType, cudaStream_t);
+
+// tol: the tests' fp16 bound for the kernel (tests/ch11/test_prefill.cpp: 1e-3 for the fp32
+// kernel, 2e-3 for the tensor-core one, which also rounds the softmax weights to 16 bits).
+void BM_prefill(benchmark::State& state, PrefillFn prefill, int len, double tol) {
   const DecodeShape shape{1, kQHeads, kKvHeads, kDim, 1.0f / std::sqrt(static_cast<float>(kDim))};
   const std::size_t nq = static_cast<std::size_t>(len) * kQHeads * kDim,
                     nkv = static_cast<std::size_t>(len) * kKvHeads * kDim;
@@ -30,7 +36,7 @@ void BM_prefill(benchmark::State& state, int len) {
   fill_random(k.data(), nkv, kSeedK, kType, -1, 1);
   fill_random(v.data(), nkv, kSeedV, kType, -1, 1);
   auto work = [&](cudaStream_t st) {
-    prefill_attention(q.data(), k.data(), v.data(), out.data(), shape, len, kType, st);
+    prefill(q.data(), k.data(), v.data(), out.data(), shape, len, kType, st);
   };
   // Checked rows: the first, a middle and the last query, every head, against the decode oracle
   // over that query's keys 0..i (a causal row is one decode step; the whole prefill oracle would
@@ -60,7 +66,7 @@ void BM_prefill(benchmark::State& state, int len) {
             __half_raw r;
             r.x = got[static_cast<std::size_t>(i) * want.size() + e];
             const double g = __half2float(__half(r));
-            if (std::fabs(g - want[e]) > 1e-3)  // tests/ch11: fp16 1e-3
+            if (std::fabs(g - want[e]) > tol)
               return "prefill " + std::to_string(len) + ": query " + std::to_string(i) + ", head " +
                      std::to_string(e / kDim) + ", dim " + std::to_string(e % kDim) + ": " +
                      std::to_string(g) + ", want " + std::to_string(want[e]);
@@ -78,7 +84,10 @@ using bench::add;  // cudalab/bench.hpp
 [[maybe_unused]] const bool kRegistered = [] {
   for (int len : {1024, 4096})
     add("BM_prefill/b1_len" + std::to_string(len),
-        [len](benchmark::State& st) { BM_prefill(st, len); });
+        [len](benchmark::State& st) { BM_prefill(st, prefill_attention, len, 1e-3); });
+  for (int len : {1024, 4096, 16384})
+    add("BM_prefill_tc/b1_len" + std::to_string(len),
+        [len](benchmark::State& st) { BM_prefill(st, flash_prefill_attention, len, 2e-3); });
   return true;
 }();
 

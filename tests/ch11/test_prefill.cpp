@@ -1,7 +1,12 @@
-// Prefill (worked example, the online softmax of exercise 11.2 over tiles of rows): causal
-// flash-style attention against the double oracle. Lengths around the 32-row and 32-key tiles.
+// Prefill (worked examples, the online softmax of exercise 11.2 over tiles of rows): causal
+// flash-style attention against the double oracle, for both kernels: prefill_attention (fp32 on
+// CUDA cores, 32-row and 32-key tiles) and flash_prefill_attention (mma.sync, 64-row and 64-key
+// tiles). Lengths around each kernel's tiles.
 // Tolerance as in test_decode_attention.cpp (outputs are convex combinations of V in [-1, 1]; the
-// output rounding dominates): fp16 1e-3, bf16 4e-3.
+// output rounding dominates): fp16 1e-3, bf16 4e-3. The tensor-core kernel also rounds each
+// softmax weight to 16 bits before P V (FlashAttention-2 does the same), a second rounding of the
+// same size: twice those bounds (its largest errors measured against an fp32 reference at lengths
+// up to 1000 were 4e-4 in fp16 and 3e-3 in bf16; a wrong tile or mask is off by 0.1 and more).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <gtest/gtest.h>
@@ -35,17 +40,27 @@ const std::vector<Case> kCases{
     {"bf16_d128_gqa8_len100", DType::kBF16, 128, 16, 2, 1, 100},
     {"f16_d64_gqa2_len257", DType::kF16, 64, 4, 2, 2, 257},
 };
+// Around the tensor-core kernel's 64-row / 64-key tiles: one token short of a tile, a tile, one
+// past; a diagonal tile crossed by the end of the sequence; several query tiles.
+const std::vector<Case> kFlashCases{
+    {"f16_d128_gqa4_len1", DType::kF16, 128, 8, 2, 2, 1},
+    {"bf16_d64_mha_len63", DType::kBF16, 64, 4, 4, 2, 63},
+    {"f16_d64_gqa2_len64", DType::kF16, 64, 4, 2, 1, 64},
+    {"f16_d128_gqa4_len65", DType::kF16, 128, 8, 2, 2, 65},
+    {"bf16_d128_gqa8_len129", DType::kBF16, 128, 16, 2, 1, 129},
+    {"f16_d64_gqa2_len257", DType::kF16, 64, 4, 2, 2, 257},
+    {"bf16_d128_mha_len300", DType::kBF16, 128, 4, 4, 1, 300},
+};
 std::string case_name(const ::testing::TestParamInfo<Case>& p) {
   return p.param.name;
 }
 
-}  // namespace
+using PrefillFn = void (*)(const void*, const void*, const void*, void*, const DecodeShape&, int,
+                           DType, cudaStream_t);
 
-class PrefillGpu : public ::testing::TestWithParam<Case> {};
-
-TEST_P(PrefillGpu, MatchesOracle) {
-  CUDALAB_REQUIRE_GPU();
-  const Case c = GetParam();
+// Random inputs rounded to the case's type, the kernel's output against the double oracle; the
+// tolerance is scaled by `slack` (1 for the fp32 kernel, 2 for the tensor-core one: see above).
+void expect_matches_oracle(PrefillFn prefill, const char* kernel, const Case& c, double slack) {
   Rng rng;
   const std::size_t D = static_cast<std::size_t>(c.head_dim), L = static_cast<std::size_t>(c.len);
   const std::size_t nq = L * c.q_heads * D, nkv = L * c.kv_heads * D;
@@ -73,16 +88,34 @@ TEST_P(PrefillGpu, MatchesOracle) {
   };
   auto dq = to_device(bits(q)), dk = to_device(bits(k)), dv = to_device(bits(v));
   cudalab::testing::GuardedOutput<std::uint16_t> out(q.size());
-  prefill_attention(dq.data(), dk.data(), dv.data(), out.data(), shape, c.len, c.dtype);
+  prefill(dq.data(), dk.data(), dv.data(), out.data(), shape, c.len, c.dtype, nullptr);
   CUDALAB_CHECK(cudaDeviceSynchronize());
   std::vector<float> got;
   for (std::uint16_t x : out.result()) got.push_back(from_bits(x, c.dtype));
-  const Tolerance tol = c.dtype == DType::kF16 ? Tolerance{1e-3, 0} : Tolerance{4e-3, 0};
-  EXPECT_MATCHES(compare(got, want, tol, "prefill_attention " + c.name));
+  const Tolerance tol{slack * (c.dtype == DType::kF16 ? 1e-3 : 4e-3), 0};
+  EXPECT_MATCHES(compare(got, want, tol, std::string(kernel) + " " + c.name));
   EXPECT_TRUE(out.guard_intact());
 }
 
+}  // namespace
+
+class PrefillGpu : public ::testing::TestWithParam<Case> {};
+
+TEST_P(PrefillGpu, MatchesOracle) {
+  CUDALAB_REQUIRE_GPU();
+  expect_matches_oracle(prefill_attention, "prefill_attention", GetParam(), 1.0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, PrefillGpu, ::testing::ValuesIn(kCases), case_name);
+
+class FlashPrefillGpu : public ::testing::TestWithParam<Case> {};
+
+TEST_P(FlashPrefillGpu, MatchesOracle) {
+  CUDALAB_REQUIRE_GPU();
+  expect_matches_oracle(flash_prefill_attention, "flash_prefill_attention", GetParam(), 2.0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, FlashPrefillGpu, ::testing::ValuesIn(kFlashCases), case_name);
 
 // Index width: 5250 sequences of 100 tokens x 32 query heads x 128 = 2^31 + 2,516,352 fp16 elements
 // in q and out (4.3 GB each; K and V a quarter of that): the sequences from 5243 on start past 2^31
@@ -90,7 +123,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, PrefillGpu, ::testing::ValuesIn(kCases), case_n
 // from the device fill; the output of the first sequence, of the ones across the crossing and of
 // the last is checked against the double oracle (the fill's host twin gives their inputs).
 // Cost on an H200: ~0.4 TFLOP of causal attention (a few ms) and ~11 GB of fills.
-TEST(PrefillLargeGpu, SequencesPastTwoToThe31Elements) {
+namespace {
+void expect_sequences_past_2_31(PrefillFn prefill, const std::string& kernel, double tol) {
   const DType t = DType::kF16;
   const int B = 5250, L = 100, QH = 32, KH = 8, D = 128;
   const std::size_t nq = static_cast<std::size_t>(B) * L * QH * D,
@@ -103,7 +137,7 @@ TEST(PrefillLargeGpu, SequencesPastTwoToThe31Elements) {
   fill_random(v.data(), nkv, seed + 2, t, -1.0f, 1.0f);
   poison_device(out.data(), out.bytes());
   const DecodeShape shape{B, QH, KH, D, 1.0f / std::sqrt(static_cast<float>(D))};
-  prefill_attention(q.data(), k.data(), v.data(), out.data(), shape, L, t);
+  prefill(q.data(), k.data(), v.data(), out.data(), shape, L, t, nullptr);
   CUDALAB_CHECK(cudaDeviceSynchronize());
   const std::size_t per_q = static_cast<std::size_t>(L) * QH * D,
                     per_kv = static_cast<std::size_t>(L) * KH * D;
@@ -121,10 +155,19 @@ TEST(PrefillLargeGpu, SequencesPastTwoToThe31Elements) {
                              cudaMemcpyDeviceToHost));
     std::vector<float> got(per_q);
     for (std::size_t i = 0; i < per_q; ++i) got[i] = from_bits(bits[i], t);
-    EXPECT_MATCHES(compare(got, std::vector<float>(o.begin(), o.end()), Tolerance{1e-3, 0},
-                           "prefill_attention (5250 x 100 tokens x 32 heads x 128, sequence " +
+    EXPECT_MATCHES(compare(got, std::vector<float>(o.begin(), o.end()), Tolerance{tol, 0},
+                           kernel + " (5250 x 100 tokens x 32 heads x 128, sequence " +
                                std::to_string(b) + ": offsets past 2^31 elements from 5243 on)"));
   }
+}
+}  // namespace
+
+TEST(PrefillLargeGpu, SequencesPastTwoToThe31Elements) {
+  expect_sequences_past_2_31(prefill_attention, "prefill_attention", 1e-3);
+}
+
+TEST(PrefillLargeGpu, TensorCoreSequencesPastTwoToThe31Elements) {
+  expect_sequences_past_2_31(flash_prefill_attention, "flash_prefill_attention", 2e-3);
 }
 
 TEST(PrefillArgs, NamedErrors) {
@@ -138,4 +181,39 @@ TEST(PrefillArgs, NamedErrors) {
       [&] { prefill_attention(nullptr, nullptr, nullptr, nullptr, bad, 4, DType::kF16); },
       "kv_heads");
   EXPECT_NO_THROW(prefill_attention(nullptr, nullptr, nullptr, nullptr, s, 0, DType::kF16));
+}
+
+TEST(FlashPrefillArgs, NamedErrors) {
+  const DecodeShape s{1, 8, 2, 128, 0.1f};
+  cudalab::testing::expect_throws_naming(
+      [&] { flash_prefill_attention(nullptr, nullptr, nullptr, nullptr, s, -1, DType::kF16); },
+      "len");
+  cudalab::testing::expect_throws_naming(
+      [&] { flash_prefill_attention(nullptr, nullptr, nullptr, nullptr, s, 4, DType::kF16); }, "q");
+  const DecodeShape bad_heads{1, 8, 3, 128, 0.1f};
+  cudalab::testing::expect_throws_naming(
+      [&] {
+        flash_prefill_attention(nullptr, nullptr, nullptr, nullptr, bad_heads, 4, DType::kF16);
+      },
+      "kv_heads");
+  const DecodeShape bad_dim{1, 8, 2, 96, 0.1f};
+  cudalab::testing::expect_throws_naming(
+      [&] { flash_prefill_attention(nullptr, nullptr, nullptr, nullptr, bad_dim, 4, DType::kF16); },
+      "head_dim");
+  EXPECT_NO_THROW(flash_prefill_attention(nullptr, nullptr, nullptr, nullptr, s, 0, DType::kF16));
+}
+
+// cp.async moves 16 bytes: a q that is a valid device pointer but not 16-byte aligned (a view one
+// element into a buffer) is refused by name, not read wrongly.
+TEST(FlashPrefillArgsGpu, MisalignedViewIsRefused) {
+  CUDALAB_REQUIRE_GPU();
+  const DecodeShape s{1, 8, 2, 128, 0.1f};
+  const int L = 4;
+  const std::size_t nq = static_cast<std::size_t>(L) * 8 * 128, nkv = nq / 4;
+  DeviceBuffer<std::uint16_t> q(nq + 8), k(nkv), v(nkv), out(nq);
+  cudalab::testing::expect_throws_naming(
+      [&] {
+        flash_prefill_attention(q.data() + 1, k.data(), v.data(), out.data(), s, L, DType::kF16);
+      },
+      "q");
 }

@@ -59,74 +59,38 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "../../06_libraries/reference/cp_async.cuh"
 #include "ch11/ch11.hpp"
 #include "cudalab/check.hpp"
+#include "cudalab/cp_async.cuh"
 #include "cudalab/math.hpp"
+#include "cudalab/mma_sync.cuh"
 
 namespace cudalab::ch11 {
 
-// prefill_attention's contract on tensor cores. Additionally q, k, v and out 16-byte aligned (as
-// cudaMalloc returns them) and len at most 65535 query tiles (grid.y).
-void flash_prefill_attention(const void* q, const void* k, const void* v, void* out,
-                             const DecodeShape& shape, int len, DType dtype,
-                             cudaStream_t stream = nullptr);
-
 namespace {
-
-using ch06::detail::cp_async_16;
-using ch06::detail::cp_async_commit;
-using ch06::detail::cp_async_wait;
-using ch06::detail::shared_address;
 
 template <int D, int kMTiles>
 struct FlashConfig {
   static constexpr int kWarps = 4, kThreads = kWarps * 32;
-  static constexpr int kWarpRows = 16 * kMTiles;      // query rows a warp owns
-  static constexpr int kBr = kWarps * kWarpRows;      // query rows a block owns: 64 or 128
-  static constexpr int kBc = 64;                      // keys a tile
-  static constexpr int kRowBytes = D * 2;             // one 16-bit row in shared memory
-  static constexpr int kChunksRow = D / 8;            // 16-byte chunks a row
-  static constexpr int kQBytes = kBr * kRowBytes;     // the Q tile (then the output tile)
-  static constexpr int kKvBytes = kBc * kRowBytes;    // one K or one V stage
+  static constexpr int kWarpRows = 16 * kMTiles;             // query rows a warp owns
+  static constexpr int kBr = kWarps * kWarpRows;             // query rows a block owns: 64 or 128
+  static constexpr int kBc = 64;                             // keys a tile
+  static constexpr int kRowBytes = D * 2;                    // one 16-bit row in shared memory
+  static constexpr int kChunksRow = D / 8;                   // 16-byte chunks a row
+  static constexpr int kQBytes = kBr * kRowBytes;            // the Q tile (then the output tile)
+  static constexpr int kKvBytes = kBc * kRowBytes;           // one K or one V stage
   static constexpr int kSmemBytes = kQBytes + 4 * kKvBytes;  // Q, 2 K stages, 2 V stages
-  static constexpr int kDSteps = D / 16;              // k16 steps of S = Q K^T
-  static constexpr int kKeySteps = kBc / 16;          // k16 steps of O += P V
-  static constexpr int kSTiles = kBc / 8;             // n8 tiles of S (a row of 64 keys)
-  static constexpr int kOTiles = D / 8;               // n8 tiles of O (a row of head_dim)
+  static constexpr int kDSteps = D / 16;                     // k16 steps of S = Q K^T
+  static constexpr int kKeySteps = kBc / 16;                 // k16 steps of O += P V
+  static constexpr int kSTiles = kBc / 8;                    // n8 tiles of S (a row of 64 keys)
+  static constexpr int kOTiles = D / 8;                      // n8 tiles of O (a row of head_dim)
   // Q's A fragments in registers for the whole kernel when they are few (4 a k-step and m-tile).
   static constexpr bool kQInRegs = kMTiles * D <= 128;
   static_assert(D % 16 == 0 && kRowBytes % 128 == 0, "the swizzle wants rows of 128-byte lines");
 };
 
-// ---- PTX wrappers (chapter 6's mma_gemm.cu has the same, with the fragment layouts) ------------
-__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr)
-               : "memory");
-}
-__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr)
-               : "memory");
-}
-// d += a b, one 16 x 8 x 16 tile, fp32 accumulation (the tag picks fp16 or bf16 inputs).
-__device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
-                                          uint32_t b1, __half /*tag*/) {
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-      "{%8, %9}, {%0, %1, %2, %3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-__device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
-                                          uint32_t b1, __nv_bfloat16 /*tag*/) {
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-      "{%8, %9}, {%0, %1, %2, %3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
+// ---- PTX wrappers: ldmatrix_x4(_trans) and mma_16816 (cudalab/mma_sync.cuh, chapter 6's mma.sync
+// GEMM explains their fragment layouts), the cp.async ones (cudalab/cp_async.cuh), and: ---------
 // 2^x in one MUFU instruction (2^-inf = +0), flushing denormals: what exp2f becomes with
 // --use_fast_math, without changing the rest of the file's math.
 __device__ __forceinline__ float ex2(float x) {
@@ -174,9 +138,9 @@ __device__ __forceinline__ void load_rows(uint32_t dst, const T* base, std::size
 // a non-negative scale. Exact (a sign flip), and free (applied where Q's fragments are loaded).
 template <class T, int D, int kMTiles>
 __global__ void __launch_bounds__(FlashConfig<D, kMTiles>::kThreads, 2)
-    flash_prefill_kernel(const T* __restrict__ q, const T* __restrict__ k,
-                         const T* __restrict__ v, T* __restrict__ out, int len, int q_heads,
-                         int kv_heads, float scale_log2, uint32_t q_sign) {
+    flash_prefill_kernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
+                         T* __restrict__ out, int len, int q_heads, int kv_heads, float scale_log2,
+                         uint32_t q_sign) {
   using C = FlashConfig<D, kMTiles>;
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t s_q = shared_address(smem);
@@ -187,14 +151,14 @@ __global__ void __launch_bounds__(FlashConfig<D, kMTiles>::kThreads, 2)
   const int kh = h / (q_heads / kv_heads);
   const std::size_t q_stride = static_cast<std::size_t>(q_heads) * D,
                     kv_stride = static_cast<std::size_t>(kv_heads) * D;
-  const T* qb = q + static_cast<std::size_t>(b) * len * q_stride + static_cast<std::size_t>(h) * D;
-  const T* kb =
-      k + static_cast<std::size_t>(b) * len * kv_stride + static_cast<std::size_t>(kh) * D;
-  const T* vb =
-      v + static_cast<std::size_t>(b) * len * kv_stride + static_cast<std::size_t>(kh) * D;
+  // Sequence b's first token, in tokens: past 2^31 elements once b len q_heads D is (64-bit).
+  const std::size_t seq0 = static_cast<std::size_t>(b) * static_cast<std::size_t>(len);
+  const T* qb = q + seq0 * q_stride + static_cast<std::size_t>(h) * D;
+  const T* kb = k + seq0 * kv_stride + static_cast<std::size_t>(kh) * D;
+  const T* vb = v + seq0 * kv_stride + static_cast<std::size_t>(kh) * D;
 
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
-  const int g = lane / 4, t4 = lane % 4;  // accumulator layout: rows g, g + 8; columns 2 t4, + 1
+  const int g = lane / 4, t4 = lane % 4;   // accumulator layout: rows g, g + 8; columns 2 t4, + 1
   const int w_row0 = warp * C::kWarpRows;  // the warp's first row inside the block's tile
   const int n_tiles = ceil_div(min(q0 + C::kBr, len), C::kBc);  // key tiles up to the diagonal
 
@@ -221,7 +185,7 @@ __global__ void __launch_bounds__(FlashConfig<D, kMTiles>::kThreads, 2)
       static_cast<uint32_t>((lane & 15) * C::kRowBytes + (((lane >> 4) ^ (lane & 7)) << 4));
   constexpr uint32_t kTile16 = 16 * C::kRowBytes;  // 16 rows further on (swizzle unchanged)
 
-  auto load_q = [&](uint32_t (&a)[4], int i, int s) {
+  auto load_q = [&](uint32_t(&a)[4], int i, int s) {
     ldmatrix_x4(a, s_q + ((q_off + i * kTile16) ^ static_cast<uint32_t>(s << 5)));
 #pragma unroll
     for (int e = 0; e < 4; ++e) a[e] ^= q_sign;
@@ -255,9 +219,9 @@ __global__ void __launch_bounds__(FlashConfig<D, kMTiles>::kThreads, 2)
       for (int n = 0; n < C::kSTiles; ++n)
 #pragma unroll
         for (int e = 0; e < 4; ++e) s[i][n][e] = 0.0f;
-    // (Fully unrolled when Q is in registers: its fragments are indexed by ds. Otherwise two
-    // k-steps at a time, which keeps the 128-row block at head_dim 128 from hoisting every K
-    // fragment of the tile into registers and spilling.)
+          // (Fully unrolled when Q is in registers: its fragments are indexed by ds. Otherwise two
+          // k-steps at a time, which keeps the 128-row block at head_dim 128 from hoisting every K
+          // fragment of the tile into registers and spilling.)
 #pragma unroll(C::kQInRegs ? C::kDSteps : 2)
     for (int ds = 0; ds < C::kDSteps; ++ds) {
       uint32_t a[kMTiles][4];
@@ -405,7 +369,7 @@ __global__ void __launch_bounds__(FlashConfig<D, kMTiles>::kThreads, 2)
     }
   }
   __syncwarp();
-  T* ob = out + static_cast<std::size_t>(b) * len * q_stride + static_cast<std::size_t>(h) * D;
+  T* ob = out + seq0 * q_stride + static_cast<std::size_t>(h) * D;
 #pragma unroll
   for (int c = lane; c < C::kWarpRows * C::kChunksRow; c += 32) {
     const int r = w_row0 + c / C::kChunksRow, ch = c % C::kChunksRow;

@@ -81,6 +81,12 @@ void decode_attention_paged_auto(const void* q, const PagedKv& kv, void* out,
 void prefill_attention(const void* q, const void* k, const void* v, void* out,
                        const DecodeShape& shape, int len, DType dtype,
                        cudaStream_t stream = nullptr);
+// The same contract on tensor cores (worked example, flash_prefill.cu: FlashAttention-2's design on
+// mma.sync, sm_80 and up), for head_dim 64 or 128; additionally q, k, v and out 16-byte aligned
+// (as cudaMalloc returns them) and len at most 65535 query tiles of 64 (grid.y).
+void flash_prefill_attention(const void* q, const void* k, const void* v, void* out,
+                             const DecodeShape& shape, int len, DType dtype,
+                             cudaStream_t stream = nullptr);
 
 // Exercise 11.4 — INT8 weight-only GEMV: y[r] = scale[r] * sum_c q[r][c] * x[c] with q the
 // per-channel INT8 weights (rows x cols, row-major; host.hpp's quantize_int8_per_channel), x and
