@@ -405,22 +405,9 @@ constexpr int kFlashMTiles = 1;
 void flash_prefill_attention(const void* q, const void* k, const void* v, void* out,
                              const DecodeShape& s, int len, DType dtype, cudaStream_t stream) {
   constexpr int kBr = FlashConfig<64, kFlashMTiles>::kBr;
-  require(s.batch >= 0 && s.batch <= 65535, "batch", "must be in 0..65535 (grid.z)");
-  require(s.q_heads > 0 && s.q_heads <= 65535, "q_heads", "must be in 1..65535 (grid.x)");
-  require(s.kv_heads > 0 && s.q_heads % s.kv_heads == 0, "kv_heads",
-          "must be positive and divide q_heads");
-  require(s.head_dim == 64 || s.head_dim == 128, "head_dim", "must be 64 or 128");
-  require(std::isfinite(s.scale), "scale", "must be finite");
-  require(len >= 0, "len", "must not be negative");
-  require(ceil_div(static_cast<long long>(len), static_cast<long long>(kBr)) <= 65535, "len",
-          "must fit 65535 query tiles (grid.y)");
-  if (s.batch == 0 || len == 0) return;
-  const std::size_t nq = static_cast<std::size_t>(s.batch) * len * s.q_heads * s.head_dim;
-  const std::size_t nkv = static_cast<std::size_t>(s.batch) * len * s.kv_heads * s.head_dim;
-  require_device_pointer(q, nq, "q");
-  require_device_pointer(k, nkv, "k");
-  require_device_pointer(v, nkv, "v");
-  require_device_pointer(out, nq, "out");
+  require(len < 0 || ceil_div(static_cast<long long>(len), static_cast<long long>(kBr)) <= 65535,
+          "len", "must fit 65535 query tiles (grid.y)");
+  if (!check_prefill_args(q, k, v, out, s, len)) return;
   require(is_aligned(q, 16), "q", "must be 16-byte aligned (cp.async)");
   require(is_aligned(k, 16), "k", "must be 16-byte aligned (cp.async)");
   require(is_aligned(v, 16), "v", "must be 16-byte aligned (cp.async)");

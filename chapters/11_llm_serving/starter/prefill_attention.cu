@@ -130,22 +130,28 @@ void launch(const void* q, const void* k, const void* v, void* out, const Decode
 
 }  // namespace
 
-void prefill_attention(const void* q, const void* k, const void* v, void* out, const DecodeShape& s,
-                       int len, DType dtype, cudaStream_t stream) {
-  require(s.batch >= 0 && s.batch <= 65535, "batch", "must be in 0..65535 (grid.z)");
-  require(s.q_heads > 0 && s.q_heads <= 65535, "q_heads", "must be in 1..65535 (grid.y)");
+bool check_prefill_args(const void* q, const void* k, const void* v, const void* out,
+                        const DecodeShape& s, int len) {
+  require(s.batch >= 0 && s.batch <= 65535, "batch", "must be in 0..65535 (a grid dimension)");
+  require(s.q_heads > 0 && s.q_heads <= 65535, "q_heads", "must be in 1..65535 (a grid dimension)");
   require(s.kv_heads > 0 && s.q_heads % s.kv_heads == 0, "kv_heads",
           "must be positive and divide q_heads");
   require(s.head_dim == 64 || s.head_dim == 128, "head_dim", "must be 64 or 128");
   require(std::isfinite(s.scale), "scale", "must be finite");
   require(len >= 0, "len", "must not be negative");
-  if (s.batch == 0 || len == 0) return;
+  if (s.batch == 0 || len == 0) return false;
   const std::size_t nq = static_cast<std::size_t>(s.batch) * len * s.q_heads * s.head_dim;
   const std::size_t nkv = static_cast<std::size_t>(s.batch) * len * s.kv_heads * s.head_dim;
   require_device_pointer(q, nq, "q");
   require_device_pointer(k, nkv, "k");
   require_device_pointer(v, nkv, "v");
   require_device_pointer(out, nq, "out");
+  return true;
+}
+
+void prefill_attention(const void* q, const void* k, const void* v, void* out, const DecodeShape& s,
+                       int len, DType dtype, cudaStream_t stream) {
+  if (!check_prefill_args(q, k, v, out, s, len)) return;
   const bool f16 = dtype == DType::kF16;
   if (s.head_dim == 64) {
     if (f16)

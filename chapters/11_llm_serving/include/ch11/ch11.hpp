@@ -81,6 +81,11 @@ void decode_attention_paged_auto(const void* q, const PagedKv& kv, void* out,
 void prefill_attention(const void* q, const void* k, const void* v, void* out,
                        const DecodeShape& shape, int len, DType dtype,
                        cudaStream_t stream = nullptr);
+// The argument checks of that contract, shared by both prefill kernels (which of q, k, v, out,
+// shape or len is wrong, by name); false when there is nothing to compute (no sequence or no
+// token).
+bool check_prefill_args(const void* q, const void* k, const void* v, const void* out,
+                        const DecodeShape& shape, int len);
 // The same contract on tensor cores (worked example, flash_prefill.cu: FlashAttention-2's design on
 // mma.sync, sm_80 and up), for head_dim 64 or 128; additionally q, k, v and out 16-byte aligned
 // (as cudaMalloc returns them) and len at most 65535 query tiles of 64 (grid.y).
