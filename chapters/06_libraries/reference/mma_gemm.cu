@@ -45,6 +45,7 @@
 #include "ch06/tensor_core.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/cp_async.cuh"
+#include "cudalab/launch.hpp"
 #include "cudalab/math.hpp"
 #include "cudalab/mma_sync.cuh"
 
@@ -304,9 +305,8 @@ template <class MC, class T, bool kVec>
 void launch_kernel(int blocks, int M, int N, int K, float alpha, const T* A, const T* B, float beta,
                    float* C, bool c_vec2, cudaStream_t stream) {
   auto* kernel = mma_gemm_kernel<MC, T, kVec>;
-  // More than the 48 KB default of dynamic shared memory: opt in (per device, so every call).
-  CUDALAB_CHECK(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, MC::kSmemBytes));
+  // More than the 48 KB default of dynamic shared memory: opt in (once per kernel and device).
+  set_kernel_attribute_once(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, MC::kSmemBytes);
   kernel<<<blocks, MC::kThreads, MC::kSmemBytes, stream>>>(M, N, K, alpha, A, B, beta, C, c_vec2);
   CUDALAB_CHECK_LAUNCH();
 }

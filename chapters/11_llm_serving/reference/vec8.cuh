@@ -1,6 +1,6 @@
 // fp16 / bf16 to and from float for the chapter's kernels: eight values in one 16-byte word (the
 // unit they load: one uint4 per lane, the widest load a thread issues), one value, and the rounding
-// of their fp32 results.
+// of their fp32 results; and the 2^x their online softmaxes take.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -43,6 +43,15 @@ __device__ __forceinline__ T from_float(float x) {
     return __float2half_rn(x);
   else
     return __float2bfloat16_rn(x);
+}
+
+// 2^x in one MUFU.EX2 instruction: exp2f() adds a range fixup (a compare and two multiplies) to
+// keep results below 2^-126 exact; softmax weights that small are 0 to fp32 sums anyway.
+// exp2_ftz(-inf) = 0.
+__device__ __forceinline__ float exp2_ftz(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
 }
 
 }  // namespace cudalab::ch11::detail

@@ -86,14 +86,7 @@ constexpr int kThreads = 32 * kWarps;
 [[maybe_unused]] constexpr int kUnroll = 2;  // consecutive tokens a token group takes per step
 [[maybe_unused]] constexpr unsigned kFull = 0xffffffffu;
 
-// 2^x in one MUFU.EX2 instruction: exp2f() adds a range fixup (a compare and two multiplies) to
-// keep results below 2^-126 exact; softmax weights that small are 0 to fp32 sums anyway.
-// exp2_ftz(-inf) = 0.
-[[maybe_unused]] __device__ __forceinline__ float exp2_ftz(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
+using detail::exp2_ftz;  // vec8.cuh: 2^x in one MUFU.EX2 instruction, exp2_ftz(-inf) = 0
 
 using detail::from_float;
 using detail::unpack8;

@@ -64,8 +64,10 @@
 #include "ch11/ch11.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/cp_async.cuh"
+#include "cudalab/launch.hpp"
 #include "cudalab/math.hpp"
 #include "cudalab/mma_sync.cuh"
+#include "vec8.cuh"
 
 namespace cudalab::ch11 {
 
@@ -92,14 +94,9 @@ struct FlashConfig {
 };
 
 // ---- PTX wrappers: ldmatrix_x4(_trans) and mma_16816 (cudalab/mma_sync.cuh, chapter 6's mma.sync
-// GEMM explains their fragment layouts), the cp.async ones (cudalab/cp_async.cuh), and: ---------
-// 2^x in one MUFU instruction (2^-inf = +0), flushing denormals: what exp2f becomes with
-// --use_fast_math, without changing the rest of the file's math.
-__device__ __forceinline__ float ex2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
+// GEMM explains their fragment layouts), the cp.async ones (cudalab/cp_async.cuh), exp2_ftz (the
+// chapter's one-instruction 2^x, vec8.cuh), and: ------------------------------------------------
+using detail::exp2_ftz;
 // Two floats rounded to a 16-bit pair, lo in the low half (the lower column / element index).
 template <class T>
 __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
@@ -276,7 +273,7 @@ __global__ void __launch_bounds__(FlashConfig<D, kMTiles>::kThreads, 2)
         // Every row sees at least one key of every tile it visits (key k0 <= its own index), so
         // m_new is finite; the guard keeps 2^(s - m) finite if that ever changes.
         const float m_use = m_new == -INFINITY ? 0.0f : m_new;
-        const float alpha = ex2(m[i][r] - m_use);  // 0 on the first tile (m = -inf)
+        const float alpha = exp2_ftz(m[i][r] - m_use);  // 0 on the first tile (m = -inf)
         m[i][r] = m_new;
         l[i][r] *= alpha;
 #pragma unroll
@@ -288,7 +285,7 @@ __global__ void __launch_bounds__(FlashConfig<D, kMTiles>::kThreads, 2)
         for (int n = 0; n < C::kSTiles; ++n)
 #pragma unroll
           for (int e = 2 * r; e < 2 * r + 2; ++e) {
-            float pe = ex2(fmaf(s[i][n][e], scale_log2, -m_use));
+            float pe = exp2_ftz(fmaf(s[i][n][e], scale_log2, -m_use));
             if constexpr (kMasked) pe = s[i][n][e] == -INFINITY ? 0.0f : pe;  // also scale 0
             s[i][n][e] = pe;
             l[i][r] += pe;
@@ -386,9 +383,8 @@ void launch_flash(const void* q, const void* k, const void* v, void* out, const 
                   int len, cudaStream_t st) {
   using C = FlashConfig<D, kMTiles>;
   auto* kernel = flash_prefill_kernel<T, D, kMTiles>;
-  // Past the 48 KB default at head_dim 128: opt in (per device, so every call).
-  CUDALAB_CHECK(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes));
+  // Past the 48 KB default at head_dim 128: opt in (once per kernel and device).
+  set_kernel_attribute_once(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes);
   const dim3 grid(static_cast<unsigned>(s.q_heads), static_cast<unsigned>(ceil_div(len, C::kBr)),
                   static_cast<unsigned>(s.batch));
   const float scale_log2 = std::fabs(s.scale) * 1.4426950408889634f;
