@@ -7,7 +7,7 @@ import json
 import sys
 import tempfile
 import unittest
-from contextlib import redirect_stdout
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "chapters" / "01_serving_latency" / "tools"))
@@ -39,6 +39,40 @@ class CppRows(unittest.TestCase):
         with redirect_stdout(out):
             self.assertEqual(t.main([]), 0)
         self.assertIn("torch is not installed", out.getvalue())
+
+
+class BadInput(unittest.TestCase):
+    """Bad arguments are a usage error (exit 2) naming the argument, never a traceback."""
+
+    def exit_code_and_stderr(self, argv):
+        err = io.StringIO()
+        with redirect_stderr(err), redirect_stdout(io.StringIO()):
+            with self.assertRaises(SystemExit) as cm:
+                t.main(argv)
+        return cm.exception.code, err.getvalue()
+
+    def test_unreadable_or_malformed_cpp_json(self):
+        with tempfile.TemporaryDirectory() as d:
+            missing = Path(d) / "missing.json"
+            code, err = self.exit_code_and_stderr(["--cpp", str(missing)])
+            self.assertEqual(code, 2)
+            self.assertIn("--cpp", err)
+            self.assertIn("cannot read", err)
+            bad = Path(d) / "bad.json"
+            bad.write_text("{not json")
+            code, err = self.exit_code_and_stderr(["--cpp", str(bad)])
+            self.assertEqual((code, "not JSON" in err), (2, True))
+            wrong = Path(d) / "list.json"
+            wrong.write_text("[1, 2]")
+            code, err = self.exit_code_and_stderr(["--cpp", str(wrong)])
+            self.assertEqual((code, "Google Benchmark" in err), (2, True))
+
+    def test_batches_and_reps_must_be_positive_integers(self):
+        for argv, name in ((["--batches", "0"], "--batches"), (["--batches", "4", "-1"], "--batches"),
+                           (["--reps", "0"], "--reps"), (["--reps", "x"], "--reps")):
+            code, err = self.exit_code_and_stderr(argv)
+            self.assertEqual(code, 2, argv)
+            self.assertIn(name, err, argv)
 
 
 if __name__ == "__main__":

@@ -29,17 +29,39 @@ CPP_MODES = {"eager_alloc": "C++ eager+alloc", "eager": "C++ eager", "fused": "C
 
 
 def cpp_rows(path: Path | None) -> dict[tuple[str, int], float]:
-    """{(column, batch): median µs} from a bench_ch01 JSON (empty without one)."""
+    """{(column, batch): median µs} from a bench_ch01 JSON (empty without one). A file that cannot
+    be read or is not a Google Benchmark JSON object raises ValueError naming --cpp."""
     if path is None:
         return {}
+    try:
+        data = json.loads(path.read_text())
+    except OSError as e:
+        raise ValueError(f"--cpp {path}: cannot read it ({e.strerror or e})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(f"--cpp {path}: not JSON ({e})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("benchmarks", []), list):
+        raise ValueError(f"--cpp {path}: not a Google Benchmark JSON (no 'benchmarks' list)")
     out: dict[tuple[str, int], float] = {}
-    for b in json.loads(path.read_text()).get("benchmarks", []):
+    for b in data.get("benchmarks", []):
+        if not isinstance(b, dict):
+            continue
         if b.get("run_type", "iteration") != "iteration" or b.get("error_occurred"):
             continue
         m = ROW.match(b.get("name", ""))
         if m and "median_us" in b:
             out[(CPP_MODES.get(m.group(1), m.group(1)), int(m.group(2)))] = float(b["median_us"])
     return out
+
+
+def _positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (argparse names the option in its error)."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1 (got {v})")
+    return v
 
 
 def markdown(results: dict[tuple[str, int], float], columns: list[str], batches: list[int]) -> str:
@@ -53,11 +75,14 @@ def markdown(results: dict[tuple[str, int], float], columns: list[str], batches:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--cpp", type=Path, help="bench_ch01 JSON to print beside the torch rows")
-    p.add_argument("--batches", type=int, nargs="+", default=[1, 4, 16, 64])
-    p.add_argument("--reps", type=int, default=200)
+    p.add_argument("--batches", type=_positive_int, nargs="+", default=[1, 4, 16, 64])
+    p.add_argument("--reps", type=_positive_int, default=200)
     p.add_argument("--json", type=Path, help="write the torch numbers here")
     a = p.parse_args(argv)
-    results = cpp_rows(a.cpp)
+    try:
+        results = cpp_rows(a.cpp)
+    except ValueError as e:
+        p.error(str(e))
     try:
         import torch  # noqa: PLC0415
     except ImportError:
