@@ -223,6 +223,11 @@ class TraceCheck(unittest.TestCase):
             self.assertEqual(len(trace_check.load(f)), 1)
             self.assertEqual(trace_check.main([str(f)]), 0)
             self.assertEqual(trace_check.main([str(Path(d) / "missing.json")]), 2)
+            for name, text in (("bad.json", "{not json"), ("list.json", "[1]"), ("noev.json", "{}")):
+                (Path(d) / name).write_text(text)
+                with self.assertRaises(ValueError):
+                    trace_check.load(Path(d) / name)
+                self.assertEqual(trace_check.main([str(Path(d) / name)]), 2, name)
         self.assertEqual(trace_check.main([]), 2)
 
 

@@ -602,7 +602,12 @@ def run(args) -> int:
     if args.from_json:
         if not args.from_json.exists():
             raise Usage(f"--from-json: {args.from_json} does not exist")
-        data = json.loads(args.from_json.read_text())
+        try:
+            data = json.loads(args.from_json.read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise Usage(f"--from-json: {args.from_json} is not a readable JSON file ({e})") from None
+        if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), list):
+            raise Usage(f"--from-json: {args.from_json} is not a bench_ch02 JSON (no 'benchmarks' list)")
         exe = sheet_binary(preset, not args.no_build)
     else:
         if not has_gpu:

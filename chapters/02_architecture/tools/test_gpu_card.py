@@ -189,6 +189,16 @@ class WithTheCalculator(unittest.TestCase):
         self.assertEqual(rc, 2)
         self.assertIn("does not exist", err)
 
+    def test_malformed_json_is_a_usage_error(self):
+        with tempfile.TemporaryDirectory() as d:
+            for name, text, why in (("bad.json", "{not json", "not a readable JSON file"),
+                                    ("list.json", "[1, 2]", "not a bench_ch02 JSON")):
+                f = Path(d) / name
+                f.write_text(text)
+                rc, _, err = self.run_tool("--from-json", str(f), "--no-build")
+                self.assertEqual(rc, 2, name)
+                self.assertIn(why, err, name)
+
     def test_load_ceilings_falls_back_to_the_sheet(self):
         with tempfile.TemporaryDirectory() as d:
             root = Path(d)

@@ -20,8 +20,16 @@ from pathlib import Path
 
 
 def load(path: Path) -> list[dict]:
-    data = json.loads(path.read_text())
-    return [e for e in data.get("traceEvents", []) if e.get("ph") == "X"]
+    """The complete events ("ph": "X") of a Chrome-trace JSON file; ValueError naming the file when
+    it is not one."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{path}: not a readable JSON file ({e})") from None
+    events = data.get("traceEvents") if isinstance(data, dict) else None
+    if not isinstance(events, list):
+        raise ValueError(f"{path}: not a Chrome trace (no 'traceEvents' list)")
+    return [e for e in events if isinstance(e, dict) and e.get("ph") == "X"]
 
 
 def busy(intervals: list[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -95,7 +103,11 @@ def main(argv: list[str] | None = None) -> int:
         if p.returncode != 0:
             print(f"trace_check: {args.run.name} exited {p.returncode}")
             return 1
-        serial, pipelined = (summary(load(args.out / f)) for f in ("trace_serial.json", "trace_pipelined.json"))
+        try:
+            serial, pipelined = (summary(load(args.out / f)) for f in ("trace_serial.json", "trace_pipelined.json"))
+        except ValueError as e:
+            print(f"trace_check: FAIL the recorder's trace: {e}")
+            return 1
         failed = False
         for name, ok, what in judge(serial, pipelined):
             print(f"trace_check: {'PASS' if ok else 'FAIL'} {name}: {what}")
@@ -108,7 +120,12 @@ def main(argv: list[str] | None = None) -> int:
         if not f.is_file():
             print(f"trace_check: {f}: no such file", file=sys.stderr)
             return 2
-        print(f"{f}: {json.dumps(summary(load(f)))}")
+        try:
+            events = load(f)
+        except ValueError as e:
+            print(f"trace_check: {e}", file=sys.stderr)
+            return 2
+        print(f"{f}: {json.dumps(summary(events))}")
     return 0
 
 
