@@ -8,8 +8,12 @@
 #include "ch03/ch03.hpp"
 #include "cudalab/device.hpp"
 
-int main() {
+int main(int argc, char** argv) {
   using namespace cudalab;
+  if (argc > 1) {
+    fmt::print(stderr, "{}: takes no arguments (got '{}')\n", argv[0], argv[1]);
+    return 2;
+  }
   try {
     if (!has_gpu()) {
       fmt::print(

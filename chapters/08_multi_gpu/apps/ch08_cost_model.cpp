@@ -41,7 +41,17 @@ constexpr double kBucketBytes = 25e6;  // PyTorch DDP's default bucket (25 MB)
 
 int main(int argc, char** argv) {
   try {
-    const bool json = argc > 1 && std::strcmp(argv[1], "--json") == 0;
+    bool json = false;
+    for (int i = 1; i < argc; ++i) {
+      if (std::strcmp(argv[i], "--json") == 0 && !json) {
+        json = true;
+        continue;
+      }
+      std::fprintf(stderr,
+                   "ch08_cost_model: unexpected argument '%s' (usage: ch08_cost_model [--json])\n",
+                   argv[i]);
+      return 2;
+    }
     const Link nv = nvlink_h200(), ib = infiniband_ndr();
     const std::vector<Model> models = {
         {"1.5B-parameter transformer, bf16 gradients, 1.0 s compute/step", 1.5e9, 2, 1.0},

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <numeric>
 #include <random>
@@ -177,6 +178,10 @@ int main(int argc, char** argv) {
   Options opt;
   try {
     opt = parse(argc, argv);
+    // The JSON's folder must exist before minutes of measuring, not be found missing after them.
+    const std::filesystem::path dir = std::filesystem::path(opt.json).parent_path();
+    if (!opt.json.empty() && !dir.empty() && !std::filesystem::is_directory(dir))
+      throw std::invalid_argument(opt.json + ": no folder " + dir.string() + " to write it in");
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "ch11_serving_sim: %s\n", e.what());
     return 2;
@@ -244,6 +249,8 @@ int main(int argc, char** argv) {
           << ", \"tpot_p99_budget_ms\": " << opt.tpot_p99_ms << ", \"goodput\": {"
           << goodput_json("static", gst) << ", " << goodput_json("continuous", gco) << "}";
       f << "}\n";
+      f.close();
+      if (!f) throw std::runtime_error(opt.json + ": cannot write the JSON there");
     }
     return 0;
   } catch (const std::exception& e) {
