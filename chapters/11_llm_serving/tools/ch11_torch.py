@@ -84,11 +84,12 @@ def speed_ratio(lab: Cell | None, other: Cell | None) -> float | None:
 
 # ---- the lab's rows (bench_ch11 JSON) ------------------------------------------------------------
 
-def lab_rows(path: Path | None) -> dict[int, Cell]:
-    """{length: Cell} of BM_prefill_tc from a bench_ch11 JSON (empty without one): its median_us,
-    the median aggregate's when the run has repetitions, else the median of its repetitions."""
+def lab_rows(path: Path | None) -> tuple[dict[int, Cell], str | None]:
+    """({length: Cell} of BM_prefill_tc, the GPU of the run) from a bench_ch11 JSON (empty without
+    one): a row's median_us, the median aggregate's when the run has repetitions, else the median of
+    its repetitions."""
     if path is None:
-        return {}
+        return {}, None
     try:
         data = json.loads(path.read_text())
     except OSError as e:
@@ -119,7 +120,8 @@ def lab_rows(path: Path | None) -> dict[int, Cell]:
                              f"({Q_HEADS} heads x head_dim {HEAD_DIM}, causal half): the bench's shape is not "
                              "this tool's")
         out[length] = Cell(us=float(us))
-    return out
+    gpu = data.get("context", {}).get("gpu") if isinstance(data.get("context"), dict) else None
+    return out, gpu
 
 
 # ---- the table ----------------------------------------------------------------------------------
@@ -322,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.json and not a.json.resolve().parent.is_dir():
         p.error(f"argument --json: {a.json.parent} is not a folder")
     try:
-        lab = lab_rows(a.cpp)
+        lab, lab_gpu = lab_rows(a.cpp)
     except InputError as e:
         print(f"ch11_torch: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -331,7 +333,7 @@ def main(argv: list[str] | None = None) -> int:
               "writes them).")
     lengths = list(dict.fromkeys(a.lengths or sorted(lab) or LENGTHS))
     results: dict[str, dict[int, Cell]] = {"lab": lab}
-    meta = {"cpp": str(a.cpp) if a.cpp else None, "torch": None, "gpu": None, "reps": a.reps}
+    meta = {"cpp": str(a.cpp) if a.cpp else None, "cpp_gpu": lab_gpu, "torch": None, "gpu": None, "reps": a.reps}
     shape = (f"causal prefill, batch {BATCH}, {Q_HEADS} query heads, {KV_HEADS} KV heads, head_dim {HEAD_DIM}, "
              f"{DTYPE}")
     try:
@@ -350,9 +352,13 @@ def main(argv: list[str] | None = None) -> int:
                 results.update(measure(torch, sdpa, sdpa_kernel, backend_enum, lengths, a.reps))
             print(f"{shape}; TFLOP/s (the bench's FLOPs: causal half), torch SDPA timed with CUDA events "
                   f"(median of {a.reps}); torch {torch.__version__}, {meta['gpu']}")
+            if lab and lab_gpu and lab_gpu != meta["gpu"]:
+                print(f"note: the lab's rows were measured on {lab_gpu} ({a.cpp}), torch's on {meta['gpu']}: "
+                      "the ratios compare two GPUs")
     if lab or "no_torch_rows" not in meta:
         if "no_torch_rows" in meta:
-            print(f"{shape}; TFLOP/s (the bench's FLOPs: causal half) of {a.cpp}")
+            print(f"{shape}; TFLOP/s (the bench's FLOPs: causal half) of {a.cpp}"
+                  + (f", measured on {lab_gpu}" if lab_gpu else ""))
         print(markdown(results, lengths))
         print(goal(results)["text"])
     if a.json:
