@@ -229,7 +229,7 @@ def fake_torch(us: dict[tuple[str, int], float], refuse: set[str] = frozenset(),
     """(torch, sdpa, sdpa_kernel, SDPBackend) whose every SDPA call advances a clock by
     us[(backend, length)] and whose CUDA events read that clock; a backend of `refuse` (or of
     `refuse_gqa` when called with enable_gqa) warns its reason and raises, as torch does."""
-    state = {"clock": 0.0, "backend": None, "calls": []}
+    state = {"clock": 0.0, "backend": None, "calls": [], "sleeps": 0}
 
     class Tensor:
         def __init__(self, shape):
@@ -274,11 +274,15 @@ def fake_torch(us: dict[tuple[str, int], float], refuse: set[str] = frozenset(),
         state["calls"].append((be, n, enable_gqa))
         state["clock"] += us[(be, n)]
 
+    def sleep(cycles):  # a spin before the timed calls: it must stay outside their events
+        state["sleeps"] += 1
+        state["clock"] += cycles / 1e3
+
     torch = SimpleNamespace(
         __version__="0.0+fake", float16="fp16", device=lambda name: name, manual_seed=lambda s: None,
         empty=lambda *shape, device=None, dtype=None: Tensor(shape), inference_mode=contextlib.nullcontext,
         cuda=SimpleNamespace(is_available=lambda: cuda, get_device_name=lambda: "Fake GPU", synchronize=lambda: None,
-                             Event=Event, empty_cache=lambda: None))
+                             Event=Event, empty_cache=lambda: None, _sleep=lambda cycles: sleep(cycles)))
     return (torch, sdpa, sdpa_kernel, SimpleNamespace(**{m: m for m in members})), state
 
 
@@ -293,15 +297,17 @@ class FakeTorch(Fixture):
     def test_every_backend_timed_with_gqa(self):
         fake, state = fake_torch(self.US)
         out_json = self.dir / "out.json"
-        rc, out, err = self.run_with(fake, "--cpp", str(self.bench_json([row(4096, 800.0)], gpu="Fake GPU")),
-                                     "--reps", "7", "--json", str(out_json))
+        with mock.patch.object(t, "SLEEP_EVERY", 1):  # a spin before every timed call: never inside its events
+            rc, out, err = self.run_with(fake, "--cpp", str(self.bench_json([row(4096, 800.0)], gpu="Fake GPU")),
+                                         "--reps", "7", "--json", str(out_json))
         self.assertEqual((rc, err), (0, ""))
         cells = [f"{t.tflops(4096, us):.1f}" for us in (800.0, 400.0, 800.0, 1600.0)]
         self.assertIn(f"| 4096 | {' | '.join(cells)} | 0.50x | 1.00x |", out)
         self.assertIn("0.50x, met", out)
         self.assertNotIn("two GPUs", out)
-        # warm-up and --reps calls per backend, every one with GQA
+        # warm-up and --reps calls per backend, every one with GQA, the timed ones behind a spin
         self.assertEqual(len(state["calls"]), 3 * (t.WARMUP + 7))
+        self.assertEqual(state["sleeps"], 3 * 7)
         self.assertTrue(all(gqa for _, _, gqa in state["calls"]))
         doc = json.loads(out_json.read_text())
         self.assertEqual(doc["gpu"], "Fake GPU")

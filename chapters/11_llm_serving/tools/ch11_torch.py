@@ -16,7 +16,8 @@ counter) is refused: its shape is not this tool's. torch's backends, one at a ti
   efficient  SDPBackend.EFFICIENT_ATTENTION  memory-efficient attention (xFormers' kernel)
 A backend that refuses GQA (enable_gqa) is timed again with K and V repeated to 32 heads (the same
 attention; the cell is marked); one that refuses both is "n/a", with the reason torch gives. Each
-time is CUDA events around one call, the median of --reps calls after a warm-up; the lab's is
+time is CUDA events around one call, the median of --reps calls after a warm-up, queued behind a
+GPU spin so that the host's dispatch is not timed; the lab's is
 BM_prefill_tc's median_us (a GPU time per iteration; the median aggregate when the run has
 repetitions). The ratios are speeds: lab / cuDNN = cuDNN time / lab time. The goal (at 4096
 tokens, head_dim 128): lab >= 0.5x cuDNN SDPA. Measured on this machine's GPU only.
@@ -50,6 +51,9 @@ LAB = "lab mma.sync (BM_prefill_tc)"
 RATIOS = (("cudnn", "lab / cuDNN"), ("flash", "lab / FA2"))
 GOAL_LEN, GOAL = 4096, 0.5  # the issue's: at 4k tokens, head_dim 128, mma.sync >= 0.5x cuDNN SDPA
 MAX_LEN, MAX_REPS, WARMUP = 1 << 18, 100_000, 5
+# A GPU spin (torch.cuda._sleep, ~25 ms at 2 GHz) ahead of every SLEEP_EVERY timed calls: the host
+# queues them meanwhile, so the events time the GPU's work, not Python's dispatch of a short call.
+SLEEP_CYCLES, SLEEP_EVERY = 50_000_000, 100
 KV_REPEATED = "K/V repeated to 32 heads"
 
 
@@ -250,7 +254,9 @@ def measure(torch, sdpa, sdpa_kernel, backend_enum, lengths: list[int], reps: in
             fn()
         torch.cuda.synchronize()
         ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
-        for a, b in ev:
+        for i, (a, b) in enumerate(ev):
+            if i % SLEEP_EVERY == 0 and hasattr(torch.cuda, "_sleep"):
+                torch.cuda._sleep(SLEEP_CYCLES)  # the GPU waits while the host queues the next calls
             a.record()
             fn()
             b.record()
@@ -314,7 +320,7 @@ def _bounded(hi: int, what: str):
 
 def main(argv: list[str] | None = None) -> int:
     p = _Parser(prog="ch11_torch.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--cpp", type=Path, help="bench_ch11 JSON (--benchmark_out) whose BM_prefill_tc rows to print beside")
+    p.add_argument("--cpp", type=Path, help="bench_ch11 JSON (--benchmark_out): its BM_prefill_tc rows, beside")
     p.add_argument("--lengths", type=_bounded(MAX_LEN, "a length in tokens"), nargs="+",
                    help="prompt lengths (default: those of --cpp's BM_prefill_tc rows, else 1024 4096 16384)")
     p.add_argument("--reps", type=_bounded(MAX_REPS, "a count of calls"), default=50,
