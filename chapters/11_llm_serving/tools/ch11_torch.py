@@ -19,7 +19,8 @@ attention; the cell is marked); one that refuses both is "n/a", with the reason 
 time is CUDA events around one call, the median of --reps calls after a warm-up, queued behind a
 GPU spin so that the host's dispatch is not timed; the lab's is
 BM_prefill_tc's median_us (a GPU time per iteration; the median aggregate when the run has
-repetitions). The ratios are speeds: lab / cuDNN = cuDNN time / lab time. The goal (at 4096
+repetitions; the bench synchronizes every iteration, so its time holds a launch's few µs and the
+comparison leans, slightly, towards torch at 1024 tokens). The ratios are speeds: lab / cuDNN = cuDNN time / lab time. The goal (at 4096
 tokens, head_dim 128): lab >= 0.5x cuDNN SDPA. Measured on this machine's GPU only.
 Without torch (or without a GPU) it says so, prints the lab's rows of --cpp, and exits 0. Not part
 of CI.
