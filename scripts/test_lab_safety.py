@@ -23,6 +23,7 @@ import labtools as lt  # noqa: E402
 SCRIPTS = ["lab", "grade", "gpu_acceptance", "gpu_suite", "hint.py", "variants.py", "results.py", "report.py",
            "new_chapter.py", "chapters/01_serving_latency/tools/ch01_cost.py",
            "chapters/01_serving_latency/tools/ch01_torch.py", "chapters/08_multi_gpu/tools/ch08_multi_gpu.py",
+           "chapters/11_llm_serving/tools/ch11_torch.py",
            "handout.py", "handout_check"]
 
 
@@ -121,6 +122,8 @@ class ScriptSafety(unittest.TestCase):
             (command(self.repo, "gpu_acceptance", str(self.tmp / "o"), "build", "--parallel"), {},
              "--parallel needs"),
             (command(self.repo, "gpu_acceptance", str(self.tmp / "o"), "--lanes"), {}, "unknown option"),
+            (command(self.repo, "chapters/11_llm_serving/tools/ch11_torch.py", "--reps", "0"), {}, "argument --reps"),
+            (command(self.repo, "chapters/11_llm_serving/tools/ch11_torch.py", "--cpp", str(a_file)), {}, "not JSON"),
         ]
         for cmd, env, words in cases:
             with self.subTest(cmd=" ".join(cmd[1:]), env=env):
@@ -139,8 +142,17 @@ class ScriptSafety(unittest.TestCase):
         self.assertIn("in order: build ch02", p.stdout)
         self.assertIn("lane 1 (OUT/lane1): ch09 ch10", p.stdout)
         self.assertIn("lane 2 (OUT/lane2): memcheck suite", p.stdout)
+        self.assertNotIn("torch runs", p.stdout, "no torch step in this plan")
         self.assertFalse(out.exists(), "a dry run made its OUT")
         self.assert_clean("gpu_acceptance --dry-run")
+        # the torch step's tools, each beside its chapter's benchmark JSON
+        p = self.run_in_repo(command(self.repo, "gpu_acceptance", str(out), "bench", "torch", "--dry-run"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("torch runs chapters/01_serving_latency/tools/ch01_torch.py beside bench_ch01.json "
+                      "-> OUT/ch01_torch.json (log OUT/torch.log)", p.stdout)
+        self.assertIn("torch runs chapters/11_llm_serving/tools/ch11_torch.py beside bench_ch11.json "
+                      "-> OUT/ch11_torch.json (log OUT/torch_ch11.log)", p.stdout)
+        self.assertFalse(out.exists(), "a dry run made its OUT")
 
     def test_hint_takes_the_ids_check_takes(self):
         p = self.run_in_repo(command(self.repo, "lab", "hint", "05.1"))
