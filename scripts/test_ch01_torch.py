@@ -29,6 +29,19 @@ class CppRows(unittest.TestCase):
         text = t.markdown(rows, list(t.CPP_MODES.values()), [4])
         self.assertIn("| 4 | — | 120.5 | — | 30.0 |", text)
 
+    def test_repetitions_give_their_median_not_the_last(self):
+        data = {"benchmarks": [
+            {"name": "BM_block/eager/batch:1/manual_time", "run_type": "iteration", "median_us": v}
+            for v in (10.0, 20.0, 30.0)] + [
+            {"name": "BM_block/eager/batch:1/manual_time_mean", "run_type": "aggregate",
+             "aggregate_name": "mean", "median_us": 99.0},
+            {"name": "BM_block/graph/batch:1/manual_time", "run_type": "iteration",
+             "error_occurred": True, "error_message": "x"}]}
+        with tempfile.TemporaryDirectory() as d:
+            f = Path(d) / "b.json"
+            f.write_text(json.dumps(data))
+            self.assertEqual(t.cpp_rows(f), {("C++ eager", 1): 20.0})
+
     def test_without_torch_it_says_so_and_exits_0(self):
         try:
             import torch  # noqa: F401

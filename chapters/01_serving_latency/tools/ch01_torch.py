@@ -24,6 +24,9 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(1, str(Path(__file__).resolve().parents[3] / "scripts"))
+import report  # noqa: E402  (rows of a benchmark JSON: grouped(), row_median())
+
 ROW = re.compile(r"^BM_block/(\w+)/batch:(\d+)")
 CPP_MODES = {"eager_alloc": "C++ eager+alloc", "eager": "C++ eager", "fused": "C++ fused", "graph": "C++ graph"}
 
@@ -42,14 +45,13 @@ def cpp_rows(path: Path | None) -> dict[tuple[str, int], float]:
     if not isinstance(data, dict) or not isinstance(data.get("benchmarks", []), list):
         raise ValueError(f"--cpp {path}: not a Google Benchmark JSON (no 'benchmarks' list)")
     out: dict[tuple[str, int], float] = {}
-    for b in data.get("benchmarks", []):
-        if not isinstance(b, dict):
-            continue
-        if b.get("run_type", "iteration") != "iteration" or b.get("error_occurred"):
-            continue
-        m = ROW.match(b.get("name", ""))
-        if m and "median_us" in b:
-            out[(CPP_MODES.get(m.group(1), m.group(1)), int(m.group(2)))] = float(b["median_us"])
+    # A row's value is the median over its repetitions, as scripts/results.py reports it.
+    reps = report.grouped({"benchmarks": [b for b in data["benchmarks"] if isinstance(b, dict)]})
+    for name, runs in reps.items():
+        m = ROW.match(name)
+        us = report.row_median(runs, "median_us") if m else None
+        if us is not None:
+            out[(CPP_MODES.get(m.group(1), m.group(1)), int(m.group(2)))] = float(us)
     return out
 
 
