@@ -95,6 +95,20 @@ def goals(bench_dir: Path = BENCH_DIR) -> dict[str, dict]:
 
 # ---- rows ----------------------------------------------------------------------------------------
 
+def read_bench_json(path: Path, arg: str) -> dict:
+    """A Google Benchmark JSON file as a dict with a "benchmarks" list, or ValueError naming `arg`
+    (the option that gave the path) and why: unreadable, not JSON, not a benchmark run."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except OSError as e:
+        raise ValueError(f"{arg} {path}: cannot read it ({e.strerror or e})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(f"{arg} {path}: not JSON ({e})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), list):
+        raise ValueError(f"{arg} {path}: not a Google Benchmark JSON (no \"benchmarks\" list)")
+    return data
+
+
 def clean_name(b: dict) -> str:
     """The row name without Google Benchmark's /manual_time suffix (what the regexes match)."""
     return re.sub(r"/(manual_time|real_time)$", "", b.get("run_name") or b.get("name", ""))

@@ -36,14 +36,7 @@ def cpp_rows(path: Path | None) -> dict[tuple[str, int], float]:
     be read or is not a Google Benchmark JSON object raises ValueError naming --cpp."""
     if path is None:
         return {}
-    try:
-        data = json.loads(path.read_text())
-    except OSError as e:
-        raise ValueError(f"--cpp {path}: cannot read it ({e.strerror or e})") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise ValueError(f"--cpp {path}: not JSON ({e})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("benchmarks", []), list):
-        raise ValueError(f"--cpp {path}: not a Google Benchmark JSON (no 'benchmarks' list)")
+    data = report.read_bench_json(path, "--cpp")
     out: dict[tuple[str, int], float] = {}
     # A row's value is the median over its repetitions, as scripts/results.py reports it.
     reps = report.grouped({"benchmarks": [b for b in data["benchmarks"] if isinstance(b, dict)]})

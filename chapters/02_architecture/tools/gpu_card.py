@@ -32,6 +32,7 @@ ROOT = HERE.parent.parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(HERE))
 import labtools as lt  # noqa: E402
+import report  # noqa: E402  (read_bench_json: a benchmark JSON or a usage error naming it)
 import card  # noqa: E402
 
 # Published measurements of the same levels by others (not sheet figures): the bands the card
@@ -603,11 +604,9 @@ def run(args) -> int:
         if not args.from_json.exists():
             raise Usage(f"--from-json: {args.from_json} does not exist")
         try:
-            data = json.loads(args.from_json.read_text())
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise Usage(f"--from-json: {args.from_json} is not a readable JSON file ({e})") from None
-        if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), list):
-            raise Usage(f"--from-json: {args.from_json} is not a bench_ch02 JSON (no 'benchmarks' list)")
+            data = report.read_bench_json(args.from_json, "--from-json")
+        except ValueError as e:
+            raise Usage(str(e)) from None
         exe = sheet_binary(preset, not args.no_build)
     else:
         if not has_gpu:

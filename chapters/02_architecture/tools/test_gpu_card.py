@@ -191,8 +191,8 @@ class WithTheCalculator(unittest.TestCase):
 
     def test_malformed_json_is_a_usage_error(self):
         with tempfile.TemporaryDirectory() as d:
-            for name, text, why in (("bad.json", "{not json", "not a readable JSON file"),
-                                    ("list.json", "[1, 2]", "not a bench_ch02 JSON")):
+            for name, text, why in (("bad.json", "{not json", "not JSON"),
+                                    ("list.json", "[1, 2]", "not a Google Benchmark JSON")):
                 f = Path(d) / name
                 f.write_text(text)
                 rc, _, err = self.run_tool("--from-json", str(f), "--no-build")

@@ -96,13 +96,9 @@ def lab_rows(path: Path | None) -> tuple[dict[int, Cell], str | None]:
     if path is None:
         return {}, None
     try:
-        data = json.loads(path.read_text())
-    except OSError as e:
-        raise InputError(f"--cpp {path}: cannot read it ({e.strerror or e})") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise InputError(f"--cpp {path}: not JSON ({e})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("benchmarks"), list):
-        raise InputError(f"--cpp {path}: not a Google Benchmark JSON (no \"benchmarks\" list)")
+        data = report.read_bench_json(path, "--cpp")
+    except ValueError as e:
+        raise InputError(str(e)) from None
     entries = [b for b in data["benchmarks"] if isinstance(b, dict)]
     medians = {report.clean_name(b): b for b in entries
                if b.get("run_type") == "aggregate" and b.get("aggregate_name") == "median"}
