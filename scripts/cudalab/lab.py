@@ -574,9 +574,9 @@ def main() -> int:
         lt.usage_error(f"-j {args.jobs}: at least 1")
     if args.rounds < 1:
         lt.usage_error(f"--rounds {args.rounds}: at least 1")
+    if args.command in ("report", "test", "build-dir") and args.args:
+        lt.usage_error(f"scripts/lab {args.command} takes no argument (got {' '.join(args.args)})")
     if args.command in ("report", "test"):
-        if args.args:
-            lt.usage_error(f"scripts/lab {args.command} takes no argument (got {' '.join(args.args)})")
         lt.check_seed_env()
     if args.command == "build-dir":
         print(lt.build_dir(args.preset or lt.default_preset()))
