@@ -27,6 +27,8 @@
 //                                               sequence of one Llama-3-8B layer; TFLOP/s, alone
 //   BM_prefill_tc/b1_len<len>                   the same on tensor cores (flash_prefill_attention,
 //                                               mma.sync), up to 16384 tokens; TFLOP/s, alone
+//   BM_prefill_tc/d64_b1_len<len>               the same at head_dim 64 (32 rows a warp on grids
+//                                               of several waves: prefill_plan.hpp); TFLOP/s
 //   BM_serve/{static,continuous}/skewed         the tiny decoder (ch11/decoder.hpp) serving the
 //                                               skewed trace end to end with either scheduler;
 //                                               the row's time is the makespan on the engine's

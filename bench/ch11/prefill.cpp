@@ -1,7 +1,9 @@
 // Chapter 11 benchmarks, prefill: causal flash attention over one prompt (q_heads 32, kv_heads 8,
-// head_dim 128; rows: decode_attention.cpp's header):
-//   BM_prefill/b1_len<len>      prefill_attention (fp32 on CUDA cores)
-//   BM_prefill_tc/b1_len<len>   flash_prefill_attention (mma.sync tensor cores)
+// head_dim 128 unless the row says d64; rows: decode_attention.cpp's header):
+//   BM_prefill/b1_len<len>          prefill_attention (fp32 on CUDA cores)
+//   BM_prefill_tc/b1_len<len>       flash_prefill_attention (mma.sync tensor cores)
+//   BM_prefill_tc/d64_b1_len<len>   the same at head_dim 64, where the launcher's row plan
+//                                   (prefill_plan.hpp) switches to 32 rows a warp on large grids
 // The ratios and speed goals are declared in bench/ch11/ch11.toml.
 #include <cuda_fp16.h>
 
@@ -27,10 +29,12 @@ using PrefillFn = void (*)(const void*, const void*, const void*, void*, const D
 
 // tol: the tests' fp16 bound for the kernel (tests/ch11/test_prefill.cpp: 1e-3 for the fp32
 // kernel, 2e-3 for the tensor-core one, which also rounds the softmax weights to 16 bits).
-void BM_prefill(benchmark::State& state, PrefillFn prefill, int len, double tol) {
-  const DecodeShape shape{1, kQHeads, kKvHeads, kDim, 1.0f / std::sqrt(static_cast<float>(kDim))};
-  const std::size_t nq = static_cast<std::size_t>(len) * kQHeads * kDim,
-                    nkv = static_cast<std::size_t>(len) * kKvHeads * kDim;
+void BM_prefill(benchmark::State& state, PrefillFn prefill, int len, double tol,
+                std::size_t dim = kDim) {
+  const DecodeShape shape{1, kQHeads, kKvHeads, static_cast<int>(dim),
+                          1.0f / std::sqrt(static_cast<float>(dim))};
+  const std::size_t nq = static_cast<std::size_t>(len) * kQHeads * dim,
+                    nkv = static_cast<std::size_t>(len) * kKvHeads * dim;
   DeviceBuffer<std::uint16_t> q(nq), k(nkv), v(nkv), out(nq);
   fill_random(q.data(), nq, kSeedQ, kType, -1, 1);
   fill_random(k.data(), nkv, kSeedK, kType, -1, 1);
@@ -47,28 +51,29 @@ void BM_prefill(benchmark::State& state, PrefillFn prefill, int len, double tol)
         const auto got = bench::download(out.data(), out.size());
         for (int i : {0, len / 2 + 1, len - 1}) {
           const std::size_t keys = static_cast<std::size_t>(i) + 1;
-          std::vector<float> qi(static_cast<std::size_t>(kQHeads) * kDim),
-              ki(static_cast<std::size_t>(kKvHeads) * keys * kDim), vi(ki.size());
+          std::vector<float> qi(static_cast<std::size_t>(kQHeads) * dim),
+              ki(static_cast<std::size_t>(kKvHeads) * keys * dim), vi(ki.size());
           for (std::size_t e = 0; e < qi.size(); ++e)
             qi[e] = random_at(kSeedQ, static_cast<std::size_t>(i) * qi.size() + e, kType, -1, 1);
           for (std::size_t kh = 0; kh < kKvHeads;
                ++kh)  // [token][kv head][dim] -> [kv head][token][dim]
             for (std::size_t j = 0; j < keys; ++j)
-              for (std::size_t e = 0; e < kDim; ++e) {
-                const std::size_t src = (j * kKvHeads + kh) * kDim + e,
-                                  dst = (kh * keys + j) * kDim + e;
+              for (std::size_t e = 0; e < dim; ++e) {
+                const std::size_t src = (j * kKvHeads + kh) * dim + e,
+                                  dst = (kh * keys + j) * dim + e;
                 ki[dst] = random_at(kSeedK, src, kType, -1, 1);
                 vi[dst] = random_at(kSeedV, src, kType, -1, 1);
               }
-          const std::vector<double> want = decode_attention_oracle(
-              qi, ki, vi, kQHeads, kKvHeads, kDim, static_cast<int>(keys), shape.scale);
+          const std::vector<double> want =
+              decode_attention_oracle(qi, ki, vi, kQHeads, kKvHeads, static_cast<int>(dim),
+                                      static_cast<int>(keys), shape.scale);
           for (std::size_t e = 0; e < want.size(); ++e) {
             __half_raw r;
             r.x = got[static_cast<std::size_t>(i) * want.size() + e];
             const double g = __half2float(__half(r));
             if (std::fabs(g - want[e]) > tol)
               return "prefill " + std::to_string(len) + ": query " + std::to_string(i) + ", head " +
-                     std::to_string(e / kDim) + ", dim " + std::to_string(e % kDim) + ": " +
+                     std::to_string(e / dim) + ", dim " + std::to_string(e % dim) + ": " +
                      std::to_string(g) + ", want " + std::to_string(want[e]);
           }
         }
@@ -76,7 +81,7 @@ void BM_prefill(benchmark::State& state, PrefillFn prefill, int len, double tol)
       }))
     return;
   // QK^T and PV over the causal half: 2 * 2 * head_dim FLOPs per (query, key) pair and head.
-  bench::run(state, work, {.flops = 4.0 * kDim * kQHeads * (0.5 * len * (len + 1.0))});
+  bench::run(state, work, {.flops = 4.0 * dim * kQHeads * (0.5 * len * (len + 1.0))});
 }
 
 using bench::add;  // cudalab/bench.hpp
@@ -88,6 +93,9 @@ using bench::add;  // cudalab/bench.hpp
   for (int len : {1024, 4096, 16384})
     add("BM_prefill_tc/b1_len" + std::to_string(len),
         [len](benchmark::State& st) { BM_prefill(st, flash_prefill_attention, len, 2e-3); });
+  for (int len : {1024, 4096})
+    add("BM_prefill_tc/d64_b1_len" + std::to_string(len),
+        [len](benchmark::State& st) { BM_prefill(st, flash_prefill_attention, len, 2e-3, 64); });
   return true;
 }();
 

@@ -18,6 +18,8 @@
 
 #include "attention_testing.hpp"
 #include "ch11/ch11.hpp"
+#include "ch11/prefill_plan.hpp"
+#include "cudalab/device.hpp"
 #include "cudalab/memory.hpp"
 #include "cudalab/random.hpp"
 #include "cudalab/testing.hpp"
@@ -117,18 +119,17 @@ TEST_P(FlashPrefillGpu, MatchesOracle) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, FlashPrefillGpu, ::testing::ValuesIn(kFlashCases), case_name);
 
-// Index width: 5250 sequences of 100 tokens x 32 query heads x 128 = 2^31 + 2,516,352 fp16 elements
-// in q and out (4.3 GB each; K and V a quarter of that): the sequences from 5243 on start past 2^31
-// elements, where an offset b * len * q_heads * head_dim computed in int breaks. q, K and V come
-// from the device fill; the output of the first sequence, of the ones across the crossing and of
-// the last is checked against the double oracle (the fill's host twin gives their inputs).
-// Cost on an H200: ~0.4 TFLOP of causal attention (a few ms) and ~11 GB of fills.
 namespace {
-void expect_sequences_past_2_31(PrefillFn prefill, const std::string& kernel, double tol) {
-  const DType t = DType::kF16;
-  const int B = 5250, L = 100, QH = 32, KH = 8, D = 128;
-  const std::size_t nq = static_cast<std::size_t>(B) * L * QH * D,
-                    nkv = static_cast<std::size_t>(B) * L * KH * D;
+// Device-filled q, K and V of shape.batch sequences of L tokens (fill_random; its host twin
+// random_at gives the inputs of the sequences checked, so no host copy of the whole problem is
+// made); the kernel's output for the sequences in `check` against the double oracle.
+void expect_sampled_sequences(PrefillFn prefill, const std::string& what, DType t,
+                              const DecodeShape& shape, int L, const std::vector<int>& check,
+                              double tol) {
+  const int QH = shape.q_heads, KH = shape.kv_heads, D = shape.head_dim;
+  const std::size_t per_q = static_cast<std::size_t>(L) * QH * D,
+                    per_kv = static_cast<std::size_t>(L) * KH * D;
+  const std::size_t nq = per_q * shape.batch, nkv = per_kv * shape.batch;
   CUDALAB_REQUIRE_DEVICE_MEMORY(2 * (2 * nq + 2 * nkv) + (std::size_t{1} << 30));
   const std::uint64_t seed = Rng().seed();
   DeviceBuffer<std::uint16_t> q(nq), k(nkv), v(nkv), out(nq);
@@ -136,13 +137,9 @@ void expect_sequences_past_2_31(PrefillFn prefill, const std::string& kernel, do
   fill_random(k.data(), nkv, seed + 1, t, -1.0f, 1.0f);
   fill_random(v.data(), nkv, seed + 2, t, -1.0f, 1.0f);
   poison_device(out.data(), out.bytes());
-  const DecodeShape shape{B, QH, KH, D, 1.0f / std::sqrt(static_cast<float>(D))};
   prefill(q.data(), k.data(), v.data(), out.data(), shape, L, t, nullptr);
   CUDALAB_CHECK(cudaDeviceSynchronize());
-  const std::size_t per_q = static_cast<std::size_t>(L) * QH * D,
-                    per_kv = static_cast<std::size_t>(L) * KH * D;
-  const int crossing = static_cast<int>((std::size_t{1} << 31) / per_q);  // 5242
-  for (const int b : {0, crossing, crossing + 1, B - 1}) {
+  for (const int b : check) {
     std::vector<float> qb(per_q), kb(per_kv), vb(per_kv);
     for (std::size_t i = 0; i < per_q; ++i) qb[i] = random_at(seed, b * per_q + i, t, -1.0f, 1.0f);
     for (std::size_t i = 0; i < per_kv; ++i) {
@@ -156,9 +153,25 @@ void expect_sequences_past_2_31(PrefillFn prefill, const std::string& kernel, do
     std::vector<float> got(per_q);
     for (std::size_t i = 0; i < per_q; ++i) got[i] = from_bits(bits[i], t);
     EXPECT_MATCHES(compare(got, std::vector<float>(o.begin(), o.end()), Tolerance{tol, 0},
-                           kernel + " (5250 x 100 tokens x 32 heads x 128, sequence " +
-                               std::to_string(b) + ": offsets past 2^31 elements from 5243 on)"));
+                           what + ", sequence " + std::to_string(b)));
   }
+}
+
+// Index width: 5250 sequences of 100 tokens x 32 query heads x 128 = 2^31 + 2,516,352 fp16 elements
+// in q and out (4.3 GB each; K and V a quarter of that): the sequences from 5243 on start past 2^31
+// elements, where an offset b * len * q_heads * head_dim computed in int breaks. The first
+// sequence, the ones across the crossing and the last are checked.
+// Cost on an H200: ~0.4 TFLOP of causal attention (a few ms) and ~11 GB of fills.
+void expect_sequences_past_2_31(PrefillFn prefill, const std::string& kernel, double tol) {
+  const int B = 5250, L = 100, QH = 32, KH = 8, D = 128;
+  const std::size_t per_q = static_cast<std::size_t>(L) * QH * D;
+  const int crossing = static_cast<int>((std::size_t{1} << 31) / per_q);  // 5242
+  const DecodeShape shape{B, QH, KH, D, 1.0f / std::sqrt(static_cast<float>(D))};
+  expect_sampled_sequences(prefill,
+                           kernel +
+                               " (5250 x 100 tokens x 32 heads x 128: offsets past 2^31 "
+                               "elements from sequence 5243 on)",
+                           DType::kF16, shape, L, {0, crossing, crossing + 1, B - 1}, tol);
 }
 }  // namespace
 
@@ -169,6 +182,35 @@ TEST(PrefillLargeGpu, SequencesPastTwoToThe31Elements) {
 TEST(PrefillLargeGpu, TensorCoreSequencesPastTwoToThe31Elements) {
   expect_sequences_past_2_31(flash_prefill_attention, "flash_prefill_attention", 2e-3);
 }
+
+// 32 query rows a warp: at head_dim 64 on a grid of several waves the launcher runs 128-row blocks
+// (plan_flash_rows_per_warp), a second instantiation of the kernel that the small cases above never
+// reach. 96 sequences x 8 query heads, lengths that end inside a 128-row block and inside a 64-key
+// tile, GQA and MHA: the first, a middle and the last sequence against the double oracle.
+namespace {
+const std::vector<Case> kWideRowCases{
+    {"f16_d64_gqa4_len333", DType::kF16, 64, 8, 2, 96, 333},
+    {"bf16_d64_mha_len190", DType::kBF16, 64, 8, 8, 96, 190},
+};
+}  // namespace
+
+class FlashPrefillWideRowsGpu : public ::testing::TestWithParam<Case> {};
+
+TEST_P(FlashPrefillWideRowsGpu, MatchesOracle) {
+  CUDALAB_REQUIRE_GPU();
+  const Case& c = GetParam();
+  ASSERT_EQ(plan_flash_rows_per_warp(c.batch, c.q_heads, c.head_dim, c.len, current_sm_count()), 32)
+      << "this shape no longer reaches the 32-row kernel on this GPU: the test must grow";
+  const DecodeShape shape{c.batch, c.q_heads, c.kv_heads, c.head_dim,
+                          1.0f / std::sqrt(static_cast<float>(c.head_dim))};
+  const double tol = 2.0 * (c.dtype == DType::kF16 ? 1e-3 : 4e-3);
+  expect_sampled_sequences(flash_prefill_attention,
+                           "flash_prefill_attention 32 rows a warp " + c.name, c.dtype, shape,
+                           c.len, {0, c.batch / 2, c.batch - 1}, tol);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, FlashPrefillWideRowsGpu, ::testing::ValuesIn(kWideRowCases),
+                         case_name);
 
 TEST(PrefillArgs, NamedErrors) {
   const DecodeShape s{1, 8, 2, 128, 0.1f};

@@ -7,7 +7,8 @@
 // tokens 0..i of its own sequence. Any len (the tiles are masked at the end of the sequence).
 //
 // The work of one block: 64 query rows (kBr) of one head, 4 warps of 16 rows each (kMTiles = 1;
-// kMTiles = 2 gives FlashAttention-2's 128-row block, see "Shared-memory traffic" below). The block
+// kMTiles = 2 gives FlashAttention-2's 128-row block, see "Shared-memory traffic" below; the
+// launcher takes it at head_dim 64 on grids of several waves: plan_flash_rows_per_warp). The block
 // walks the key/value tiles of 64 tokens (kBc) from token 0 up to its diagonal; causal tiles above
 // the diagonal are never loaded. Per key tile, each warp:
 //   1. S = Q K^T (16 x 64 scores a warp): Q's A fragments were loaded from shared memory once and
@@ -60,8 +61,10 @@
 #include <type_traits>
 
 #include "ch11/ch11.hpp"
+#include "ch11/prefill_plan.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/cp_async.cuh"
+#include "cudalab/device.hpp"
 #include "cudalab/launch.hpp"
 #include "cudalab/math.hpp"
 #include "cudalab/mma_sync.cuh"
@@ -134,7 +137,7 @@ __device__ __forceinline__ void load_rows(uint32_t dst, const T* base, std::size
 // (scale_log2 is then |scale| log2 e): the row max below is taken on unscaled scores and assumes
 // a non-negative scale. Exact (a sign flip), and free (applied where Q's fragments are loaded).
 template <class T, int D, int kMTiles>
-__global__ void __launch_bounds__(FlashConfig<D, kMTiles>::kThreads, 2)
+__global__ void __launch_bounds__(FlashConfig<D, kMTiles>::kThreads, kFlashBlocksPerSm)
     flash_prefill_kernel(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
                          T* __restrict__ out, int len, int q_heads, int kv_heads, float scale_log2,
                          uint32_t q_sign) {
@@ -393,14 +396,22 @@ void launch_flash(const void* q, const void* k, const void* v, void* out, const 
   CUDALAB_CHECK_LAUNCH();
 }
 
-// Rows per warp of the launcher: 16 (kMTiles 1: 64-row blocks) or 32 (2: 128-row blocks).
-constexpr int kFlashMTiles = 1;
+// The two warp shapes of one type and head_dim: 16 rows a warp (kMTiles 1, 64-row blocks) or 32
+// (kMTiles 2, 128-row blocks), chosen per call by plan_flash_rows_per_warp (prefill_plan.hpp).
+template <class T, int D>
+void launch_flash_planned(const void* q, const void* k, const void* v, void* out,
+                          const DecodeShape& s, int len, cudaStream_t st) {
+  if (plan_flash_rows_per_warp(s.batch, s.q_heads, D, len, current_sm_count()) == 32)
+    launch_flash<T, D, 2>(q, k, v, out, s, len, st);
+  else
+    launch_flash<T, D, 1>(q, k, v, out, s, len, st);
+}
 
 }  // namespace
 
 void flash_prefill_attention(const void* q, const void* k, const void* v, void* out,
                              const DecodeShape& s, int len, DType dtype, cudaStream_t stream) {
-  constexpr int kBr = FlashConfig<64, kFlashMTiles>::kBr;
+  constexpr int kBr = FlashConfig<64, 1>::kBr;  // the smaller block: the larger grid.y
   require(len < 0 || ceil_div(static_cast<long long>(len), static_cast<long long>(kBr)) <= 65535,
           "len", "must fit 65535 query tiles (grid.y)");
   if (!check_prefill_args(q, k, v, out, s, len)) return;
@@ -411,14 +422,14 @@ void flash_prefill_attention(const void* q, const void* k, const void* v, void* 
   const bool f16 = dtype == DType::kF16;
   if (s.head_dim == 64) {
     if (f16)
-      launch_flash<__half, 64, kFlashMTiles>(q, k, v, out, s, len, stream);
+      launch_flash_planned<__half, 64>(q, k, v, out, s, len, stream);
     else
-      launch_flash<__nv_bfloat16, 64, kFlashMTiles>(q, k, v, out, s, len, stream);
+      launch_flash_planned<__nv_bfloat16, 64>(q, k, v, out, s, len, stream);
   } else {
     if (f16)
-      launch_flash<__half, 128, kFlashMTiles>(q, k, v, out, s, len, stream);
+      launch_flash<__half, 128, 1>(q, k, v, out, s, len, stream);
     else
-      launch_flash<__nv_bfloat16, 128, kFlashMTiles>(q, k, v, out, s, len, stream);
+      launch_flash<__nv_bfloat16, 128, 1>(q, k, v, out, s, len, stream);
   }
 }
 

@@ -12,4 +12,5 @@
 #include "ch11/block_allocator.hpp"
 #include "ch11/decode_plan.hpp"
 #include "ch11/kv_cache.hpp"
+#include "ch11/prefill_plan.hpp"
 #include "ch11/quantize.hpp"
