@@ -81,7 +81,8 @@ class TheBenchsShape(unittest.TestCase):
         m = re.search(r"for \(int len : \{([\d, ]+)\}\)\s*add\(\"BM_prefill_tc/b1_len", src)
         self.assertIsNotNone(m, "prefill.cpp's BM_prefill_tc lengths moved: read them again")
         self.assertEqual(t.LENGTHS, tuple(int(x) for x in m.group(1).split(",")))
-        self.assertIn("4.0 * kDim * kQHeads * (0.5 * len * (len + 1.0))", src, "the bench counts FLOPs otherwise")
+        self.assertIn("4.0 * dim * kQHeads * (0.5 * len * (len + 1.0))", src, "the bench counts FLOPs otherwise")
+        self.assertIn("std::size_t dim = kDim", src, "the rows torch is set beside no longer default to kDim")
 
     def test_flops_are_the_causal_half(self):
         self.assertEqual(t.flops(1), 4 * 128 * 32)  # one query, one key
