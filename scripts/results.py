@@ -21,7 +21,9 @@ commits them). Output:
   * the block `<!-- results:goals begin -->` of docs/instructors.md: every exercise speed goal
     beside the reference's measured ratio;
   * the roofline of every row with FLOPs and bytes (chapters/09_profiling/tools/roofline.py):
-    docs/results/<GPU>_roofline.md (+ .png) and the block `results:ch09-roofline` of chapter 9.
+    docs/results/<GPU>_roofline.md (+ .png) and the block `results:ch09-roofline` of chapter 9;
+  * what ncu counted on each tensor-core GEMM step (chapters/06_libraries/tools/tc_ncu.py, from
+    docs/results/raw/<GPU>/ch06_tc_ncu.json): the block `results:ch06-tc-ncu` of chapter 6.
 Each block names the GPU and the run's date.
 Without raw JSON a block says so and lists the declared ratios and goals, with no number measured.
 The output depends only on the committed files, so running it twice changes nothing
@@ -322,19 +324,34 @@ def outputs(tree: Tree, gpu_wanted: str | None, plots: bool) -> dict[Path, str]:
                                  f"{path.relative_to(tree.root)} has no <!-- results:{key} begin/end --> markers")
             out[path] = text = new
     out.update(roofline_outputs(tree, gpu, plots, out))
+    out.update(tc_ncu_outputs(tree, gpu, out))
     return out
+
+
+def chapter_tool(path: str, name: str):
+    """A chapter's tool module from this checkout (None when the file is absent)."""
+    tool = ROOT / path
+    if not tool.exists():
+        return None
+    spec = importlib.util.spec_from_file_location(name, tool)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def roofline_outputs(tree: Tree, gpu: str | None, plots: bool, pending: dict[Path, str]) -> dict[Path, str]:
     """Chapter 9's roofline of every row (its tool, from this checkout, on `tree`'s data); nothing
     when the chapter is absent."""
-    tool = ROOT / "chapters" / "09_profiling" / "tools" / "roofline.py"
-    if not tool.exists():
-        return {}
-    spec = importlib.util.spec_from_file_location("cudalab_roofline", tool)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.outputs(tree.root, gpu, plots, pending)
+    mod = chapter_tool("chapters/09_profiling/tools/roofline.py", "cudalab_roofline")
+    return mod.outputs(tree.root, gpu, plots, pending) if mod else {}
+
+
+def tc_ncu_outputs(tree: Tree, gpu: str | None, pending: dict[Path, str]) -> dict[Path, str]:
+    """Chapter 6's block `results:ch06-tc-ncu` (chapters/06_libraries/tools/tc_ncu.py: what ncu
+    counted on each tensor-core step, from docs/results/raw/<GPU>/ch06_tc_ncu.json); nothing when
+    the tool is absent."""
+    mod = chapter_tool("chapters/06_libraries/tools/tc_ncu.py", "cudalab_tc_ncu")
+    return mod.outputs(tree.root, gpu, pending) if mod else {}
 
 
 def main() -> int:

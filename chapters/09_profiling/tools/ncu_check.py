@@ -14,6 +14,15 @@ OUT/ncu_*.log; prints one line per check. tools/counted.py turns the JSON (once 
 docs/results/raw/<GPU>/ch09_ncu.json) into the README's counted-vs-measured table.
 Exit 0: every fingerprint as the lesson says; 1: one is not; 2: usage. Where ncu cannot read the
 counters (ERR_NVGPUCTRPERM) every check is "skipped: <that reason>", never passed.
+
+    ncu_check.py --build build/gpu --out OUT --tc [--only ROW_REGEX]
+
+profiles, instead of the rows above, chapter 6's tensor-core GEMM steps at 4096^3 (TC_ROWS: WMMA,
+mma.sync, wgmma, cuBLAS) with what limits a tensor-core kernel (TC_METRICS: tensor pipe, issue
+slots, shared-memory wavefronts and bank conflicts, ldmatrix, warps, registers, warp stall
+reasons) and writes OUT/ch06_tc_ncu.json (and OUT/ncu_tc_*.log); chapter 6's
+tools/tc_ncu.py turns it (committed as docs/results/raw/<GPU>/ch06_tc_ncu.json) into the
+README's table. Exit 0: every row profiled (or the counters not readable: skipped); 1: not.
 """
 from __future__ import annotations
 
@@ -85,6 +94,52 @@ ROWS = [
 ]
 
 PERM = "ERR_NVGPUCTRPERM"
+
+# Chapter 6's tensor-core GEMM steps (--tc): (step, chapter, benchmark row, kernel-name regex). Each
+# row's process launches its kernel first in bench::verify (the hand-written rows then cuBLAS's
+# kernel for the comparison; before both only fill_kernel and convert_kernel, the operands' setup),
+# so the first launch matching is the row's own kernel. cuBLAS's kernel names vary by version and
+# GPU (nvjet_* on Hopper with CUDA 12.8+, sm90_xmma_gemm_* or cutlass_* before): the regex takes
+# the first GEMM launch of the cuBLAS row, and the JSON records which kernel it was.
+TC_ROWS = [
+    ("WMMA", "ch06", "BM_tc_gemm/wmma_fp16/4096", "wmma_gemm_kernel"),
+    ("mma.sync", "ch06", "BM_tc_gemm/mma_fp16/4096", "mma_gemm_kernel"),
+    ("wgmma", "ch06", "BM_tc_gemm/wgmma_bf16/4096", "wgmma_gemm_kernel"),
+    ("cuBLAS", "ch06", "BM_tc_gemm_cublas/fp16/4096", "nvjet|xmma|gemm|cutlass"),
+]
+# The tensor pipe: on sm_90 the hmma counters also count wgmma (cuBLAS's nvjet kernel reads ~90%
+# active on sm__pipe_tensor_op_hmma_cycles_active); the gmma names, where this ncu has them, count
+# wgmma alone. Both are asked for; a name this ncu does not know is dropped (profile()), and the
+# renderer takes the larger of those present (tensor_pipe()).
+TENSOR_PIPE_METRICS = {
+    "cycles": ["sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+               "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active"],
+    "inst": ["sm__inst_executed_pipe_tensor_op_hmma.avg.pct_of_peak_sustained_active",
+             "sm__inst_executed_pipe_tensor_op_gmma.avg.pct_of_peak_sustained_active"],
+}
+# Warp stall reasons (ncu's WarpStateStats): warps stalled per issued instruction, by reason.
+# "selected" is the issuing warp itself (1 per issue), not a stall.
+STALL_REASONS = ["barrier", "long_scoreboard", "short_scoreboard", "math_pipe_throttle", "mio_throttle", "wait",
+                 "not_selected", "selected", "sleeping", "lg_throttle", "dispatch_stall", "no_instruction",
+                 "branch_resolving", "membar"]
+
+
+def stall_metric(reason: str) -> str:
+    return f"smsp__average_warps_issue_stalled_{reason}_per_issue_active.ratio"
+
+
+TC_METRICS = [
+    *TENSOR_PIPE_METRICS["cycles"], *TENSOR_PIPE_METRICS["inst"],
+    "smsp__issue_active.avg.pct_of_peak_sustained_active",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_elapsed",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum",
+    "smsp__inst_executed_op_ldsm.sum", "smsp__inst_executed.sum",
+    "sm__warps_active.avg.per_cycle_active", "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "launch__registers_per_thread", "launch__block_size", "launch__grid_size",
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    *[stall_metric(r) for r in STALL_REASONS],
+    "gpu__time_duration.sum",
+]
 
 
 def parse_raw_csv(text: str) -> list[dict[str, str]]:
@@ -205,24 +260,94 @@ def ncu_version(ncu: str) -> str:
     return (p.stdout.strip().splitlines() or ["?"])[-1]
 
 
-def profile(ncu: str, exe: Path, row: str, kernel: str, log: Path) -> tuple[dict | None, str]:
-    """One ncu run of one benchmark row; (metrics, '') or (None, why)."""
-    cmd = [ncu, "--clock-control", "none", "--kernel-name", f"regex:{kernel}", "--launch-count", "1",
-           "--metrics", ",".join(COUNT_METRICS + PRINT_METRICS), "--csv", "--page", "raw", "--print-units", "base",
-           str(exe), f"--benchmark_filter=^{re.escape(row)}(/manual_time)?$", "--benchmark_min_time=1x"]
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-        text, rc = p.stdout + p.stderr, p.returncode
-    except subprocess.TimeoutExpired:
-        text, rc = "timed out after 120 s", None
-    log.write_text("$ " + " ".join(cmd) + "\n" + text)
-    if PERM in text:
-        return None, f"skipped: {PERM}: the driver keeps the GPU counters for admin users (see README, 'Counters and their traps')"
-    got = parse_raw_csv(text)
+def ncu_command(ncu: str, exe: Path, row: str, kernel: str, metrics: list[str]) -> list[str]:
+    """The ncu command line that profiles the first launch of /kernel/ in benchmark row `row`."""
+    return [ncu, "--clock-control", "none", "--kernel-name", f"regex:{kernel}", "--launch-count", "1",
+            "--metrics", ",".join(metrics), "--csv", "--page", "raw", "--print-units", "base",
+            str(exe), f"--benchmark_filter=^{re.escape(row)}(/manual_time)?$", "--benchmark_min_time=1x"]
+
+
+def unknown_metrics(text: str, metrics: list[str]) -> list[str]:
+    """The requested metrics that ncu's ==ERROR== / ==WARNING== lines name (a metric this ncu or
+    this GPU does not have, e.g. a gmma counter before Hopper)."""
+    said = "\n".join(l for l in text.splitlines() if l.startswith(("==ERROR==", "==WARNING==")))
+    return [m for m in metrics if m in said or re.search(re.escape(m.split(".")[0]) + r"\b", said)]
+
+
+def profile(ncu: str, exe: Path, row: str, kernel: str, log: Path,
+            metrics: list[str] | None = None) -> tuple[dict | None, str]:
+    """One ncu run of one benchmark row; (metrics, '') or (None, why). With `metrics` given (the
+    tensor-core rows), a run that profiled nothing because ncu does not know some of them is run
+    again without those, and the result names them under "dropped_metrics"."""
+    wanted = list(metrics) if metrics is not None else COUNT_METRICS + PRINT_METRICS
+    dropped: list[str] = []
+    logs = []
+    while True:
+        cmd = ncu_command(ncu, exe, row, kernel, wanted)
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+            text, rc = p.stdout + p.stderr, p.returncode
+        except subprocess.TimeoutExpired:
+            text, rc = "timed out after 120 s", None
+        logs.append("$ " + " ".join(cmd) + "\n" + text)
+        log.write_text("\n".join(logs))
+        if PERM in text:
+            return None, f"skipped: {PERM}: the driver keeps the GPU counters for admin users (see README, 'Counters and their traps')"
+        got = parse_raw_csv(text)
+        unknown = unknown_metrics(text, wanted) if metrics is not None and not got else []
+        if not unknown or len(unknown) == len(wanted):
+            break
+        dropped += unknown
+        wanted = [m for m in wanted if m not in unknown]
     if not got:
         return None, f"ncu exited {rc} with no kernel of /{kernel}/ profiled (see {log.name})"
-    return {k: number(v) for k, v in got[0].items() if k in COUNT_METRICS + PRINT_METRICS} | \
-        {"kernel": got[0].get("Kernel Name", "")}, ""
+    return {k: number(v) for k, v in got[0].items() if k in wanted} | {"kernel": got[0].get("Kernel Name", "")} | \
+        ({"dropped_metrics": dropped} if dropped else {}), ""
+
+
+def gpu_name() -> str:
+    p = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True)
+    return (p.stdout.strip().splitlines() or ["unknown GPU"])[0]
+
+
+def tensor_core_main(args) -> int:
+    """--tc: chapter 6's tensor-core steps -> OUT/ch06_tc_ncu.json."""
+    version = ncu_version(args.ncu)
+    rows: dict[str, dict] = {}
+    order = []
+    for step, chapter, row, kernel in TC_ROWS:
+        if args.only and not re.search(args.only, row):
+            continue
+        order.append(row)
+        exe = args.build / "bench" / f"bench_{chapter}"
+        entry = {"step": step, "chapter": chapter, "kernel_regex": kernel}
+        if not exe.is_file():
+            rows[row] = entry | {"error": f"{exe} not built"}
+            continue
+        log = args.out / f"ncu_tc_{re.sub(r'[^A-Za-z0-9]+', '_', row)}.log"
+        metrics, why = profile(args.ncu, exe, row, kernel, log, TC_METRICS)
+        if metrics is None and why.startswith("skipped"):
+            print(f"{'ncu tensor-core steps':34} SKIP     {why}")
+            (args.out / "ch06_tc_ncu.json").write_text(json.dumps({"skipped": why, "ncu": version}, indent=1) + "\n")
+            return 0
+        if metrics:
+            entry["kernel"] = metrics.pop("kernel")
+            if "dropped_metrics" in metrics:
+                entry["dropped_metrics"] = metrics.pop("dropped_metrics")
+        rows[row] = entry | ({"metrics": metrics} if metrics else {"error": why})
+    doc = {"clock_control": "none", "cache_control": "all (ncu default: caches flushed before each pass)",
+           "ncu": version, "gpu": gpu_name(),
+           "launch": "the first launch of the row's kernel (bench::verify's, before the timed loop)",
+           "order": order, "rows": rows}
+    (args.out / "ch06_tc_ncu.json").write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    good = sum("metrics" in r for r in rows.values())
+    ok = good == len(rows) and good > 0
+    print(f"{'ncu tensor-core steps':34} {'PASS' if ok else 'FAIL':8} {good} of {len(rows)} rows profiled "
+          f"(clock-control none) -> ch06_tc_ncu.json")
+    for r, v in rows.items():
+        print(f"{'  ncu ' + r[:28]:34} {'INFO' if 'metrics' in v else 'FAIL':8} "
+              f"{v.get('kernel', '')[:60] if 'metrics' in v else v['error']}")
+    return 0 if ok else 1
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -231,11 +356,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--only", help="profile only the rows matching this regex")
     ap.add_argument("--ncu", default=shutil.which("ncu"))
+    ap.add_argument("--tc", action="store_true",
+                    help="profile chapter 6's tensor-core steps (TC_ROWS) into OUT/ch06_tc_ncu.json instead")
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     if not args.ncu:
         print("ncu                                SKIP     skipped: ncu not found")
         return 0
+    if args.tc:
+        return tensor_core_main(args)
     version = ncu_version(args.ncu)
     rows: dict[str, dict] = {}
     skipped = None
