@@ -154,3 +154,21 @@ TEST(BenchGpu, RunVsReportsTheBaseAndTheInterleavedRatio) {
               1e-6 * r.at("base_GB/s"));
   benchmark::ClearRegisteredBenchmarks();
 }
+
+// bench::ReadBase: reads every one of its N bytes once (its checked sum is the bytes', at a size
+// that leaves a tail of n % 16 bytes and at one of many blocks), times like any base, and reads
+// nothing for N = 0.
+TEST(BenchGpu, ReadBaseReadsEveryByteOnce) {
+  CUDALAB_REQUIRE_GPU();
+  for (const double n : {1.0, 15.0, 16.0, 4097.0, 1e6 + 3, 64.0 * (1 << 20) + 5}) {
+    const bench::ReadBase read(n);
+    EXPECT_EQ(read.bytes(), static_cast<std::size_t>(n));
+    EXPECT_EQ(read.check(), "") << n << " bytes";
+    EXPECT_EQ(read.check(), "") << n << " bytes, again (the partial sums are overwritten)";
+  }
+  const bench::ReadBase none(0);
+  EXPECT_EQ(none.bytes(), 0u);
+  EXPECT_EQ(none.check(), "");
+  none(nullptr);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+}

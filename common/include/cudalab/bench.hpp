@@ -65,6 +65,29 @@ class CopyBase {
   mutable DeviceBuffer<unsigned char> dst_;  // written by the const call operator
 };
 
+// A kernel that reads `read_bytes` once from device memory and writes nothing but one word per
+// block: the base of a read-only row (a GEMV reads its weights and writes a vector), so that
+// vs_base is the row's GB/s over a plain read's of the same bytes. A copy is the wrong yardstick
+// for such a row when the bytes are near the L2's size: the copy's writes land in the write-back
+// L2 inside its timed window, so its bytes "move" faster than any read-only sweep of them can.
+// 16-byte loads over a grid-stride loop, four in flight per thread, one wave of resident blocks;
+// the bytes are i % 251 (byte i), so a sum that is right means every byte was read once. Callable
+// as run_vs's base.
+class ReadBase {
+ public:
+  explicit ReadBase(double read_bytes);
+  void operator()(cudaStream_t stream) const;
+  // Runs the read once (synchronously) and returns "" when the blocks' sum is the sum of every
+  // byte (mod 2^32), else what is wrong: the check of a row that times it (bench::verify).
+  std::string check() const;
+  std::size_t bytes() const noexcept { return src_.bytes(); }
+
+ private:
+  DeviceBuffer<unsigned char> src_;
+  mutable DeviceBuffer<unsigned> partial_;  // one sum per block, written by the call operator
+  unsigned blocks_ = 0;
+};
+
 // Checks a row's output once before it is timed. `check` runs the work once itself and returns ""
 // when the output is right, else what is wrong; then the row becomes an error row
 // (state.SkipWithError("wrong result: " + what)) and verify returns false: return at once. The
