@@ -51,7 +51,7 @@ inline void expect_int_scan_past_2_to_32(cudalab::ch05::ScanVariant variant,
 //   |computed - exact| <= gamma_D * sum |x_i|,   gamma_D = D u / (1 - D u),  u = 2^-24.
 // Our kernels: a thread adds at most n / 1024 vectors in sequence (grid-stride loop), plus at most
 // 4 within a vector, log2(1024) in a block tree or a warp scan, the partials of at most n / 1024
-// blocks (the single-pass scan chains one tile prefix after another: n / 4096 tiles), and a few
+// blocks (the single-pass scan chains one tile prefix after another: n / 8192 tiles), and a few
 // more at the passes' joints. D = n / 512 + 64 covers every variant for any grid.
 inline double float_sum_tolerance(std::size_t n, double sum_abs) {
   const double u = std::ldexp(1.0, -24);
@@ -94,7 +94,7 @@ std::vector<T> scan_oracle(const std::vector<T>& x, cudalab::ch05::ScanKind kind
 //       |got_i - want_i| <= gamma_{D_i} * sum_{j <= i} |x_j|,   D_i = i / 512 + 64
 //     (Higham 4.2: element i is a sum of x_0..x_i evaluated by a tree of depth <= D_i: at most 64
 //     roundings inside a tile (its vector, warp and block steps) plus one per earlier tile on the
-//     look-back chain (tiles of 4096) or per level of scan-then-propagate (tiles of 512)). An
+//     look-back chain (tiles of 8192) or per level of scan-then-propagate (tiles of 512)). An
 //     all-zero output fails at every i (gamma < 1 and the prefix is ~0.25 i); a truncated prefix
 //     (error up to 1 per tile) fails on the first tiles, where the bound is ~1e-2.
 inline constexpr std::size_t kExactFloatMaxN = (std::size_t{1} << 24) - 1;

@@ -62,11 +62,13 @@ TEST_P(LookbackScanGpu, Float) {
 
 INSTANTIATE_TEST_SUITE_P(
     Sizes, LookbackScanGpu,
-    ::testing::Combine(
-        ::testing::Values(ScanKind::kInclusive, ScanKind::kExclusive),
-        // a warp +- 1, a tile (4096) +- 1, 2 tiles + 1, ~256 tiles with a partial last one
-        ::testing::Values<std::size_t>(1, 31, 33, 4095, 4096, 4097, 8193, 1'048'583),
-        ::testing::Values<std::size_t>(0)),
+    ::testing::Combine(::testing::Values(ScanKind::kInclusive, ScanKind::kExclusive),
+                       // a warp +- 1, half a tile +- 1, a tile (kLookbackTile = 8192) +- 1, 2 tiles
+                       // + 1 (the smallest n with a third tile: its look-back reads tile 1's A or
+                       // P), 129 tiles with a partial last one
+                       ::testing::Values<std::size_t>(1, 31, 33, 4095, 4096, 4097, 8191, 8192, 8193,
+                                                      16'385, 1'048'583),
+                       ::testing::Values<std::size_t>(0)),
     param_name);
 // Misaligned by 4 bytes: the kernel falls back to scalar loads and stores.
 INSTANTIATE_TEST_SUITE_P(Misaligned, LookbackScanGpu,
@@ -76,7 +78,7 @@ INSTANTIATE_TEST_SUITE_P(Misaligned, LookbackScanGpu,
                                             ::testing::Values<std::size_t>(1)),
                          param_name);
 
-// 2^23 + 3 elements: 2049 tiles, about two waves of resident blocks on an H200: look-backs
+// 2^23 + 3 elements: 1025 tiles, about two waves of resident blocks on an H200: look-backs
 // find predecessors that are still X, already A, or already P, and windows that move further back.
 TEST(LookbackScanLargeGpu, ManyWavesOfTiles) {
   CUDALAB_REQUIRE_GPU();
@@ -87,9 +89,9 @@ TEST(LookbackScanLargeGpu, ManyWavesOfTiles) {
 
 // n = 2^31 + 5 ints (in + out: 17.2 GB), inclusive and exclusive, checked exactly on the device
 // (out[i] - out[i - 1] == in[i], or in[i - 1], with 32-bit wrap-around: that pins every element).
-// A 32-bit index breaks past 2^31. (5.3's scan-then-propagate has the same test in
-// test_scan_block.cpp.) Cost on an H200: fill 8.6 GB, then 2 scans x ~17 GB and 2 checks x ~26 GB:
-// ~95 GB, ~30 ms of GPU time, plus allocation.
+// A 32-bit index breaks past 2^31 (262145 tiles, the last one holding 5 elements). (5.3's
+// scan-then-propagate has the same test in test_scan_block.cpp.) Cost on an H200: fill 8.6 GB, then
+// 2 scans x ~17 GB and 2 checks x ~26 GB: ~95 GB, ~30 ms of GPU time, plus allocation.
 TEST(LookbackScanLargeGpu, PastTwoToThe31) {
   const std::size_t n = (std::size_t{1} << 31) + 5;
   const std::size_t ws_bytes = ch05::scan_workspace_bytes(n);
@@ -109,7 +111,7 @@ TEST(LookbackScanLargeGpu, PastTwoToThe31) {
   }
 }
 
-// n = 2^32 + 5 ints: a tile's first element computed as a 32-bit product (tile * 4096) wraps.
+// n = 2^32 + 5 ints: a tile's first element computed as a 32-bit product (tile * 8192) wraps.
 TEST(LookbackScanLargeGpu, PastTwoToThe32) {
   ch05_testing::expect_int_scan_past_2_to_32(ScanVariant::kDecoupledLookback,
                                              "decoupled_lookback (exercise 5.4)");
@@ -185,13 +187,13 @@ TEST(ScanTechniqueGpu, LookbackIsOneKernel) {
 
 // Technique (exercise 5.4): the look-back is DECOUPLED: a tile does not wait for its predecessor's
 // inclusive prefix, it sums published aggregates. A chained scan (each tile spins until tile - 1
-// has its prefix) is correct and one pass, but serial: 2^16 tiles x ~0.5-1 us of latency each
-// = 30-70 ms at n = 2^28, against ~0.6 ms for a copy of the same bytes (2 GiB at ~3.5 TB/s); the
+// has its prefix) is correct and one pass, but serial: 2^15 tiles x ~0.5-1 us of latency each
+// = 16-33 ms at n = 2^28, against ~0.6 ms for a copy of the same bytes (2 GiB at ~3.5 TB/s); the
 // reference look-back takes ~1.1x the copy. The bound below, 8x the copy (each the best of 10,
 // interleaved, so clocks and other processes sharing the GPU hit both alike), sits far from both:
-// a factor 7 of margin for contention above the reference, 4 or more below a chain. A timing test,
+// a factor 7 of margin for contention above the reference, 3 or more below a chain. A timing test,
 // so it lives in a *LargeGpu suite (never under compute-sanitizer). Cost: ~20 scans and copies of
-// 2 GiB, ~15 ms of GPU time (a chain: ~0.5 s).
+// 2 GiB, ~15 ms of GPU time (a chain: ~0.3 s).
 TEST(ScanTechniqueLargeGpu, LookbackIsNotAChain) {
   const std::size_t n = std::size_t{1} << 28;
   const std::size_t ws_bytes = ch05::scan_workspace_bytes(n);

@@ -52,10 +52,10 @@ inline constexpr ScanVariant kAllScanVariants[] = {
     ScanVariant::kKoggeStone, ScanVariant::kBrentKung, ScanVariant::kDecoupledLookback};
 const char* to_string(ScanVariant v);
 
-// Items each thread of the look-back scan holds: 16 ints/floats = four 16-byte vectors.
+// Items each thread of the look-back scan holds: 32 ints/floats = eight 16-byte vectors.
 inline constexpr unsigned kLookbackThreads = 256;
-inline constexpr unsigned kLookbackItems = 16;
-inline constexpr unsigned kLookbackTile = kLookbackThreads * kLookbackItems;  // 4096 elements
+inline constexpr unsigned kLookbackItems = 32;
+inline constexpr unsigned kLookbackTile = kLookbackThreads * kLookbackItems;  // 8192 elements
 
 // Bytes of device workspace any variant needs for n elements of float or int.
 std::size_t scan_workspace_bytes(std::size_t n);
