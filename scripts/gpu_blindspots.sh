@@ -58,6 +58,7 @@ ch05.lookback_tile_base_u32_product
 ch05.lookback_vector_path_on_input_alignment
 ch05.unroll_vector_path_on_x_alignment
 ch05.stencil_halo_bottom_unbounded
+ch05.stencil_vector_path_on_input_alignment
 ch05.tile_scan_base_u32_product
 ch06.sgemm_at_int_product
 ch06.sgemm_vectorized_c_alignment_by_row_length

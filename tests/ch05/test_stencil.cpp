@@ -1,6 +1,7 @@
 // Exercise 5.5 — the 2D convolution, naive and tiled, against a double-precision CPU oracle on
-// shapes that catch edge-tile and halo bugs: 1 x 1, a row, a column, odd shapes that are not
-// multiples of the 32 x 32 tile, and radii 0..kConvMaxRadius.
+// shapes that catch edge-tile and halo bugs: 1 x 1, a row, a column, shapes that are not multiples
+// of the reference's 128 x 32 tile, widths that are and are not multiples of 4 (the reference's
+// float4 and scalar paths), views one float off 16-byte alignment, and radii 0..kConvMaxRadius.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -45,9 +46,13 @@ std::string shape_name(const ::testing::TestParamInfo<std::tuple<Shape, ch05::Co
          std::to_string(s.w) + "x" + std::to_string(s.h) + "_r" + std::to_string(s.r);
 }
 
-const std::vector<Shape> kShapes{{1, 1, 1},     {1, 1, 4},   {33, 1, 2},    {1, 37, 3},
-                                 {32, 32, 1},   {31, 33, 2}, {65, 31, 3},   {100, 67, 4},
-                                 {257, 129, 2}, {64, 64, 0}, {1023, 517, 3}};
+// Widths % 4 == 0 take the reference's float4 path (32, 64, 100, 132, 256, 4), the others its
+// scalar path; every radius has both, on one tile and on several.
+const std::vector<Shape> kShapes{{1, 1, 1},     {1, 1, 4},    {33, 1, 2},     {1, 37, 3},
+                                 {32, 32, 1},   {31, 33, 2},  {65, 31, 3},    {100, 67, 4},
+                                 {257, 129, 2}, {64, 64, 0},  {1023, 517, 3}, {7, 3, 0},
+                                 {132, 33, 1},  {129, 40, 1}, {256, 1, 2},    {4, 37, 3},
+                                 {260, 70, 3},  {131, 66, 4}, {4, 1, 0},      {388, 97, 0}};
 
 }  // namespace
 
@@ -78,42 +83,90 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Conv2dGpu,
                                                               ch05::ConvVariant::kTiled)),
                          shape_name);
 
-// Shape classes against the tiled kernel's 32 x 128 output tile: width a tile multiple (64), a
-// partial tile aligned to 4 (36) or odd (35); height 128, 132 or 131; radius 1 and the largest,
-// 4. The image sits in front of a NaN guard zone (a halo load past its end shows), the output is
-// poisoned and guarded. Also run under memcheck (the *ShapesGpu suites).
+namespace {
+
+// One tiled or naive call on a w x h image whose input sits in front of a NaN guard zone (a halo
+// load past its end shows) and whose output is poisoned and guarded; `in_offset` / `out_offset`
+// floats in front of the pointers (a view one float in is not 16-byte aligned, so a kernel that
+// takes the float4 path on such a view faults or misreads; the floats in front of the output stay
+// untouched).
+void check_conv2d(ch05::ConvVariant variant, int w, int h, int r, std::size_t in_offset = 0,
+                  std::size_t out_offset = 0) {
+  Rng rng;
+  const int k = 2 * r + 1;
+  const std::size_t n = static_cast<std::size_t>(w) * h;
+  const auto in = rng.uniform<float>(n, -1.0f, 1.0f);
+  const auto filter = rng.uniform<float>(static_cast<std::size_t>(k) * k, -1.0f, 1.0f);
+  const cudalab::testing::GuardedInput<float> din(in, in_offset), dfilter(filter, 0);
+  cudalab::testing::GuardedOutput<float> out(n + out_offset);
+  ch05::conv2d(din.data(), out.data() + out_offset, w, h, dfilter.data(), r, variant);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  const double tol = 2.0 * k * k * k * k * std::ldexp(1.0, -24);  // as in Conv2dGpu
+  const std::string what =
+      std::string("conv2d ") + (variant == ch05::ConvVariant::kNaive ? "naive" : "tiled") + " " +
+      std::to_string(w) + "x" + std::to_string(h) + " r" + std::to_string(r) + " in+" +
+      std::to_string(in_offset) + " out+" + std::to_string(out_offset) +
+      " (exercise 5.5, NaN behind the image and the filter)";
+  const auto all = out.result();
+  const std::vector<float> got(all.begin() + static_cast<std::ptrdiff_t>(out_offset), all.end());
+  EXPECT_MATCHES(compare(got, conv2d_oracle(in, w, h, filter, r), {tol, 0}, what));
+  EXPECT_TRUE(out.guard_intact()) << what;
+  EXPECT_TRUE(out.untouched(0, out_offset, what));
+}
+
+}  // namespace
+
+// Shape classes against the reference's 128 x 32 output tile: width a tile multiple (256), a
+// partial tile aligned to 4 (132: the float4 path) or odd (131: the scalar path); height 128 (a
+// tile multiple), 132 or 131; every radius. Also run under memcheck (the *ShapesGpu suites).
 using ConvShape = std::tuple<ch05::ConvVariant, int, int, int>;  // variant, w, h, r
 class Conv2dShapesGpu : public ::testing::TestWithParam<ConvShape> {};
+
+namespace {
+std::string conv_shape_name(const ::testing::TestParamInfo<ConvShape>& p) {
+  return std::string(std::get<0>(p.param) == ch05::ConvVariant::kNaive ? "naive" : "tiled") + "_" +
+         std::to_string(std::get<1>(p.param)) + "x" + std::to_string(std::get<2>(p.param)) + "_r" +
+         std::to_string(std::get<3>(p.param));
+}
+}  // namespace
 
 TEST_P(Conv2dShapesGpu, TileMultipleAlignedPartialAndOdd) {
   CUDALAB_REQUIRE_GPU();
   const auto [variant, w, h, r] = GetParam();
-  Rng rng;
-  const int k = 2 * r + 1;
-  const auto in = rng.uniform<float>(static_cast<std::size_t>(w) * h, -1.0f, 1.0f);
-  const auto filter = rng.uniform<float>(static_cast<std::size_t>(k) * k, -1.0f, 1.0f);
-  const cudalab::testing::GuardedInput<float> din(in, 0), dfilter(filter, 0);
-  cudalab::testing::GuardedOutput<float> out(in.size());
-  ch05::conv2d(din.data(), out.data(), w, h, dfilter.data(), r, variant);
-  CUDALAB_CHECK(cudaDeviceSynchronize());
-  const double tol = 2.0 * k * k * k * k * std::ldexp(1.0, -24);  // as in Conv2dGpu
-  const std::string what = std::string("conv2d ") +
-                           (variant == ch05::ConvVariant::kNaive ? "naive" : "tiled") + " " +
-                           std::to_string(w) + "x" + std::to_string(h) + " r" + std::to_string(r) +
-                           " (exercise 5.5, NaN behind the image and the filter)";
-  EXPECT_MATCHES(compare(out.result(), conv2d_oracle(in, w, h, filter, r), {tol, 0}, what));
-  EXPECT_TRUE(out.guard_intact()) << what;
+  check_conv2d(variant, w, h, r);
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Classes, Conv2dShapesGpu,
     ::testing::Combine(::testing::Values(ch05::ConvVariant::kNaive, ch05::ConvVariant::kTiled),
-                       ::testing::Values(64, 36, 35), ::testing::Values(128, 132, 131),
-                       ::testing::Values(1, 4)),
-    [](const ::testing::TestParamInfo<ConvShape>& p) {
+                       ::testing::Values(256, 132, 131), ::testing::Values(128, 132, 131),
+                       ::testing::Values(0, 1, 2, 3, 4)),
+    conv_shape_name);
+
+// Views one float in: the input, the output or both (so no float4 path may be taken although
+// width % 4 == 0; a kernel that checks one pointer's alignment only faults or misreads), on a
+// width that is a multiple of 4 (132) and one that is not (131), a partial bottom tile, every
+// radius.
+class Conv2dAlignmentGpu : public ::testing::TestWithParam<std::tuple<ch05::ConvVariant, int>> {
+};  // variant, r
+
+TEST_P(Conv2dAlignmentGpu, MisalignedViews) {
+  CUDALAB_REQUIRE_GPU();
+  const auto [variant, r] = GetParam();
+  for (const int w : {132, 131}) {
+    check_conv2d(variant, w, 67, r, /*in_offset*/ 1, /*out_offset*/ 0);
+    check_conv2d(variant, w, 67, r, 0, 1);
+    check_conv2d(variant, w, 67, r, 1, 1);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Views, Conv2dAlignmentGpu,
+    ::testing::Combine(::testing::Values(ch05::ConvVariant::kNaive, ch05::ConvVariant::kTiled),
+                       ::testing::Values(0, 1, 2, 3, 4)),
+    [](const ::testing::TestParamInfo<std::tuple<ch05::ConvVariant, int>>& p) {
       return std::string(std::get<0>(p.param) == ch05::ConvVariant::kNaive ? "naive" : "tiled") +
-             "_" + std::to_string(std::get<1>(p.param)) + "x" +
-             std::to_string(std::get<2>(p.param)) + "_r" + std::to_string(std::get<3>(p.param));
+             "_r" + std::to_string(std::get<1>(p.param));
     });
 
 TEST(Conv2dArgs, RejectsBadArgumentsByName) {

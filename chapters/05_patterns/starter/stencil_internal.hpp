@@ -14,24 +14,36 @@ namespace cudalab::ch05::detail {
 
 // One config drives the block shape, the launch bounds, the shared tile and the grid.
 struct ConvConfig {
-  static constexpr int kTileX = 32;    // output tile width: a warp covers one row (coalesced)
-  static constexpr int kTileY = 128;   // output tile height (the naive kernel uses kThreadsY rows)
-  static constexpr int kThreadsY = 8;  // 32 x 8 threads; each thread computes kTileY / 8 rows
-  // Tiled kernel: each thread computes kTileY / kThreadsY = 16 outputs of its column (which ones,
-  // and what it reuses between them, is exercise 5.5's design).
+  static constexpr int kThreadsX = 32;  // a warp spans one row of the block (both kernels)
+  static constexpr int kThreadsY = 8;   // 32 x 8 threads; the naive kernel: one output each
+  static constexpr int kTileX = 128;    // tiled kernel: output tile width (32 x 4 columns)
+  static constexpr int kTileY = 32;     // tiled kernel: output tile height (8 x 4 rows)
+  // Tiled kernel: each thread computes kColsPerThread x kRowsPerThread = 4 x 4 outputs (which
+  // ones, and what it reuses between them, is exercise 5.5's design).
+  static constexpr int kColsPerThread = kTileX / kThreadsX;
   static constexpr int kRowsPerThread = kTileY / kThreadsY;
-  static constexpr int kThreads = kTileX * kThreadsY;
-  // Shared tile sized for the largest radius: (kTileY + 2 R) x (kTileX + 2 R) floats.
+  static constexpr int kThreads = kThreadsX * kThreadsY;
+  // Halo columns each side of the shared tile: >= kConvMaxRadius, and a multiple of 4 so that the
+  // tile's rows and their first image column stay 16-byte aligned (float4 loads).
+  static constexpr int kHaloX = 4;
+  // Shared tile sized for the largest radius: (kTileY + 2 R) x (kTileX + 2 kHaloX) floats.
   static constexpr int kInY = kTileY + 2 * kConvMaxRadius;
-  static constexpr int kInX = kTileX + 2 * kConvMaxRadius;
+  static constexpr int kInX = kTileX + 2 * kHaloX;
 };
-static_assert(ConvConfig::kRowsPerThread * ConvConfig::kThreadsY == ConvConfig::kTileY,
-              "whole rows per thread");
+static_assert(ConvConfig::kColsPerThread * ConvConfig::kThreadsX == ConvConfig::kTileX &&
+                  ConvConfig::kRowsPerThread * ConvConfig::kThreadsY == ConvConfig::kTileY,
+              "whole columns and rows per thread");
 static_assert(ConvConfig::kThreads <= 1024 && ConvConfig::kThreads % 32 == 0);
+static_assert(ConvConfig::kHaloX >= kConvMaxRadius && ConvConfig::kHaloX % 4 == 0 &&
+                  ConvConfig::kTileX % 4 == 0,
+              "float4-aligned tile rows wide enough for every radius");
 static_assert(ConvConfig::kInY * ConvConfig::kInX * sizeof(float) <= 48 * 1024,
               "static shared limit");
+// The tiled kernel's minimum resident blocks per SM (__launch_bounds__): 4 x 256 threads caps it
+// at 64 registers a thread, and 4 x 21.25 KB of shared memory fits an SM.
+inline constexpr int kConvTiledBlocksPerSm = 4;
 
-// stencil_tiled.cu (exercise 5.5): the tiled kernel on `grid` blocks of (kTileX, kThreadsY)
+// stencil_tiled.cu (exercise 5.5): the tiled kernel on `grid` blocks of (kThreadsX, kThreadsY)
 // threads, each block one kTileY x kTileX output tile (conv2d checks the arguments and sizes the
 // grid).
 void launch_conv2d_tiled(dim3 grid, const float* in, float* out, int width, int height,

@@ -3,6 +3,9 @@
 // Exercise 5.5: the tiled 2D convolution. A block loads its input tile plus the r-pixel halo into
 // shared memory once, then reads all (2r + 1)^2 taps of its outputs from there. Cost model,
 // naive kernel and dispatch: stencil.cu.
+#include <cstddef>
+#include <cstdint>
+
 #include "ch05/stencil.hpp"
 #include "cudalab/check.hpp"
 #include "stencil_internal.hpp"
@@ -10,11 +13,12 @@
 namespace cudalab::ch05::detail {
 namespace {
 
-// Tiled: a block computes a kTileY x kTileX output tile from a shared copy of its input tile plus
-// the halo. Launch: (32, 8) threads, grid (ceil(width / 32), ceil(height / 128)). R == radius:
-// one instantiation per radius (launch_conv2d_tiled switches), so the taps unroll.
+// Tiled: a block computes a kTileY x kTileX (32 x 128) output tile from a shared copy of its input
+// tile plus the halo. Launch: (32, 8) threads, grid (ceil(width / 128), ceil(height / 32)). R ==
+// radius: one instantiation per radius (launch_conv2d_tiled switches), so the taps unroll.
+// kConvTiledBlocksPerSm: the register cap that keeps 4 blocks (1024 threads) resident per SM.
 template <int R>
-__global__ void __launch_bounds__(ConvConfig::kThreads)
+__global__ void __launch_bounds__(ConvConfig::kThreads, kConvTiledBlocksPerSm)
     conv2d_tiled_kernel(const float* __restrict__ in, float* __restrict__ out, int width,
                         int height, const float* __restrict__ filter, int radius) {
   // TODO(5.5): conv2d_tiled_kernel, the tiled 2D convolution.
@@ -30,13 +34,16 @@ __global__ void __launch_bounds__(ConvConfig::kThreads)
   //   Goal: BM_stencil/tiled/r3 >= 3.0x faster than BM_stencil/naive/r3, and the
   //     r = 1 pair no slower; `scripts/lab check 5.5`.
   (void)in; (void)out; (void)width; (void)height; (void)filter; (void)radius;
+  // The input tile (its first kTileY + 2R rows at this radius): row `row` is image row y0 + row,
+  // column `col` image column x0 + col, with kHaloX = 4 halo columns each side whatever R (>= R,
+  // and every tile row starts 16-byte aligned).
 }
 
 }  // namespace
 
 void launch_conv2d_tiled(dim3 grid, const float* in, float* out, int width, int height,
                          const float* filter, int radius, cudaStream_t stream) {
-  const dim3 block(ConvConfig::kTileX, ConvConfig::kThreadsY);  // (32, 8), as the naive kernel
+  const dim3 block(ConvConfig::kThreadsX, ConvConfig::kThreadsY);  // (32, 8), as the naive kernel
   switch (radius) {  // conv2d checked 0 <= radius <= kConvMaxRadius
     case 0:
       conv2d_tiled_kernel<0><<<grid, block, 0, stream>>>(in, out, width, height, filter, radius);
