@@ -69,7 +69,8 @@ ReadBase::ReadBase(double read_bytes) : src_(static_cast<std::size_t>(read_bytes
   CUDALAB_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   CUDALAB_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, read_kernel, kThreads, 0));
   // One wave of resident blocks, fewer when the bytes do not give each thread kInFlight loads.
-  const std::size_t wanted = (src_.bytes() / 16 + kThreads * kInFlight - 1) / (kThreads * kInFlight);
+  const std::size_t wanted =
+      (src_.bytes() / 16 + kThreads * kInFlight - 1) / (kThreads * kInFlight);
   blocks_ = static_cast<unsigned>(
       std::clamp<std::size_t>(wanted, 1, static_cast<std::size_t>(std::max(per_sm, 1) * sms)));
   partial_ = DeviceBuffer<unsigned>(blocks_);
