@@ -37,4 +37,27 @@ std::string_view to_string(SgemmVariant v);
 void sgemm(SgemmVariant variant, int M, int N, int K, float alpha, const float* A, const float* B,
            float beta, float* C, cudaStream_t stream = nullptr);
 
+// ---------------------------------------------------------------------------------------------
+// Step 7's block tile (kWarptile, kWarptileAsync's fallback, gemm_bias_relu_fused). The 128 x 128
+// tile (256 threads, 2 blocks per SM) does the most work per shared-memory read, but a problem of
+// few such tiles leaves SMs idle: at 1024^3 its grid is 64 blocks for an H100's 132 SMs. The
+// 64 x 64 tile (128 threads, 4 blocks per SM, 16 warps either way) makes 4x the blocks.
+// plan_warptile_tile: k64x64 when the 128 x 128 grid, ceil(M / 128) * ceil(N / 128) blocks, is
+// under kWarptileBlocksPerSm blocks per SM (less than one full wave), else k128x128. Runs on the
+// CPU; M, N >= 0 and num_sms >= 1, or std::invalid_argument naming the argument. Never kAuto.
+// ---------------------------------------------------------------------------------------------
+enum class WarptileTile {
+  kAuto,     // plan_warptile_tile for the current device
+  k128x128,  // 256 threads, thread tile 8 x 8
+  k64x64,    // 128 threads, thread tile 8 x 4
+};
+inline constexpr int kWarptileBlocksPerSm = 2;
+WarptileTile plan_warptile_tile(int M, int N, int num_sms);
+std::string_view to_string(WarptileTile t);
+
+// kWarptile with its block tile forced (kAuto: as sgemm(kWarptile, ...)); tests and benchmarks
+// run both tiles on any shape this way. Same arguments and checks as sgemm.
+void sgemm_warptile_tile(WarptileTile tile, int M, int N, int K, float alpha, const float* A,
+                         const float* B, float beta, float* C, cudaStream_t stream = nullptr);
+
 }  // namespace cudalab::ch06
