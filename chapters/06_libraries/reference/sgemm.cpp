@@ -83,7 +83,7 @@ WarptileTile plan_warptile_tile(int M, int N, int num_sms) {
   // 64-bit: M and N may each be up to 2^31 - 1 here (the planner takes any int).
   const long long blocks128 =
       ((static_cast<long long>(M) + 127) / 128) * ((static_cast<long long>(N) + 127) / 128);
-  return blocks128 < static_cast<long long>(kWarptileBlocksPerSm) * num_sms
+  return blocks128 < static_cast<long long>(kWarptilePlanBlocksPerSm) * num_sms
              ? WarptileTile::k64x64
              : WarptileTile::k128x128;
 }
