@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <ostream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -17,9 +19,44 @@
 
 using namespace cudalab;
 using ch06::SgemmVariant;
+using ch06::WarptileTile;
 using ch06_test::Shape;
 
 namespace {
+
+// A kernel under test: a ladder step (tile kAuto: ch06::sgemm), or step 7 with its block tile
+// forced (ch06::sgemm_warptile_tile), so that both tiles run on every shape whatever the planner
+// picks on this GPU. Test names: the step ("warptile"), or the step and the tile
+// ("warptile_64x64").
+struct Kernel {
+  SgemmVariant v;
+  WarptileTile tile = WarptileTile::kAuto;
+};
+std::string kernel_name(const Kernel& k) {
+  std::string name(ch06::to_string(k.v));
+  if (k.tile != WarptileTile::kAuto) name += "_" + std::string(ch06::to_string(k.tile));
+  return name;
+}
+void PrintTo(const Kernel& k, std::ostream* os) {
+  *os << kernel_name(k);
+}
+
+void run_sgemm(const Kernel& k, const Shape& s, float alpha, const float* A, const float* B,
+               float beta, float* C) {
+  if (k.tile == WarptileTile::kAuto)
+    ch06::sgemm(k.v, s.m, s.n, s.k, alpha, A, B, beta, C);
+  else
+    ch06::sgemm_warptile_tile(k.tile, s.m, s.n, s.k, alpha, A, B, beta, C);
+}
+
+// The ladder's steps as kernels, and step 7 with each block tile forced.
+std::vector<Kernel> ladder_kernels() {
+  std::vector<Kernel> out;
+  for (const SgemmVariant v : ch06::kAllSgemmVariants) out.push_back({v});
+  return out;
+}
+const Kernel kTileKernels[] = {{SgemmVariant::kWarptile, WarptileTile::k128x128},
+                               {SgemmVariant::kWarptile, WarptileTile::k64x64}};
 
 // Odd shapes: single elements, warp +- 1, not multiples of 32, 64 or 128 tiles in any dimension,
 // vectors (M or N = 1), K = 0 (C = beta C), K % 4 == 0 with partial tiles (the float4 paths at
@@ -51,13 +88,13 @@ std::string exercise_name(SgemmVariant v) {
   return e.substr(0, e.size() - 2);
 }
 
-std::string what(SgemmVariant v, const Shape& s, const char* extra = "") {
-  return "sgemm " + std::string(ch06::to_string(v)) + " (" + exercise_of(v) +
+std::string what(const Kernel& k, const Shape& s, const char* extra = "") {
+  return "sgemm " + kernel_name(k) + " (" + exercise_of(k.v) +
          "M x N x K = " + ch06_test::shape_name(s) + extra + ")";
 }
 
 // Runs one SGEMM into a guarded, poisoned C (then filled with C0 when beta != 0) and checks it.
-void check_sgemm(SgemmVariant v, const Shape& s, float alpha, float beta, Rng& rng,
+void check_sgemm(const Kernel& v, const Shape& s, float alpha, float beta, Rng& rng,
                  int repeats = 1) {
   const std::size_t mn = static_cast<std::size_t>(s.m) * s.n;
   const auto A = rng.uniform<float>(static_cast<std::size_t>(s.m) * s.k, -1.0f, 1.0f);
@@ -70,7 +107,7 @@ void check_sgemm(SgemmVariant v, const Shape& s, float alpha, float beta, Rng& r
     cudalab::testing::GuardedOutput<float> C(mn);  // poisoned: NaN everywhere, guard zone behind
     if (beta != 0.0f)
       CUDALAB_CHECK(cudaMemcpy(C.data(), C0.data(), mn * sizeof(float), cudaMemcpyHostToDevice));
-    ch06::sgemm(v, s.m, s.n, s.k, alpha, dA.data(), dB.data(), beta, C.data());
+    run_sgemm(v, s, alpha, dA.data(), dB.data(), beta, C.data());
     CUDALAB_CHECK(cudaDeviceSynchronize());
     const auto got = C.result();
     EXPECT_MATCHES(compare(got, ch06_test::to_float(want.c), tol,
@@ -79,11 +116,17 @@ void check_sgemm(SgemmVariant v, const Shape& s, float alpha, float beta, Rng& r
   }
 }
 
-using Param = std::tuple<SgemmVariant, Shape>;
+using Param = std::tuple<Kernel, Shape>;
 std::string param_name(const ::testing::TestParamInfo<Param>& p) {
-  return std::string(ch06::to_string(std::get<0>(p.param))) + "_" +
-         ch06_test::shape_name(std::get<1>(p.param));
+  return kernel_name(std::get<0>(p.param)) + "_" + ch06_test::shape_name(std::get<1>(p.param));
 }
+
+// Step 7 with each tile forced: partial 128 and 64 tiles in M, N and K (K % 8 != 0: a partial last
+// K tile; odd K and N: no float4 rows), a whole 64 x 64 tile with one K step, and the sizes where
+// the planner's choice matters (1000^3 and an odd 513 x 1025 x 1023, every edge partial).
+const std::vector<Shape> kTileShapes{{1, 1, 1},          {33, 65, 127},    {64, 64, 8},
+                                     {65, 63, 9},        {63, 129, 64},    {128, 64, 136},
+                                     {1000, 1000, 1000}, {513, 1025, 1023}};
 
 }  // namespace
 
@@ -105,8 +148,16 @@ TEST_P(SgemmGpu, BetaZeroIgnoresNaNInC) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ladder, SgemmGpu,
-                         ::testing::Combine(::testing::ValuesIn(ch06::kAllSgemmVariants),
+                         ::testing::Combine(::testing::ValuesIn(ladder_kernels()),
                                             ::testing::ValuesIn(kShapes)),
+                         param_name);
+INSTANTIATE_TEST_SUITE_P(Tiles, SgemmGpu,
+                         ::testing::Combine(::testing::ValuesIn(kTileKernels),
+                                            ::testing::ValuesIn(kShapes)),
+                         param_name);
+INSTANTIATE_TEST_SUITE_P(TileShapes, SgemmGpu,
+                         ::testing::Combine(::testing::ValuesIn(kTileKernels),
+                                            ::testing::ValuesIn(kTileShapes)),
                          param_name);
 
 // A shape that makes a missing second __syncthreads show. The race needs a fast warp to finish
@@ -114,42 +165,46 @@ INSTANTIATE_TEST_SUITE_P(Ladder, SgemmGpu,
 // reads the current one: so many K tiles (16), inputs small enough to stay in L2 (1 MiB each: the
 // fetch is short), 256 blocks of 1024 threads (2 per SM: more warps per scheduler, more skew),
 // and several repeats. 134 M multiply-adds for the CPU oracle, computed once (~0.1 s).
-class SgemmRaceGpu : public ::testing::TestWithParam<SgemmVariant> {};
+class SgemmRaceGpu : public ::testing::TestWithParam<Kernel> {};
 TEST_P(SgemmRaceGpu, RaceProneShapes) {
   CUDALAB_REQUIRE_GPU();
   Rng rng;
   check_sgemm(GetParam(), {512, 512, 512}, 1.0f, 0.5f, rng, /*repeats=*/4);
 }
 INSTANTIATE_TEST_SUITE_P(Tiled, SgemmRaceGpu,
-                         ::testing::Values(SgemmVariant::kSmemTiled, SgemmVariant::kBlocktile2d,
-                                           SgemmVariant::kWarptile, SgemmVariant::kWarptileAsync),
-                         [](const auto& p) { return std::string(ch06::to_string(p.param)); });
+                         ::testing::Values(Kernel{SgemmVariant::kSmemTiled},
+                                           Kernel{SgemmVariant::kBlocktile2d},
+                                           Kernel{SgemmVariant::kWarptile},
+                                           Kernel{SgemmVariant::kWarptileAsync}, kTileKernels[0],
+                                           kTileKernels[1]),
+                         [](const auto& p) { return kernel_name(p.param); });
 
 // Every variant at the benchmarked sizes, 4096^3 and 4095^3 (every tile edge partial, no float4
 // rows), once, against cuBLAS on the GPU (bound: gemm_testing.hpp, LargeGemm). The benchmark
 // quotes these sizes: a kernel that skipped tiles there would just look faster. Cost on an H200,
 // per variant: 2 sizes x (the variant + 2 cuBLAS calls) ~ 0.8 TFLOP; the naive variants dominate
 // (~0.2-0.5 s each at a few TFLOP/s); ~2-3 s for the 8 variants.
-class SgemmLargeGpu : public ::testing::TestWithParam<SgemmVariant> {};
+class SgemmLargeGpu : public ::testing::TestWithParam<Kernel> {};
 
 TEST_P(SgemmLargeGpu, AtTheBenchmarkSizes) {
-  const SgemmVariant v = GetParam();
+  const Kernel k = GetParam();
   CUDALAB_REQUIRE_DEVICE_MEMORY(std::size_t{6} * 4096 * 4096 * sizeof(float) +
                                 (std::size_t{1} << 30));
   for (const int size : {4096, 4095}) {
     const ch06_test::LargeGemm g(size, size, size, false, Rng().seed());
     DeviceBuffer<float> C(std::size_t(size) * size);
     poison_device(C.data(), C.bytes());
-    ch06::sgemm(v, size, size, size, 1.0f, g.A.data(), g.B.data(), 0.0f, C.data());
+    run_sgemm(k, {size, size, size}, 1.0f, g.A.data(), g.B.data(), 0.0f, C.data());
     CUDALAB_CHECK(cudaDeviceSynchronize());
     EXPECT_TRUE(
-        g.check(C.data(), 0x1p-24,
-                "sgemm " + std::string(ch06::to_string(v)) + " (" + exercise_name(v) + ")"));
+        g.check(C.data(), 0x1p-24, "sgemm " + kernel_name(k) + " (" + exercise_name(k.v) + ")"));
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Ladder, SgemmLargeGpu, ::testing::ValuesIn(ch06::kAllSgemmVariants),
-                         [](const auto& p) { return std::string(ch06::to_string(p.param)); });
+INSTANTIATE_TEST_SUITE_P(Ladder, SgemmLargeGpu, ::testing::ValuesIn(ladder_kernels()),
+                         [](const auto& p) { return kernel_name(p.param); });
+INSTANTIATE_TEST_SUITE_P(Tiles, SgemmLargeGpu, ::testing::ValuesIn(kTileKernels),
+                         [](const auto& p) { return kernel_name(p.param); });
 
 // Shape classes: in each of M, N and K in turn, a multiple of every tile (128), a size aligned to
 // the vector width but not a whole tile (132: float4 rows, a partial last tile), and an odd size
@@ -163,15 +218,19 @@ INSTANTIATE_TEST_SUITE_P(Ladder, SgemmLargeGpu, ::testing::ValuesIn(ch06::kAllSg
 const Shape kShapeClasses[] = {{128, 128, 128}, {132, 128, 128}, {131, 128, 128},
                                {128, 132, 128}, {128, 131, 128}, {128, 128, 132},
                                {128, 128, 131}, {132, 132, 132}, {131, 131, 131}};
-using ShapeParam = std::tuple<SgemmVariant, Shape>;
+// The same classes around the 64 x 64 tile (64: whole, 68: float4 rows and a partial tile, 67:
+// odd), for step 7 with that tile forced.
+const Shape kShapeClasses64[] = {{64, 64, 64}, {68, 64, 64}, {67, 64, 64},
+                                 {64, 68, 64}, {64, 67, 64}, {64, 64, 68},
+                                 {64, 64, 67}, {68, 68, 68}, {67, 67, 67}};
+using ShapeParam = std::tuple<Kernel, Shape>;
 std::string shape_param_name(const ::testing::TestParamInfo<ShapeParam>& p) {
-  return std::string(ch06::to_string(std::get<0>(p.param))) + "_" +
-         ch06_test::shape_name(std::get<1>(p.param));
+  return kernel_name(std::get<0>(p.param)) + "_" + ch06_test::shape_name(std::get<1>(p.param));
 }
 
 // C = alpha A B + beta C0 with A (at +a_off) and B (at +b_off) in front of NaN guard zones and C at
 // +c_off in a poisoned, guarded buffer.
-void check_guarded_sgemm(SgemmVariant v, const Shape& s, std::size_t a_off, std::size_t b_off,
+void check_guarded_sgemm(const Kernel& v, const Shape& s, std::size_t a_off, std::size_t b_off,
                          std::size_t c_off, const std::string& extra) {
   Rng rng;
   const float alpha = rng.scalar(0.5f, 2.0f), beta = rng.scalar(-1.5f, 1.5f);
@@ -184,7 +243,7 @@ void check_guarded_sgemm(SgemmVariant v, const Shape& s, std::size_t a_off, std:
   cudalab::testing::GuardedOutput<float> C(c_off + mn);
   CUDALAB_CHECK(
       cudaMemcpy(C.data() + c_off, C0.data(), mn * sizeof(float), cudaMemcpyHostToDevice));
-  ch06::sgemm(v, s.m, s.n, s.k, alpha, dA.data(), dB.data(), beta, C.data() + c_off);
+  run_sgemm(v, s, alpha, dA.data(), dB.data(), beta, C.data() + c_off);
   CUDALAB_CHECK(cudaDeviceSynchronize());
   const auto all = C.result();
   const std::vector<float> got(all.begin() + static_cast<std::ptrdiff_t>(c_off), all.end());
@@ -204,38 +263,51 @@ TEST_P(SgemmShapesGpu, TileMultipleAlignedPartialAndOddInEachDimension) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Classes, SgemmShapesGpu,
-                         ::testing::Combine(::testing::ValuesIn(ch06::kAllSgemmVariants),
+                         ::testing::Combine(::testing::ValuesIn(ladder_kernels()),
                                             ::testing::ValuesIn(kShapeClasses)),
+                         shape_param_name);
+INSTANTIATE_TEST_SUITE_P(TileClasses, SgemmShapesGpu,
+                         ::testing::Combine(::testing::ValuesIn(kTileKernels),
+                                            ::testing::ValuesIn(kShapeClasses)),
+                         shape_param_name);
+INSTANTIATE_TEST_SUITE_P(TileClasses64, SgemmShapesGpu,
+                         ::testing::Combine(::testing::Values(kTileKernels[1]),
+                                            ::testing::ValuesIn(kShapeClasses64)),
                          shape_param_name);
 
 // Alignment: A, B and C each in turn at +1 element of its allocation (a +1 view is 4-byte aligned,
 // not 16), the others aligned, then all three, on a shape whose rows would allow float4
-// (132 x 132 x 132). A float4 path chosen on
+// (132 x 132 x 132; step 7's forced tiles also on 68 x 68 x 68, a 64 x 64 tile and a partial one).
+// A float4 path chosen on
 // the row length alone, or on some of the three pointers, loads or stores 16 bytes at a
 // misaligned address (a fault) or reads the wrong elements.
-using AlignParam = std::tuple<SgemmVariant, int>;  // variant, offsets (bit 0: A, 1: B, 2: C)
+using AlignParam = std::tuple<Kernel, int>;  // kernel, offsets (bit 0: A, 1: B, 2: C)
 class SgemmAlignmentGpu : public ::testing::TestWithParam<AlignParam> {};
 
 TEST_P(SgemmAlignmentGpu, EveryPointerOnItsOwnAlignment) {
   CUDALAB_REQUIRE_GPU();
   const auto [v, bits] = GetParam();
   const std::size_t a = bits & 1, b = (bits >> 1) & 1, c = (bits >> 2) & 1;
-  check_guarded_sgemm(v, {132, 132, 132}, a, b, c,
-                      (", A +" + std::to_string(a) + ", B +" + std::to_string(b) + ", C +" +
-                       std::to_string(c) + " floats")
-                          .c_str());
+  const std::string extra = ", A +" + std::to_string(a) + ", B +" + std::to_string(b) + ", C +" +
+                            std::to_string(c) + " floats";
+  check_guarded_sgemm(v, {132, 132, 132}, a, b, c, extra);
+  if (v.tile != WarptileTile::kAuto) check_guarded_sgemm(v, {68, 68, 68}, a, b, c, extra);
+}
+
+std::string align_param_name(const ::testing::TestParamInfo<AlignParam>& p) {
+  const int bits = std::get<1>(p.param);
+  return kernel_name(std::get<0>(p.param)) + "_A" + std::to_string(bits & 1) + "_B" +
+         std::to_string((bits >> 1) & 1) + "_C" + std::to_string((bits >> 2) & 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Offsets, SgemmAlignmentGpu,
-                         ::testing::Combine(::testing::ValuesIn(ch06::kAllSgemmVariants),
+                         ::testing::Combine(::testing::ValuesIn(ladder_kernels()),
                                             ::testing::Values(0, 1, 2, 4, 7)),
-                         [](const ::testing::TestParamInfo<AlignParam>& p) {
-                           const int bits = std::get<1>(p.param);
-                           return std::string(ch06::to_string(std::get<0>(p.param))) + "_A" +
-                                  std::to_string(bits & 1) + "_B" +
-                                  std::to_string((bits >> 1) & 1) + "_C" +
-                                  std::to_string((bits >> 2) & 1);
-                         });
+                         align_param_name);
+INSTANTIATE_TEST_SUITE_P(TileOffsets, SgemmAlignmentGpu,
+                         ::testing::Combine(::testing::ValuesIn(kTileKernels),
+                                            ::testing::Values(0, 1, 2, 4, 7)),
+                         align_param_name);
 
 // Index width: each of A (M x K), B (K x N) and C (M x N) in turn past 2^31 elements (8.6 GB), the
 // other two small, so the row offsets row * cols pass 2^31 in that matrix only. An offset computed
@@ -243,10 +315,10 @@ INSTANTIATE_TEST_SUITE_P(Offsets, SgemmAlignmentGpu,
 // poisoned) is checked at sampled elements against a double oracle on the host: rows and columns
 // on both sides of the crossing, the last ones, random ones (each a K-long dot product).
 // Cost on an H200, per variant: ~50 GFLOP on skinny shapes plus ~26 GB of fills and poison.
-class SgemmWideLargeGpu : public ::testing::TestWithParam<SgemmVariant> {};
+class SgemmWideLargeGpu : public ::testing::TestWithParam<Kernel> {};
 
 TEST_P(SgemmWideLargeGpu, EachMatrixPastTwoToThe31Elements) {
-  const SgemmVariant v = GetParam();
+  const Kernel v = GetParam();
   const std::size_t big = (std::size_t{1} << 31) + (std::size_t{1} << 20);
   CUDALAB_REQUIRE_DEVICE_MEMORY(big * sizeof(float) * 5 / 4 + (std::size_t{1} << 30));
   const std::uint64_t seed = Rng().seed();
@@ -264,7 +336,7 @@ TEST_P(SgemmWideLargeGpu, EachMatrixPastTwoToThe31Elements) {
     fill_uniform_device(A.data(), na, seed, -1.0f, 1.0f);
     fill_uniform_device(B.data(), nb, seed + 1, -1.0f, 1.0f);
     poison_device(C.data(), C.bytes());
-    ch06::sgemm(v, s.m, s.n, s.k, 1.0f, A.data(), B.data(), 0.0f, C.data());
+    run_sgemm(v, s, 1.0f, A.data(), B.data(), 0.0f, C.data());
     CUDALAB_CHECK(cudaDeviceSynchronize());
     // Rows and columns to check: both sides of the row where the big matrix passes 2^31
     // elements, the first and last, and random ones; plus C's own boundary samples.
@@ -305,13 +377,15 @@ TEST_P(SgemmWideLargeGpu, EachMatrixPastTwoToThe31Elements) {
     const auto tol = ch06_test::gemm_tolerance(s.k, std::vector<double>{worst});
     EXPECT_TRUE(cudalab::testing::samples_match(
         idx, cudalab::testing::download_at(C.data(), idx), want, tol,
-        "sgemm " + std::string(ch06::to_string(v)) + " (" + exercise_name(v) + ", " + c.name +
+        "sgemm " + kernel_name(v) + " (" + exercise_name(v.v) + ", " + c.name +
             ": M x N x K = " + ch06_test::shape_name(s) + ", C index = row * N + col)"));
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Ladder, SgemmWideLargeGpu, ::testing::ValuesIn(ch06::kAllSgemmVariants),
-                         [](const auto& p) { return std::string(ch06::to_string(p.param)); });
+INSTANTIATE_TEST_SUITE_P(Ladder, SgemmWideLargeGpu, ::testing::ValuesIn(ladder_kernels()),
+                         [](const auto& p) { return kernel_name(p.param); });
+INSTANTIATE_TEST_SUITE_P(Tiles, SgemmWideLargeGpu, ::testing::ValuesIn(kTileKernels),
+                         [](const auto& p) { return kernel_name(p.param); });
 
 // Technique (exercises 6.1, 6.2): what ptxas gave the kernels (cudaFuncGetAttributes of the kernel
 // the call launches, recorded by stream capture: nothing runs). Step 3 (6.1) stages two 32 x 32
@@ -365,4 +439,89 @@ TEST(SgemmArgs, BadSizesAndPointersAreRejectedByName) {
   // An empty C is a valid no-op, whatever the pointers.
   EXPECT_NO_THROW(ch06::sgemm(v, 0, 4, 4, 1, nullptr, nullptr, 0, nullptr));
   EXPECT_NO_THROW(ch06::sgemm(v, 4, 0, 4, 1, nullptr, nullptr, 0, nullptr));
+}
+
+// Step 7's tile planner (CPU): 64 x 64 while the 128 x 128 grid has fewer blocks than SMs.
+TEST(WarptilePlan, SmallGridsGet64x64LargeOnes128x128) {
+  const int sms = 132;                                                           // H100 SXM, H200
+  EXPECT_EQ(ch06::plan_warptile_tile(1024, 1024, sms), WarptileTile::k64x64);    // 64 blocks
+  EXPECT_EQ(ch06::plan_warptile_tile(1000, 1000, sms), WarptileTile::k64x64);    // 64 blocks
+  EXPECT_EQ(ch06::plan_warptile_tile(512, 1024, sms), WarptileTile::k64x64);     // 32 blocks
+  EXPECT_EQ(ch06::plan_warptile_tile(33, 65, sms), WarptileTile::k64x64);        // 1 block
+  EXPECT_EQ(ch06::plan_warptile_tile(2048, 2048, sms), WarptileTile::k128x128);  // 256 blocks
+  EXPECT_EQ(ch06::plan_warptile_tile(4095, 4095, sms), WarptileTile::k128x128);
+  EXPECT_EQ(ch06::plan_warptile_tile(16384, 1024, sms), WarptileTile::k128x128);
+}
+
+TEST(WarptilePlan, BoundaryIsOneBlockPerSm) {
+  const int sms = 132;
+  // 131 blocks of 128 x 128 -> 64 x 64; 132 -> 128 x 128; partial tiles count as whole blocks.
+  EXPECT_EQ(ch06::plan_warptile_tile(131 * 128, 1, sms), WarptileTile::k64x64);
+  EXPECT_EQ(ch06::plan_warptile_tile(132 * 128, 1, sms), WarptileTile::k128x128);
+  EXPECT_EQ(ch06::plan_warptile_tile(131 * 128 + 1, 1, sms), WarptileTile::k128x128);
+  EXPECT_EQ(ch06::plan_warptile_tile(1, 131 * 128, sms), WarptileTile::k64x64);
+  EXPECT_EQ(ch06::plan_warptile_tile(1, 131 * 128 + 1, sms), WarptileTile::k128x128);
+  EXPECT_EQ(ch06::plan_warptile_tile(11 * 128, 12 * 128, sms), WarptileTile::k128x128);  // 132
+  EXPECT_EQ(ch06::plan_warptile_tile(11 * 128, 12 * 128 - 127, sms), WarptileTile::k128x128);
+  EXPECT_EQ(ch06::plan_warptile_tile(11 * 128, 11 * 128 + 128, sms - 1),  // 132 >= 131
+            WarptileTile::k128x128);
+  EXPECT_EQ(ch06::plan_warptile_tile(11 * 128, 11 * 128, sms), WarptileTile::k64x64);  // 121
+}
+
+TEST(WarptilePlan, EmptyTinyAndHugeShapes) {
+  const int sms = 132;
+  EXPECT_EQ(ch06::plan_warptile_tile(0, 0, sms), WarptileTile::k64x64);  // no blocks (no launch)
+  EXPECT_EQ(ch06::plan_warptile_tile(0, 100000, sms), WarptileTile::k64x64);
+  EXPECT_EQ(ch06::plan_warptile_tile(1, 1, sms), WarptileTile::k64x64);
+  // M x N past 2^31 elements (the index-width tests' C = 65540 x 32772), the largest sizes
+  // sgemm takes (65535 * 32) and any int: the block count is 64-bit, no overflow.
+  EXPECT_EQ(ch06::plan_warptile_tile(65540, 32772, sms), WarptileTile::k128x128);
+  EXPECT_EQ(ch06::plan_warptile_tile(131075, 4, sms), WarptileTile::k128x128);  // 1025 blocks
+  EXPECT_EQ(ch06::plan_warptile_tile(65535 * 32, 65535 * 32, sms), WarptileTile::k128x128);
+  const int big = std::numeric_limits<int>::max();
+  EXPECT_EQ(ch06::plan_warptile_tile(big, big, sms), WarptileTile::k128x128);
+  EXPECT_EQ(ch06::plan_warptile_tile(big, big, big), WarptileTile::k128x128);
+  EXPECT_EQ(ch06::plan_warptile_tile(big, 1, big), WarptileTile::k64x64);  // 2^24 blocks < 2^31-1
+}
+
+TEST(WarptilePlan, SmCountEdges) {
+  // One SM: one 128 x 128 block already fills its share.
+  EXPECT_EQ(ch06::plan_warptile_tile(1, 1, 1), WarptileTile::k128x128);
+  EXPECT_EQ(ch06::plan_warptile_tile(0, 1, 1), WarptileTile::k64x64);
+  EXPECT_EQ(ch06::plan_warptile_tile(1024, 1024, 64), WarptileTile::k128x128);  // 64 >= 64
+  EXPECT_EQ(ch06::plan_warptile_tile(1024, 1024, 65), WarptileTile::k64x64);
+  EXPECT_EQ(ch06::plan_warptile_tile(4096, 4096, std::numeric_limits<int>::max()),
+            WarptileTile::k64x64);
+  auto message_of = [](auto&& f) { return cudalab::testing::invalid_argument_message(f); };
+  EXPECT_NE(message_of([] { ch06::plan_warptile_tile(4, 4, 0); }).find("'num_sms'"),
+            std::string::npos);
+  EXPECT_NE(message_of([] { ch06::plan_warptile_tile(4, 4, -132); }).find("'num_sms'"),
+            std::string::npos);
+  EXPECT_NE(message_of([] { ch06::plan_warptile_tile(-1, 4, 132); }).find("'M'"),
+            std::string::npos);
+  EXPECT_NE(message_of([] { ch06::plan_warptile_tile(4, -1, 132); }).find("'N'"),
+            std::string::npos);
+}
+
+TEST(WarptilePlan, TileNamesAndForcedTileArguments) {
+  EXPECT_EQ(ch06::to_string(WarptileTile::k128x128), "128x128");
+  EXPECT_EQ(ch06::to_string(WarptileTile::k64x64), "64x64");
+  EXPECT_EQ(ch06::to_string(WarptileTile::kAuto), "auto");
+  auto message_of = [](auto&& f) { return cudalab::testing::invalid_argument_message(f); };
+  const auto bad = static_cast<WarptileTile>(7);
+  EXPECT_NE(message_of([&] {
+              ch06::sgemm_warptile_tile(bad, 4, 4, 4, 1, nullptr, nullptr, 0, nullptr);
+            }).find("'tile'"),
+            std::string::npos);
+  for (const WarptileTile t : {WarptileTile::kAuto, WarptileTile::k128x128, WarptileTile::k64x64}) {
+    EXPECT_NE(message_of([&] {
+                ch06::sgemm_warptile_tile(t, -1, 4, 4, 1, nullptr, nullptr, 0, nullptr);
+              }).find("'M'"),
+              std::string::npos);
+    EXPECT_NE(message_of([&] {
+                ch06::sgemm_warptile_tile(t, 4, 4, 4, 1, nullptr, nullptr, 0, nullptr);
+              }).find("'A'"),
+              std::string::npos);
+    EXPECT_NO_THROW(ch06::sgemm_warptile_tile(t, 0, 4, 4, 1, nullptr, nullptr, 0, nullptr));
+  }
 }

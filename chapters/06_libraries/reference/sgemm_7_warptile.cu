@@ -6,6 +6,10 @@
 //   block tile (BM, BN, BK) = (128, 128, 8), 256 threads = 8 warps as 4 (M) x 2 (N)
 //   warp tile  (32, 64): the 32 lanes as 4 (M) x 8 (N)
 //   thread tile 8 x 8 = 2 x 2 sub-tiles of 4 x 4, 16 rows and 32 columns apart
+// or, for grids that would not fill the GPU (plan_warptile_tile, ch06/sgemm.hpp), the same kernel
+// with a 64 x 64 block tile: 128 threads = 4 warps as 2 x 2, warp tile (32, 32), thread tile
+// 8 x 4 = 2 x 1 sub-tiles, 4 blocks per SM. At 1024^3 the 128 x 128 grid is 64 blocks, under half
+// of an H100's 132 SMs; the 64 x 64 grid is 256 blocks, 16 warps on every SM.
 //
 // What changes against step 6:
 //  * Warp tiles: a warp's 32 lanes cover a 32 x 64 tile of C as 4 x 8 lanes of 2 x 2 sub-tiles,
@@ -14,41 +18,52 @@
 //  * Double buffering: two shared buffers. Tile t + 1 is fetched from global memory into
 //    registers before the FMAs of tile t start, and written to the other buffer after them, so
 //    the global latency hides behind 512 FMAs per thread and one __syncthreads per K step suffices.
-//  * 2 blocks of 256 threads per SM (__launch_bounds__(256, 2): at most 128 registers a thread).
+//  * 2 blocks of 256 threads per SM (__launch_bounds__(256, 2): at most 128 registers a thread);
+//    at 64 x 64, 4 blocks of 128 (__launch_bounds__(128, 4): the same cap).
 // Arithmetic per K step of 8, per thread: 512 FMAs against 4 LDS.128 x 8 = 32 shared loads.
 // Target: >= 85% (aim 90%) of cuBLAS SGEMM at 4096^3 on an H200 (Boehm: 93.7% on an A6000).
 // The epilogue is a template: Axpby (alpha AB + beta C) or BiasRelu (exercise 6.6, fused).
 #include "ch06/sgemm.hpp"
 #include "cudalab/check.hpp"
+#include "cudalab/device.hpp"
 #include "cudalab/math.hpp"
 #include "sgemm_common.cuh"
 
 namespace cudalab::ch06::detail {
 namespace {
 
+// Block tile BM x BN x 8 and warp tile WarpM x WarpN, the 32 lanes of a warp as 4 (M) x 8 (N) with
+// 4 x 4 sub-tiles: a thread tile of (WarpM / 4) x (WarpN / 8), its sub-tiles 16 rows (and 32
+// columns) apart.
+template <int BM, int BN, int WarpM, int WarpN, int MinBlocksPerSm>
 struct WarptileConfig {
-  static constexpr int kBM = 128, kBN = 128, kBK = 8;
-  static constexpr int kWarpM = 32, kWarpN = 64;  // warp tile
+  static constexpr int kBM = BM, kBN = BN, kBK = 8;
+  static constexpr int kWarpM = WarpM, kWarpN = WarpN;  // warp tile
   static constexpr int kWarpsM = kBM / kWarpM, kWarpsN = kBN / kWarpN;
-  static constexpr int kLanesM = 4, kLanesN = 8;           // lanes of a warp as 4 x 8
-  static constexpr int kSub = 4;                           // 4 x 4 sub-tiles
-  static constexpr int kTM = 8, kTN = 8;                   // thread tile: 2 x 2 sub-tiles
-  static constexpr int kThreads = kWarpsM * kWarpsN * 32;  // 256
-  static constexpr int kMinBlocksPerSm = 2;
+  static constexpr int kLanesM = 4, kLanesN = 8;                        // lanes of a warp as 4 x 8
+  static constexpr int kSub = 4;                                        // 4 x 4 sub-tiles
+  static constexpr int kTM = kWarpM / kLanesM, kTN = kWarpN / kLanesN;  // thread tile
+  static constexpr int kSubsM = kTM / kSub, kSubsN = kTN / kSub;        // its sub-tiles
+  static constexpr int kThreads = kWarpsM * kWarpsN * 32;
+  static constexpr int kMinBlocksPerSm = MinBlocksPerSm;
+  static_assert(kLanesM * kLanesN == 32 && kBM % kWarpM == 0 && kBN % kWarpN == 0);
+  static_assert(kLanesM * kSub * kSubsM == kWarpM, "sub-tiles cover the warp tile (M)");
+  static_assert(kLanesN * kSub * kSubsN == kWarpN, "sub-tiles cover the warp tile (N)");
+  static_assert(kBM * kBK == 4 * kThreads, "one float4 of A per thread per K step");
+  static_assert(kBK * kBN == 4 * kThreads, "one float4 of B per thread per K step");
 };
-using WC = WarptileConfig;
-static_assert(WC::kThreads == 256 && WC::kLanesM * WC::kLanesN == 32);
-static_assert(WC::kLanesM * WC::kSub * (WC::kTM / WC::kSub) == WC::kWarpM,
-              "sub-tiles cover the warp tile (M)");
-static_assert(WC::kLanesN * WC::kSub * (WC::kTN / WC::kSub) == WC::kWarpN,
-              "sub-tiles cover the warp tile (N)");
-static_assert(WC::kBM * WC::kBK == 4 * WC::kThreads, "one float4 of A per thread per K step");
-static_assert(WC::kBK * WC::kBN == 4 * WC::kThreads, "one float4 of B per thread per K step");
+// 2 blocks of 256 threads per SM: at most 128 registers a thread (the 8 x 8 tile's 64
+// accumulators).
+using Warptile128 = WarptileConfig<128, 128, 32, 64, 2>;
+static_assert(Warptile128::kThreads == 256 && Warptile128::kTM == 8 && Warptile128::kTN == 8);
+// 4 blocks of 128 threads per SM: the same 16 warps and 128-register cap, a quarter of the tile.
+using Warptile64 = WarptileConfig<64, 64, 32, 32, 4>;
+static_assert(Warptile64::kThreads == 128 && Warptile64::kTM == 8 && Warptile64::kTN == 4);
 
 // The work of one block. kChecked = false is the fast path of a block whose tiles lie wholly
 // inside A, B and C, with 16-byte aligned rows and K % BK == 0: no bounds checks and no scalar
 // fallbacks, only LDG.128 / STG.128. kChecked = true takes any size and alignment (edge blocks).
-template <bool kChecked, class Epilogue>
+template <class WC, bool kChecked, class Epilogue>
 __device__ __forceinline__ void warptile_block(const SgemmArgs& a, int bm, int bn, bool vec_a,
                                                bool vec_b, bool vec_c, const Epilogue& epi,
                                                float (&As)[2][WC::kBK][WC::kBM],
@@ -60,10 +75,10 @@ __device__ __forceinline__ void warptile_block(const SgemmArgs& a, int bm, int b
   // 32 columns further.
   const int m0 = warp_m * WC::kWarpM + lane_m * WC::kSub;
   const int n0 = warp_n * WC::kWarpN + lane_n * WC::kSub;
-  constexpr int kSubStrideM = WC::kWarpM / 2, kSubStrideN = WC::kWarpN / 2;
+  constexpr int kSubStrideM = WC::kWarpM / WC::kSubsM, kSubStrideN = WC::kWarpN / WC::kSubsN;
 
-  // Global -> shared copy coordinates: A (BM, BK) as 128 rows x 2 float4, B (BK, BN) as 8 rows x
-  // 32 float4 (a warp reads 512 contiguous bytes of a row of B).
+  // Global -> shared copy coordinates: A (BM, BK) as BM rows x 2 float4, B (BK, BN) as 8 rows x
+  // BN / 4 float4 (at 128 x 128, a warp reads 512 contiguous bytes of a row of B).
   const int a_row = t / (WC::kBK / 4), a_col = (t % (WC::kBK / 4)) * 4;
   const int b_row = t / (WC::kBN / 4), b_col = (t % (WC::kBN / 4)) * 4;
   const float* a_src = a.A + at(bm + a_row < a.M ? bm + a_row : 0, 0, a.K);
@@ -105,12 +120,14 @@ __device__ __forceinline__ void warptile_block(const SgemmArgs& a, int bm, int b
 #pragma unroll
     for (int k = 0; k < WC::kBK; ++k) {
       float a_reg[WC::kTM], b_reg[WC::kTN];
-      *reinterpret_cast<float4*>(&a_reg[0]) = *reinterpret_cast<const float4*>(&As[cur][k][m0]);
-      *reinterpret_cast<float4*>(&a_reg[4]) =
-          *reinterpret_cast<const float4*>(&As[cur][k][m0 + kSubStrideM]);
-      *reinterpret_cast<float4*>(&b_reg[0]) = *reinterpret_cast<const float4*>(&Bs[cur][k][n0]);
-      *reinterpret_cast<float4*>(&b_reg[4]) =
-          *reinterpret_cast<const float4*>(&Bs[cur][k][n0 + kSubStrideN]);
+#pragma unroll
+      for (int s = 0; s < WC::kSubsM; ++s)
+        *reinterpret_cast<float4*>(&a_reg[4 * s]) =
+            *reinterpret_cast<const float4*>(&As[cur][k][m0 + s * kSubStrideM]);
+#pragma unroll
+      for (int s = 0; s < WC::kSubsN; ++s)
+        *reinterpret_cast<float4*>(&b_reg[4 * s]) =
+            *reinterpret_cast<const float4*>(&Bs[cur][k][n0 + s * kSubStrideN]);
 #pragma unroll
       for (int i = 0; i < WC::kTM; ++i)
 #pragma unroll
@@ -139,8 +156,9 @@ __device__ __forceinline__ void warptile_block(const SgemmArgs& a, int bm, int b
   }
 }
 
-// Launch: grid (ceil(N / 128), ceil(M / 128)), 256 threads, 16 KB of static shared memory.
-template <class Epilogue>
+// Launch: grid (ceil(N / BN), ceil(M / BM)), WC::kThreads threads, static shared memory
+// 2 x 8 x (BM + BN) floats (16 KB at 128 x 128, 8 KB at 64 x 64).
+template <class WC, class Epilogue>
 __global__ void __launch_bounds__(WC::kThreads, WC::kMinBlocksPerSm)
     sgemm_warptile_kernel(SgemmArgs a, bool vec_a, bool vec_b, bool vec_c, Epilogue epi) {
   __shared__ __align__(16) float As[2][WC::kBK][WC::kBM];  // (2 buffers, BK, BM): A transposed
@@ -150,27 +168,43 @@ __global__ void __launch_bounds__(WC::kThreads, WC::kMinBlocksPerSm)
   const bool whole =
       vec_a && vec_b && vec_c && bm + WC::kBM <= a.M && bn + WC::kBN <= a.N && a.K % WC::kBK == 0;
   if (whole)
-    warptile_block<false>(a, bm, bn, true, true, true, epi, As, Bs);
+    warptile_block<WC, false>(a, bm, bn, true, true, true, epi, As, Bs);
   else
-    warptile_block<true>(a, bm, bn, vec_a, vec_b, vec_c, epi, As, Bs);
+    warptile_block<WC, true>(a, bm, bn, vec_a, vec_b, vec_c, epi, As, Bs);
 }
 
-template <class Epilogue>
+template <class WC, class Epilogue>
 void launch_warptile(const SgemmArgs& a, const Epilogue& epi, cudaStream_t stream) {
   const dim3 grid(ceil_div(a.N, WC::kBN), ceil_div(a.M, WC::kBM));
-  sgemm_warptile_kernel<Epilogue><<<grid, WC::kThreads, 0, stream>>>(
+  sgemm_warptile_kernel<WC, Epilogue><<<grid, WC::kThreads, 0, stream>>>(
       a, rows_are_float4(a.A, a.K), rows_are_float4(a.B, a.N), rows_are_float4(a.C, a.N), epi);
   CUDALAB_CHECK_LAUNCH();
+}
+
+// The tile the caller forced, or the planner's for this GPU (kAuto).
+template <class Epilogue>
+void launch_warptile(const SgemmArgs& a, WarptileTile tile, const Epilogue& epi,
+                     cudaStream_t stream) {
+  if (tile == WarptileTile::kAuto) tile = plan_warptile_tile(a.M, a.N, current_sm_count());
+  if (tile == WarptileTile::k64x64)
+    launch_warptile<Warptile64>(a, epi, stream);
+  else
+    launch_warptile<Warptile128>(a, epi, stream);
 }
 
 }  // namespace
 
 void sgemm_warptile(const SgemmArgs& a, cudaStream_t stream) {
-  launch_warptile(a, Axpby{a.alpha, a.beta}, stream);
+  sgemm_warptile_tile(a, WarptileTile::kAuto, stream);
 }
 
-void sgemm_warptile_bias_relu(const SgemmArgs& a, const float* bias, cudaStream_t stream) {
-  launch_warptile(a, BiasRelu{bias},
+void sgemm_warptile_tile(const SgemmArgs& a, WarptileTile tile, cudaStream_t stream) {
+  launch_warptile(a, tile, Axpby{a.alpha, a.beta}, stream);
+}
+
+void sgemm_warptile_bias_relu(const SgemmArgs& a, const float* bias, WarptileTile tile,
+                              cudaStream_t stream) {
+  launch_warptile(a, tile, BiasRelu{bias},
                   stream);  // the epilogue itself: exercise 6.6 (sgemm_common.cuh)
 }
 

@@ -49,23 +49,74 @@ namespace {
 constexpr int kMaxRowsOrCols = 65535 * 32;
 }  // namespace
 
-void sgemm(SgemmVariant variant, int M, int N, int K, float alpha, const float* A, const float* B,
-           float beta, float* C, cudaStream_t stream) {
+namespace {
+// The checks every SGEMM entry point makes; false: nothing to do (M == 0 or N == 0).
+bool sgemm_args_ok(int M, int N, int K, const float* A, const float* B, const float* C) {
   require(M >= 0 && M <= kMaxRowsOrCols, "M", "must be in [0, 65535 * 32] (grid.y limit)");
   require(N >= 0 && N <= kMaxRowsOrCols, "N", "must be in [0, 65535 * 32] (grid.y limit)");
   require(K >= 0, "K", "must be >= 0");
-  if (M == 0 || N == 0) return;
+  if (M == 0 || N == 0) return false;
   require_device_pointer(A, static_cast<std::size_t>(M) * K, "A");
   require_device_pointer(B, static_cast<std::size_t>(K) * N, "B");
   require_device_pointer(C, static_cast<std::size_t>(M) * N, "C");
+  return true;
+}
+
+void require_tile(WarptileTile tile) {
+  require(
+      tile == WarptileTile::kAuto || tile == WarptileTile::k128x128 || tile == WarptileTile::k64x64,
+      "tile", "is not a WarptileTile");
+}
+}  // namespace
+
+void sgemm(SgemmVariant variant, int M, int N, int K, float alpha, const float* A, const float* B,
+           float beta, float* C, cudaStream_t stream) {
+  if (!sgemm_args_ok(M, N, K, A, B, C)) return;
   const detail::SgemmArgs a{M, N, K, alpha, A, B, beta, C};
   const Step* step = find_step(kLadder, variant);
   if (step == nullptr) throw_invalid_argument("variant", "is not a SgemmVariant");
   step->launch(a, stream);
 }
 
+WarptileTile plan_warptile_tile(int M, int N, int num_sms) {
+  require(M >= 0, "M", "must be >= 0");
+  require(N >= 0, "N", "must be >= 0");
+  require(num_sms >= 1, "num_sms", "must be >= 1");
+  // 64-bit: M and N may each be up to 2^31 - 1 here (the planner takes any int).
+  const long long blocks128 =
+      ((static_cast<long long>(M) + 127) / 128) * ((static_cast<long long>(N) + 127) / 128);
+  return blocks128 < static_cast<long long>(kWarptilePlanBlocksPerSm) * num_sms
+             ? WarptileTile::k64x64
+             : WarptileTile::k128x128;
+}
+
+std::string_view to_string(WarptileTile t) {
+  switch (t) {
+    case WarptileTile::kAuto:
+      return "auto";
+    case WarptileTile::k128x128:
+      return "128x128";
+    case WarptileTile::k64x64:
+      return "64x64";
+  }
+  return "unknown";
+}
+
+void sgemm_warptile_tile(WarptileTile tile, int M, int N, int K, float alpha, const float* A,
+                         const float* B, float beta, float* C, cudaStream_t stream) {
+  require_tile(tile);
+  if (!sgemm_args_ok(M, N, K, A, B, C)) return;
+  detail::sgemm_warptile_tile({M, N, K, alpha, A, B, beta, C}, tile, stream);
+}
+
 void gemm_bias_relu_fused(int M, int N, int K, const float* A, const float* B, const float* bias,
                           float* Y, cudaStream_t stream) {
+  gemm_bias_relu_fused(WarptileTile::kAuto, M, N, K, A, B, bias, Y, stream);
+}
+
+void gemm_bias_relu_fused(WarptileTile tile, int M, int N, int K, const float* A, const float* B,
+                          const float* bias, float* Y, cudaStream_t stream) {
+  require_tile(tile);
   require(M >= 0 && M <= kMaxRowsOrCols, "M", "must be in [0, 65535 * 32] (grid.y limit)");
   require(N >= 0, "N", "must be >= 0");
   require(K >= 0, "K", "must be >= 0");
@@ -74,7 +125,7 @@ void gemm_bias_relu_fused(int M, int N, int K, const float* A, const float* B, c
   require_device_pointer(B, static_cast<std::size_t>(K) * N, "B");
   require_device_pointer(bias, static_cast<std::size_t>(N), "bias");
   require_device_pointer(Y, static_cast<std::size_t>(M) * N, "Y");
-  detail::sgemm_warptile_bias_relu({M, N, K, 1.0f, A, B, 0.0f, Y}, bias, stream);
+  detail::sgemm_warptile_bias_relu({M, N, K, 1.0f, A, B, 0.0f, Y}, bias, tile, stream);
 }
 
 }  // namespace cudalab::ch06

@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "ch06/sgemm.hpp"
+
 namespace cudalab::ch06::detail {
 
 // The arguments of one SGEMM, dense row-major: A (M, K), B (K, N), C (M, N).
@@ -33,10 +35,12 @@ void sgemm_smem_tiled(const SgemmArgs& a, cudaStream_t stream);
 void sgemm_blocktile_1d(const SgemmArgs& a, cudaStream_t stream);
 void sgemm_blocktile_2d(const SgemmArgs& a, cudaStream_t stream);
 void sgemm_vectorized(const SgemmArgs& a, cudaStream_t stream);
-void sgemm_warptile(const SgemmArgs& a, cudaStream_t stream);
+void sgemm_warptile(const SgemmArgs& a, cudaStream_t stream);  // the planned tile
+void sgemm_warptile_tile(const SgemmArgs& a, WarptileTile tile, cudaStream_t stream);
 // Step 8 (cp.async pipeline); falls back to sgemm_warptile outside its fast path.
 void sgemm_warptile_async(const SgemmArgs& a, cudaStream_t stream);
 // The warp-tiled kernel with the bias + ReLU epilogue (alpha = 1, beta = 0).
-void sgemm_warptile_bias_relu(const SgemmArgs& a, const float* bias, cudaStream_t stream);
+void sgemm_warptile_bias_relu(const SgemmArgs& a, const float* bias, WarptileTile tile,
+                              cudaStream_t stream);
 
 }  // namespace cudalab::ch06::detail

@@ -8,6 +8,8 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include "ch06/sgemm.hpp"
+
 namespace cudalab::ch06 {
 
 // ---------------------------------------------------------------------------------------------
@@ -16,6 +18,9 @@ namespace cudalab::ch06 {
 // Fused: the warp-tiled SGEMM with the bias and the ReLU applied in its epilogue (one pass over Y).
 void gemm_bias_relu_fused(int M, int N, int K, const float* A, const float* B, const float* bias,
                           float* Y, cudaStream_t stream = nullptr);
+// The same with step 7's block tile forced (ch06/sgemm.hpp, WarptileTile; kAuto: as above).
+void gemm_bias_relu_fused(WarptileTile tile, int M, int N, int K, const float* A, const float* B,
+                          const float* bias, float* Y, cudaStream_t stream = nullptr);
 // Library: cublasSgemm writes Y, then an elementwise kernel re-reads and rewrites it
 // (8 M N extra bytes of DRAM traffic).
 void gemm_bias_relu_cublas(cublasHandle_t handle, int M, int N, int K, const float* A,

@@ -37,4 +37,30 @@ std::string_view to_string(SgemmVariant v);
 void sgemm(SgemmVariant variant, int M, int N, int K, float alpha, const float* A, const float* B,
            float beta, float* C, cudaStream_t stream = nullptr);
 
+// ---------------------------------------------------------------------------------------------
+// Step 7's block tile (kWarptile, kWarptileAsync's fallback, gemm_bias_relu_fused). The 128 x 128
+// tile (256 threads, 2 blocks per SM) does the most work per shared-memory read, but a problem of
+// few such tiles leaves SMs idle: at 1024^3 its grid is 64 blocks for an H100's 132 SMs. The
+// 64 x 64 tile (128 threads, 4 blocks per SM, 16 warps either way) makes 4x the blocks.
+// plan_warptile_tile: k64x64 when the 128 x 128 grid, ceil(M / 128) * ceil(N / 128) blocks, has
+// fewer than kWarptilePlanBlocksPerSm x num_sms blocks (under one block per SM: less than half of a
+// wave of its 2 resident blocks per SM), else k128x128. On 132 SMs, 1024^3 (64 blocks) and
+// 512 x 1024 (32) get 64 x 64; 2048^3 (256 blocks, 0.97 waves) keeps 128 x 128, where the 64 x 64
+// tile measured slower (out/exp/sgemm). Runs on the CPU; M, N >= 0 and num_sms >= 1, or
+// std::invalid_argument naming the argument. Never returns kAuto.
+// ---------------------------------------------------------------------------------------------
+enum class WarptileTile {
+  kAuto,     // plan_warptile_tile for the current device
+  k128x128,  // 256 threads, thread tile 8 x 8
+  k64x64,    // 128 threads, thread tile 8 x 4
+};
+inline constexpr int kWarptilePlanBlocksPerSm = 1;
+WarptileTile plan_warptile_tile(int M, int N, int num_sms);
+std::string_view to_string(WarptileTile t);
+
+// kWarptile with its block tile forced (kAuto: as sgemm(kWarptile, ...)); tests and benchmarks
+// run both tiles on any shape this way. Same arguments and checks as sgemm.
+void sgemm_warptile_tile(WarptileTile tile, int M, int N, int K, float alpha, const float* A,
+                         const float* B, float beta, float* C, cudaStream_t stream = nullptr);
+
 }  // namespace cudalab::ch06
