@@ -34,7 +34,7 @@ __global__ void __launch_bounds__(kMaxThreads)
   //     threads read adjacent float4s in each trip (coalesced: a warp reads 512 contiguous bytes).
   //   Constraints: any n (n4 = 0 included); issue all kLoads loads of a trip before adding any
   //     (an add that waits for load 1 before load 2 is issued puts one load in flight again).
-  //   Goal: BM_dram_read/warps:8 >= 0.85x cudaMemcpy D2D (bench/ch02/ch02.toml) at 8 warps per
+  //   Goal: BM_dram_read/warps:8 >= 0.66x cudaMemcpy D2D (bench/ch02/ch02.toml) at 8 warps per
   //     SM. A one-float-per-iteration grid-stride loop is correct and reaches a few percent there.
   s = 0.0f * kLoads;  // replace with the kLoads-deep vector loop
   // The lesson: float4 loads cover 4 * (n / 4) elements; the last n % 4 must be read one by one.
