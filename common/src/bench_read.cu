@@ -7,6 +7,7 @@
 
 #include "cudalab/bench.hpp"
 #include "cudalab/check.hpp"
+#include "cudalab/device.hpp"
 
 namespace cudalab::bench {
 namespace {
@@ -64,10 +65,9 @@ __global__ void __launch_bounds__(kThreads)
 
 ReadBase::ReadBase(double read_bytes) : src_(static_cast<std::size_t>(read_bytes)) {
   if (src_.bytes() == 0) return;
-  int per_sm = 0, device = 0, sms = 0;
-  CUDALAB_CHECK(cudaGetDevice(&device));
-  CUDALAB_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  int per_sm = 0;
   CUDALAB_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, read_kernel, kThreads, 0));
+  const int sms = current_sm_count();
   // One wave of resident blocks, fewer when the bytes do not give each thread kInFlight loads.
   const std::size_t wanted =
       (src_.bytes() / 16 + kThreads * kInFlight - 1) / (kThreads * kInFlight);

@@ -23,6 +23,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO / "scripts"))
 from results import replace_block  # noqa: E402  (the README block rewriting, one owner)
+sys.path.insert(0, str(REPO / "chapters" / "09_profiling" / "tools"))
+from ncu_check import TENSOR_PIPE_METRICS, stall_metric  # noqa: E402  (the metric names, one owner)
 
 BLOCK_KEY = "ch06-tc-ncu"
 FILE = "ch06_tc_ncu.json"
@@ -30,11 +32,8 @@ COMMAND = "python3 chapters/09_profiling/tools/ncu_check.py --build build/gpu --
 README = Path("chapters") / "06_libraries" / "README.md"
 # The tensor pipe under either name (ncu_check.TENSOR_PIPE_METRICS): hmma counts wgmma too on
 # sm_90; gmma, where present, wgmma alone.
-PIPE = {"cycles": ("sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
-                   "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active"),
-        "inst": ("sm__inst_executed_pipe_tensor_op_hmma.avg.pct_of_peak_sustained_active",
-                 "sm__inst_executed_pipe_tensor_op_gmma.avg.pct_of_peak_sustained_active")}
-STALL_PREFIX, STALL_SUFFIX = "smsp__average_warps_issue_stalled_", "_per_issue_active.ratio"
+PIPE = TENSOR_PIPE_METRICS
+STALL_PREFIX, STALL_SUFFIX = stall_metric("{}").split("{}")
 NOT_STALLS = ("selected",)  # the issuing warp, one per issue
 
 

@@ -46,7 +46,7 @@ void sgemm(SgemmVariant variant, int M, int N, int K, float alpha, const float* 
 // fewer than kWarptilePlanBlocksPerSm x num_sms blocks (under one block per SM: less than half of a
 // wave of its 2 resident blocks per SM), else k128x128. On 132 SMs, 1024^3 (64 blocks) and
 // 512 x 1024 (32) get 64 x 64; 2048^3 (256 blocks, 0.97 waves) keeps 128 x 128, where the 64 x 64
-// tile measured slower (out/exp/sgemm). Runs on the CPU; M, N >= 0 and num_sms >= 1, or
+// tile measured slower. Runs on the CPU; M, N >= 0 and num_sms >= 1, or
 // std::invalid_argument naming the argument. Never returns kAuto.
 // ---------------------------------------------------------------------------------------------
 enum class WarptileTile {
