@@ -1,6 +1,8 @@
 // Chapter 2 benchmarks, bandwidth by level (rows: fma.cpp's header):
-//   BM_dram_read|write|copy/warps:W, BM_memcpy_d2d, BM_l2_read/bytes:B/warps:W, BM_l1_read/warps:W,
-//   BM_smem/stride:S/warps:W
+//   BM_dram_read|write|copy/warps:W, BM_dram_copy/tiles, BM_memcpy_d2d, BM_l2_read/bytes:B/warps:W,
+//   BM_l1_read/warps:W, BM_smem/stride:S/warps:W
+// (/tiles: one block per tile, a grid of short blocks, instead of a resident grid of W warps per
+// SM)
 #include <algorithm>
 #include <functional>
 #include <numeric>
@@ -96,8 +98,11 @@ void bm_dram_write(benchmark::State& state, int warps) {
   record_peak(state, "GB/s", dram_peak);
 }
 
+// warps > 0: a resident grid of `warps` per SM walks the tiles (the occupancy sweep); 0: one block
+// of kTileThreads per tile (the card's headline copy row).
+constexpr int kTileThreads = 256;
 void bm_dram_copy(benchmark::State& state, int warps) {
-  const Grid g = grid_for(warps);
+  const Grid g = warps > 0 ? grid_for(warps) : Grid{0, kTileThreads};
   const DeviceBuffer<float>& in = ones();
   DeviceBuffer<float> out(kDramFloats);
   auto work = [&](cudaStream_t s) {
@@ -113,8 +118,8 @@ void bm_dram_copy(benchmark::State& state, int warps) {
   const bench::CopyBase copy(bytes);
   bench::run_vs(state, work, std::cref(copy), {.bytes = bytes});
   state.counters["bytes_in_flight_per_thread"] = ch02::kCopyBytesInFlight;
-  record_occupancy(state, warps,
-                   ch02::bandwidth_resident_warps(ch02::BandwidthKernel::copy, g.threads));
+  const int resident = ch02::bandwidth_resident_warps(ch02::BandwidthKernel::copy, g.threads);
+  record_occupancy(state, warps > 0 ? warps : resident, resident);
   record_peak(state, "GB/s", dram_peak);
 }
 
@@ -211,6 +216,7 @@ void bm_smem(benchmark::State& state, int stride, int warps) {
     bench::add("BM_dram_copy/warps:" + std::to_string(w),
                [=](benchmark::State& s) { bm_dram_copy(s, w); });
   }
+  bench::add("BM_dram_copy/tiles", [](benchmark::State& s) { bm_dram_copy(s, 0); });
   bench::add("BM_memcpy_d2d", [](benchmark::State& s) { bm_memcpy_d2d(s); });
   for (const std::size_t mb : {1, 2, 4, 8, 16, 24, 32, 40, 48, 64, 96})
     bench::add("BM_l2_read/bytes:" + std::to_string(mb << 20) + "/warps:64",

@@ -14,7 +14,7 @@
 //   BM_chase/bytes:B              pointer-chase latency over a B-byte ring (counters: cycles, ns)
 //   BM_chase_shared/bytes:16384   the same in shared memory
 //   BM_dram_read/warps:W          exercise 2.3 beside cudaMemcpy of the same bytes (interleaved)
-//   BM_dram_write/warps:W, BM_dram_copy/warps:W, BM_memcpy_d2d
+//   BM_dram_write/warps:W, BM_dram_copy/warps:W, BM_dram_copy/tiles, BM_memcpy_d2d
 //   BM_l2_read/bytes:B/warps:W    L2-resident reads (ld.global.cg)
 //   BM_l1_read/warps:W            L1-resident reads, BM_smem/stride:S/warps:W the bank ladder
 //

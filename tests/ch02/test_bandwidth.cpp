@@ -31,13 +31,21 @@ TEST(BandwidthGpu, FillAndCopyAnySize) {
                               (std::size_t{1} << 20) + 3}) {
     const std::vector<float> x = integer_input(n);
     const DeviceBuffer<float> in = to_device(x.empty() ? std::vector<float>{0.f} : x);
-    cudalab::testing::GuardedOutput<float> copied(n), filled(n);
+    // Resident grids (7 blocks walk the tiles; 2 threads a block leave a 3-float tail to a
+    // loop) and one block per tile (blocks = 0).
+    cudalab::testing::GuardedOutput<float> copied(n), short_blocks(n), two(n), filled(n);
     ch02::copy_kernel(in.data(), copied.data(), n, 7, 128);
+    ch02::copy_kernel(in.data(), short_blocks.data(), n, 0, 96);
+    ch02::copy_kernel(in.data(), two.data(), n, 3, 2);
     ch02::fill_write(filled.data(), n, 2.5f, 3, 64);
     CUDALAB_CHECK(cudaDeviceSynchronize());
     EXPECT_EQ(copied.result(), x) << "copy, n = " << n;
+    EXPECT_EQ(short_blocks.result(), x) << "copy, one block per tile, n = " << n;
+    EXPECT_EQ(two.result(), x) << "copy, 2 threads a block, n = " << n;
     EXPECT_EQ(filled.result(), std::vector<float>(n, 2.5f)) << "fill, n = " << n;
     EXPECT_TRUE(copied.guard_intact()) << "copy, n = " << n;
+    EXPECT_TRUE(short_blocks.guard_intact()) << "copy, one block per tile, n = " << n;
+    EXPECT_TRUE(two.guard_intact()) << "copy, 2 threads a block, n = " << n;
     EXPECT_TRUE(filled.guard_intact()) << "fill, n = " << n;
   }
 }

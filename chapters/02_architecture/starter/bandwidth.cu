@@ -8,6 +8,17 @@
 // find where each level saturates. The cache rows use volatile asm loads: the same addresses are
 // read pass after pass, and a plain load the compiler may prove loop-invariant. Launch shape:
 // blocks x threads, any (threads <= kMaxThreads); every function accepts any n.
+//
+// The copy walks tiles: a block's threads cover one contiguous tile per trip, and the blocks walk
+// the tiles grid-stride. With blocks = 0 the call launches one block per tile instead, a grid of
+// short blocks: measured on an H100, the same code moved 4-5% more bytes that way than as a
+// resident grid of 64 warps per SM (2,979 against 2,852 GB/s; cudaMemcpy of the same bytes 2,991).
+// A resident grid's warps tend to issue their loads, wait and store in step; blocks that start
+// and retire at their own pace keep the memory system busier on average. The resident grid stays,
+// because its warps per SM are the variable of the card's occupancy sweep.
+#include <algorithm>
+#include <climits>
+
 #include "ch02/ch02.hpp"
 #include "cudalab/check.hpp"
 
@@ -81,19 +92,23 @@ __global__ void __launch_bounds__(kMaxThreads)
   for (std::size_t i = 4 * n4 + t; i < n; i += T) out[i] = value;
 }
 
+// Tile t is the kLoads x blockDim.x vectors from t * kLoads * blockDim.x on, thread j reading
+// vectors j, j + blockDim.x, ...: each load instruction of a warp reads 512 contiguous bytes.
 __global__ void __launch_bounds__(kMaxThreads)
     copy_kernel_impl(const float* __restrict__ in, float* __restrict__ out, std::size_t n) {
-  const std::size_t t = thread_index(), T = grid_threads(), n4 = n / 4;
+  const std::size_t n4 = n / 4, tile = std::size_t{blockDim.x} * kLoads;
   const float4* in4 = reinterpret_cast<const float4*>(in);
   float4* out4 = reinterpret_cast<float4*>(out);
-  for (std::size_t trip = t; trip < n4; trip += T * kLoads) {
+  for (std::size_t base = blockIdx.x * tile + threadIdx.x; base < n4;
+       base += std::size_t{gridDim.x} * tile) {
     float4 vec[kLoads];
-    load_trip(vec, trip, T, n4, [&](std::size_t at) { return in4[at]; });  // all loads first
+    load_trip(vec, base, blockDim.x, n4, [&](std::size_t at) { return in4[at]; });  // loads first
 #pragma unroll
     for (int k = 0; k < kLoads; ++k)
-      if (trip + k * T < n4) out4[trip + k * T] = vec[k];
+      if (base + k * blockDim.x < n4) out4[base + k * blockDim.x] = vec[k];
   }
-  for (std::size_t i = 4 * n4 + t; i < n; i += T) out[i] = in[i];
+  if (blockIdx.x == 0)
+    for (std::size_t i = 4 * n4 + threadIdx.x; i < n; i += blockDim.x) out[i] = in[i];
 }
 
 __global__ void __launch_bounds__(kMaxThreads)
@@ -152,9 +167,16 @@ __global__ void __launch_bounds__(kMaxThreads)
   partial[thread_index()] = (s[0] + s[1]) + (s[2] + s[3]);
 }
 
-void check_grid(int blocks, int threads) {
-  require(blocks >= 1, "blocks", "must be >= 1");
+void check_grid(int blocks, int threads, bool tiles_allowed = false) {
+  if (tiles_allowed)
+    require(blocks >= 0, "blocks", "must be >= 1, or 0 for one block per tile");
+  else
+    require(blocks >= 1, "blocks", "must be >= 1");
   require(threads >= 1 && threads <= kMaxThreads, "threads", "must be in [1, 1024]");
+}
+// The grid of a tile-walking kernel: `blocks`, or one block per tile when it is 0.
+int tile_grid(int blocks, std::size_t tiles) {
+  return blocks > 0 ? blocks : static_cast<int>(std::min<std::size_t>(tiles, INT_MAX));
 }
 void check_aligned(const void* p, const char* name) {
   require(reinterpret_cast<std::uintptr_t>(p) % 16 == 0, name, "must be 16-byte aligned");
@@ -198,11 +220,14 @@ void fill_write(float* out, std::size_t n, float value, int blocks, int threads,
 
 void copy_kernel(const float* in, float* out, std::size_t n, int blocks, int threads,
                  cudaStream_t stream) {
-  check_grid(blocks, threads);
+  check_grid(blocks, threads, true);
   require((in != nullptr && out != nullptr) || n == 0, "in", "in and out must not be null");
   check_aligned(in, "in");
   check_aligned(out, "out");
-  copy_kernel_impl<<<blocks, threads, 0, stream>>>(in, out, n);
+  if (n == 0) return;
+  const std::size_t tile = std::size_t(threads) * kLoads;
+  const std::size_t tiles = std::max<std::size_t>(1, (n / 4 + tile - 1) / tile);
+  copy_kernel_impl<<<tile_grid(blocks, tiles), threads, 0, stream>>>(in, out, n);
   CUDALAB_CHECK_LAUNCH();
 }
 

@@ -76,7 +76,8 @@ int bandwidth_resident_warps(BandwidthKernel k, int threads);
 // out[i] = value (float4 stores, grid-stride; n any size).
 void fill_write(float* out, std::size_t n, float value, int blocks, int threads,
                 cudaStream_t stream = nullptr);
-// out[i] = in[i] (float4 loads and stores; n any size).
+// out[i] = in[i] (float4 loads and stores; n any size). The blocks walk tiles of threads x 4
+// vectors; blocks = 0 launches one block per tile instead (a grid of short blocks).
 void copy_kernel(const float* in, float* out, std::size_t n, int blocks, int threads,
                  cudaStream_t stream = nullptr);
 // L2 bandwidth: the grid reads in[0, n) `passes` times (grid-stride, ld.global.cg: cached in
