@@ -25,6 +25,16 @@ double sum(const std::vector<float>& v) {
 
 }  // namespace
 
+// The arguments are checked before anything runs on the GPU: a CPU test.
+TEST(BandwidthArgs, CopyRefusesBadGrids) {
+  cudalab::testing::expect_throws_naming([] { ch02::copy_kernel(nullptr, nullptr, 0, -1, 128); },
+                                         "blocks");
+  cudalab::testing::expect_throws_naming([] { ch02::copy_kernel(nullptr, nullptr, 0, 0, 0); },
+                                         "threads");
+  cudalab::testing::expect_throws_naming([] { ch02::copy_kernel(nullptr, nullptr, 0, 0, 2048); },
+                                         "threads");
+}
+
 TEST(BandwidthGpu, FillAndCopyAnySize) {
   CUDALAB_REQUIRE_GPU();
   for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{5}, std::size_t{4099},

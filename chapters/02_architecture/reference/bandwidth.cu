@@ -165,16 +165,9 @@ __global__ void __launch_bounds__(kMaxThreads)
   partial[thread_index()] = (s[0] + s[1]) + (s[2] + s[3]);
 }
 
-void check_grid(int blocks, int threads, bool tiles_allowed = false) {
-  if (tiles_allowed)
-    require(blocks >= 0, "blocks", "must be >= 1, or 0 for one block per tile");
-  else
-    require(blocks >= 1, "blocks", "must be >= 1");
+void check_grid(int blocks, int threads) {
+  require(blocks >= 1, "blocks", "must be >= 1");
   require(threads >= 1 && threads <= kMaxThreads, "threads", "must be in [1, 1024]");
-}
-// The grid of a tile-walking kernel: `blocks`, or one block per tile when it is 0.
-int tile_grid(int blocks, std::size_t tiles) {
-  return blocks > 0 ? blocks : static_cast<int>(std::min<std::size_t>(tiles, INT_MAX));
 }
 void check_aligned(const void* p, const char* name) {
   require(reinterpret_cast<std::uintptr_t>(p) % 16 == 0, name, "must be 16-byte aligned");
@@ -218,14 +211,17 @@ void fill_write(float* out, std::size_t n, float value, int blocks, int threads,
 
 void copy_kernel(const float* in, float* out, std::size_t n, int blocks, int threads,
                  cudaStream_t stream) {
-  check_grid(blocks, threads, true);
+  require(blocks >= 0, "blocks", "must be >= 1, or 0 for one block per tile");
+  check_grid(std::max(blocks, 1), threads);
   require((in != nullptr && out != nullptr) || n == 0, "in", "in and out must not be null");
   check_aligned(in, "in");
   check_aligned(out, "out");
   if (n == 0) return;
   const std::size_t tile = std::size_t(threads) * kLoads;
   const std::size_t tiles = std::max<std::size_t>(1, (n / 4 + tile - 1) / tile);
-  copy_kernel_impl<<<tile_grid(blocks, tiles), threads, 0, stream>>>(in, out, n);
+  // blocks = 0: one block per tile (the kernel's grid-stride loop covers a grid capped at INT_MAX).
+  const int grid = blocks > 0 ? blocks : static_cast<int>(std::min<std::size_t>(tiles, INT_MAX));
+  copy_kernel_impl<<<grid, threads, 0, stream>>>(in, out, n);
   CUDALAB_CHECK_LAUNCH();
 }
 
