@@ -1,6 +1,6 @@
 // Chapter 2 benchmarks, bandwidth by level (rows: fma.cpp's header):
 //   BM_dram_read|write|copy/warps:W, BM_dram_copy/tiles, BM_memcpy_d2d, BM_l2_read/bytes:B/warps:W,
-//   BM_l1_read/warps:W, BM_smem/stride:S/warps:W
+//   BM_l2_read/bytes:B/tiles, BM_l1_read/warps:W, BM_smem/stride:S/warps:W
 // (/tiles: one block per tile, a grid of short blocks, instead of a resident grid of W warps per
 // SM)
 #include <algorithm>
@@ -162,6 +162,29 @@ void bm_l2_read(benchmark::State& state, std::size_t bytes, int warps) {
   record_peak(state, "GB/s", [](double, double) { return 0.0; });  // no sheet figure for L2
 }
 
+// The L2 read as one block of kTileThreads per tile (the card's L2 row): a buffer of >= 8 MiB.
+void bm_l2_tiles(benchmark::State& state, std::size_t bytes) {
+  const std::size_t n = bytes / 4;
+  const int passes = static_cast<int>(std::max<std::size_t>(4, (std::size_t{1} << 32) / bytes));
+  const DeviceBuffer<float>& in = ones();  // its first `bytes`
+  DeviceBuffer<float> partial(ch02::kL2ReadSlots);
+  auto work = [&](cudaStream_t s) {
+    ch02::l2_read_tiles(in.data(), n, passes, partial.data(), kTileThreads, s);
+  };
+  if (!bench::verify(state, "l2_tiles/" + std::to_string(bytes), [&] {
+        CUDALAB_CHECK(cudaMemset(partial.data(), 0, partial.bytes()));
+        work(nullptr);
+        return sum_mismatch(partial.to_host(), double(n) * passes);
+      }))
+    return;
+  bench::run(state, work, {.bytes = double(bytes) * passes});
+  state.counters["bytes_buffer"] = double(bytes);
+  const int resident =
+      ch02::bandwidth_resident_warps(ch02::BandwidthKernel::l2_tiles, kTileThreads);
+  record_occupancy(state, resident, resident);
+  record_peak(state, "GB/s", [](double, double) { return 0.0; });  // no sheet figure for L2
+}
+
 void bm_l1_read(benchmark::State& state, int warps) {
   const Grid g = grid_for(warps);
   const std::size_t n = 8192;  // 32 KiB per SM
@@ -221,6 +244,9 @@ void bm_smem(benchmark::State& state, int stride, int warps) {
   for (const std::size_t mb : {1, 2, 4, 8, 16, 24, 32, 40, 48, 64, 96})
     bench::add("BM_l2_read/bytes:" + std::to_string(mb << 20) + "/warps:64",
                [=](benchmark::State& s) { bm_l2_read(s, mb << 20, 64); });
+  for (const std::size_t mb : {8, 16, 24, 32, 40, 48, 64})
+    bench::add("BM_l2_read/bytes:" + std::to_string(mb << 20) + "/tiles",
+               [=](benchmark::State& s) { bm_l2_tiles(s, mb << 20); });
   for (const int w : {1, 2, 4, 8, 16, 32})
     bench::add("BM_l2_read/bytes:" + std::to_string(16 << 20) + "/warps:" + std::to_string(w),
                [=](benchmark::State& s) { bm_l2_read(s, 16 << 20, w); });

@@ -82,6 +82,28 @@ TEST(BandwidthGpu, CacheReadsSumEveryPass) {
       [&] { ch02::l1_read(big.data(), 20000, 1, p.data(), 1, 32); }, "n");
 }
 
+TEST(BandwidthGpu, L2TilesSumEveryPass) {
+  CUDALAB_REQUIRE_GPU();
+  // Slots start at zero and the kernel adds into them. (1 << 20) + 7: many slabs, a partial last
+  // one and an odd float; 100 threads: a last warp of 4 lanes.
+  const std::vector<float> zeros(ch02::kL2ReadSlots, 0.0f);
+  for (const std::size_t n : {std::size_t{1}, std::size_t{4097}, (std::size_t{1} << 20) + 7})
+    for (const int passes : {1, 3})
+      for (const int threads : {96, 100, 256}) {
+        const std::vector<float> x = integer_input(n);
+        const DeviceBuffer<float> in = to_device(x);
+        cudalab::testing::GuardedOutput<float> slots(zeros.size(), zeros);
+        ch02::l2_read_tiles(in.data(), n, passes, slots.data(), threads);
+        CUDALAB_CHECK(cudaDeviceSynchronize());
+        EXPECT_EQ(sum(slots.result()), passes * sum(x))
+            << "n = " << n << ", passes " << passes << ", threads " << threads;
+        EXPECT_TRUE(slots.guard_intact());
+      }
+  DeviceBuffer<float> p(ch02::kL2ReadSlots);
+  cudalab::testing::expect_throws_naming(
+      [&] { ch02::l2_read_tiles(p.data(), 16, 0, p.data(), 64); }, "passes");
+}
+
 TEST(BandwidthGpu, SharedLadderEveryStride) {
   CUDALAB_REQUIRE_GPU();
   for (const int stride : {1, 2, 3, 4, 8, 16, 32}) {

@@ -70,7 +70,7 @@ void dram_read(const float* in, std::size_t n, float* partial, int blocks, int t
 int dram_read_resident_warps(int threads);
 
 // ---- worked bandwidth kernels ------------------------------------------------------------------
-enum class BandwidthKernel { fill, copy, l2_read, l1_read, smem_read };
+enum class BandwidthKernel { fill, copy, l2_read, l2_tiles, l1_read, smem_read };
 // Warps of that kernel one SM holds at `threads` per block (occupancy API).
 int bandwidth_resident_warps(BandwidthKernel k, int threads);
 // out[i] = value (float4 stores, grid-stride; n any size).
@@ -85,6 +85,15 @@ void copy_kernel(const float* in, float* out, std::size_t n, int blocks, int thr
 // every pass. With 4 n bytes well below the L2 size, every pass after the first comes from L2.
 void l2_read(const float* in, std::size_t n, int passes, float* partial, int blocks, int threads,
              cudaStream_t stream = nullptr);
+// L2 bandwidth as a grid of short blocks, one per tile (gpu-benches' order): per pass, in[0, n) as
+// float2 vectors is 32 rows of slabs of `threads` vectors, and a block reads one slab of every row
+// (8-byte ld.global.cg), so each thread has 32 independent loads. Adds what it read into
+// partial[0, kL2ReadSlots) (one atomic per warp): their total grows by passes x sum(in).
+// Only a buffer of at least 8 MiB measures the L2 (at 256 threads: >= 128 slabs, so no two blocks
+// resident on one SM read the same slab; two that do have their requests merged before the L2).
+inline constexpr int kL2ReadSlots = 4096;
+void l2_read_tiles(const float* in, std::size_t n, int passes, float* partial, int threads,
+                   cudaStream_t stream = nullptr);
 // L1 bandwidth: every block reads the same in[0, n) (n * 4 <= 64 KiB: resident in each SM's L1)
 // `passes` times; partial[t] = the thread's sum.
 void l1_read(const float* in, std::size_t n, int passes, float* partial, int blocks, int threads,
