@@ -70,13 +70,21 @@ class NcuCheck(unittest.TestCase):
                 # conflict), padded 0.29 (the background the counter has on a conflict-free access).
                 "BM_transpose/variant:1/rows:8192/cols:8192": spr(st=4, conflicts=31700),
                 "BM_transpose/variant:2/rows:8192/cols:8192": spr(st=4, conflicts=290)}
-        self.assertEqual([ok for _, ok, _ in ncu_check.fingerprints(rows)], [True, True, True])
+        # Chapter 2's L2 row: what the H100 counted at 16 MiB (99.4% of the requested sectors at
+        # the L2 for one block per tile, 88.8% for a resident grid re-reading its slab).
+        rows["BM_l2_read/bytes:16777216/tiles"] = {"metrics": {
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 1000, "lts__t_sectors_srcunit_tex_op_read.sum": 994}}
+        self.assertEqual([ok for _, ok, _ in ncu_check.fingerprints(rows)], [True, True, True, True])
+        rows["BM_l2_read/bytes:16777216/tiles"]["metrics"]["lts__t_sectors_srcunit_tex_op_read.sum"] = 888
+        self.assertFalse(ncu_check.fingerprints(rows)[3][1])
+        del rows["BM_l2_read/bytes:16777216/tiles"]["metrics"]["lts__t_sectors_srcunit_tex_op_read.sum"]
+        self.assertFalse(ncu_check.fingerprints(rows)[3][1], "the counter missing: no verdict of health")
         # A padding that leaves a 2-way conflict (one extra wavefront per load) is caught.
         rows["BM_transpose/variant:2/rows:8192/cols:8192"] = spr(st=4, conflicts=1000)
         self.assertFalse(ncu_check.fingerprints(rows)[1][1])
         rows["BM_transpose/variant:2/rows:8192/cols:8192"] = spr(st=4)  # the counter missing: no verdict of health
         self.assertFalse(ncu_check.fingerprints(rows)[1][1])
-        self.assertEqual([ok for _, ok, _ in ncu_check.fingerprints({})], [None, None, None])
+        self.assertEqual([ok for _, ok, _ in ncu_check.fingerprints({})], [None, None, None, None])
 
     def test_the_occupancy_check_compares_the_calculator_with_ncu(self):
         m = {"sm__maximum_warps_per_active_cycle_pct": 12.5, "sm__warps_active.avg.pct_of_peak_sustained_active": 11.9,
