@@ -9,11 +9,8 @@
 //
 // The copy walks tiles: a block's threads cover one contiguous tile per trip, and the blocks walk
 // the tiles grid-stride. With blocks = 0 the call launches one block per tile instead, a grid of
-// short blocks: measured on an H100, the same code moved 4-5% more bytes that way than as a
-// resident grid of 64 warps per SM (2,979 against 2,852 GB/s; cudaMemcpy of the same bytes 2,991).
-// A resident grid's warps tend to issue their loads, wait and store in step; blocks that start
-// and retire at their own pace keep the memory system busier on average. The resident grid stays,
-// because its warps per SM are the variable of the card's occupancy sweep.
+// short blocks, which moves more bytes (README, "Resident grid or short blocks"); the resident
+// grid stays, because its warps per SM are the variable of the card's occupancy sweep.
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
 
@@ -143,9 +140,9 @@ __global__ void __launch_bounds__(kMaxThreads)
 // kL2Loads loads are a row apart. The odd last float is added by thread 0 of each pass's slab-0
 // tile. __launch_bounds__(kMaxThreads, 2): at most 32 registers, so 64 warps fit on an SM at any
 // block size; ptxas then adds each float2 soon after it arrives instead of holding all 32 (at 62
-// registers only 32 warps fit). Measured on an H100 at 16 MiB, ncu counted 99.4% of the sectors
-// the loads asked for arriving at the L2; a resident grid walking the same tiles, whose blocks
-// re-read one slab pass after pass, had 11% of them merged on the SM first (59% at 1 MiB).
+// registers only 32 warps fit). One block per tile, not a resident grid walking them: a resident
+// block re-reads its slab pass after pass, and the SM merges those requests before the L2 (README,
+// "An L2 row that counts bytes the L2 never sent").
 __global__ void __launch_bounds__(kMaxThreads, 2)
     l2_tiles_kernel(const float* __restrict__ in, std::size_t n, std::size_t slabs,
                     std::size_t tiles, float* __restrict__ partial) {
@@ -303,8 +300,8 @@ void l2_read_tiles(const float* in, std::size_t n, int passes, float* partial, i
   check_aligned(in, "in");
   require(passes >= 1, "passes", "must be >= 1");
   require(partial != nullptr, "partial", "must not be null");
-  const std::size_t row = std::size_t(threads) * kL2Loads;  // float2 vectors a tile reads
-  const std::size_t slabs = std::max<std::size_t>(1, (n / 2 + row - 1) / row);
+  const std::size_t per_tile = std::size_t(threads) * kL2Loads;  // float2 vectors a tile reads
+  const std::size_t slabs = std::max<std::size_t>(1, (n / 2 + per_tile - 1) / per_tile);
   const std::size_t tiles = slabs * static_cast<std::size_t>(passes);
   // One block per tile (the kernel's tile loop covers a grid capped at INT_MAX).
   const int grid = static_cast<int>(std::min<std::size_t>(tiles, INT_MAX));

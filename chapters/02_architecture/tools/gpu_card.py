@@ -242,8 +242,8 @@ def build_card(data: dict, sheet: dict | None, littles=None) -> dict:
                            best(rows, f"BM_dram_{k}/", "GB/s"), "GB/s", reference=REFERENCES["dram"])
     memcpy = add("cudaMemcpy D2D 1 GiB (read + write)", "GB/s", "dram", best(rows, "BM_memcpy_d2d", "GB/s"), "GB/s")
     # Only the short-block rows (/tiles): a resident grid's blocks re-read one slab pass after
-    # pass, and an SM merges their requests before the L2 (ncu: 41% of the requested sectors
-    # reached the L2 at 1 MiB), so its GB/s is not the L2's.
+    # pass, and an SM merges their requests before the L2, so its GB/s can exceed the L2's
+    # (chapter README, "An L2 row that counts bytes the L2 never sent").
     l2 = add("L2 read, one block per tile, buffer <= 40 MB", "GB/s", None,
              best(rows, "BM_l2_read/", "GB/s",
                   lambda n, r: "/tiles" in n and (arg(n, "bytes") or 0) <= 40 * 2 ** 20),
