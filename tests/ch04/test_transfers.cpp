@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ch04/ch04.hpp"
+#include "cudalab/delay.hpp"
 #include "cudalab/random.hpp"
 #include "cudalab/stream.hpp"
 #include "cudalab/testing.hpp"
@@ -40,19 +41,29 @@ std::string case_name(const ::testing::TestParamInfo<Case>& p) {
          std::to_string(std::get<1>(p.param));
 }
 
-// Runs one access mode on a NON-BLOCKING stream with a poisoned staging buffer: a copy that is not
-// ordered before the kernel (wrong stream) leaves the kernel summing poison.
+// Runs one access mode on a NON-BLOCKING stream with a poisoned staging buffer while the legacy
+// default stream is held by a 20 ms delay (cudalab/delay.hpp): a copy that is not ordered before
+// the kernel (left on the legacy stream) then starts after the kernel has summed the poison, on
+// every run, however fast the copy would have been on an idle GPU.
 void check_access(ch04::HostAccess access, std::size_t n, int passes, const char* what) {
   Rng rng;
   PinnedBuffer<float> host(n, cudaHostAllocMapped);
   rng.fill_uniform<float>(host.span(), -1.0f, 1.0f);
   DeviceBuffer<float> staging(n);
-  poison_device(staging.data(), staging.bytes());  // on the legacy stream: finish it before the
-  CUDALAB_CHECK(cudaDeviceSynchronize());          // copy on `stream`, which does not wait for it
   cudalab::testing::GuardedOutput<float> out(n);
   Stream stream;  // cudaStreamNonBlocking
+  // A warm-up of the call and of the delay with nothing in flight: with lazy module loading the
+  // first launch of a kernel may wait for the whole device, which would end the delay before the
+  // kernel under test is enqueued (delay.hpp).
+  delay_stream(cudaStreamLegacy, 1.0);
   ch04::rotate_sum_from_host(host.data(), staging.data(), out.data(), n, passes, access, stream);
-  stream.synchronize();
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  poison_device(staging.data(), staging.bytes());
+  poison_device(out.data(), (n + out.kGuard) * sizeof(float));
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  delay_stream(cudaStreamLegacy, kOrderingDelayUs);
+  ch04::rotate_sum_from_host(host.data(), staging.data(), out.data(), n, passes, access, stream);
+  stream.synchronize();  // the copy and the kernel on `stream` do not wait for the legacy stream
   EXPECT_MATCHES(compare(out.result(), rotate_sum_oracle(host.span(), passes), {},
                          std::string(what) + " (exercise 4.5, n = " + std::to_string(n) +
                              ", passes = " + std::to_string(passes) + ")"));
