@@ -96,9 +96,9 @@ void rotate_sum_from_host(const float* host_in, float* staging, float* out, std:
     // stream. With a stream created cudaStreamNonBlocking (as cudalab::Stream is, and as most
     // libraries do) the two do not synchronize: the kernel starts while the DMA engine is still
     // copying and sums whatever the staging buffer held before. Caught by:
-    // ZeroCopyGpu.CopyThenKernelMatchesOracle (non-blocking stream, poisoned staging, a 16 MiB
-    // input whose copy takes far longer than a kernel launch). The fix: pass the kernel's stream to
-    // the copy.
+    // ZeroCopyGpu.CopyThenKernelMatchesOracle (non-blocking stream, poisoned staging, the legacy
+    // stream held by a 20 ms delay so the copy starts after the kernel, every run). The fix: pass
+    // the kernel's stream to the copy.
     CUDALAB_CHECK(
         cudaMemcpyAsync(staging, host_in, n * sizeof(float), cudaMemcpyHostToDevice, stream));
     // BUG: CUDALAB_CHECK(cudaMemcpyAsync(staging, host_in, n * sizeof(float),
