@@ -78,6 +78,40 @@ CapturedLaunches capture_launches(const std::function<void(cudaStream_t)>& launc
   return out;
 }
 
+void replay_from_capture(const std::function<void(cudaStream_t)>& launch,
+                         const std::function<void()>& reset) {
+  cudaStream_t stream = nullptr;
+  CUDALAB_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  const auto release = [&] {
+    if (exec != nullptr) (void)cudaGraphExecDestroy(exec);
+    if (graph != nullptr) (void)cudaGraphDestroy(graph);
+    (void)cudaStreamDestroy(stream);
+  };
+  try {
+    CUDALAB_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed));
+    try {
+      launch(stream);
+    } catch (...) {
+      (void)cudaStreamEndCapture(stream, &graph);
+      throw;
+    }
+    CUDALAB_CHECK(cudaStreamEndCapture(stream, &graph));
+    // Whatever escaped the capture ran (or runs) now: let it finish before the outputs are reset.
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+    reset();
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+    CUDALAB_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    CUDALAB_CHECK(cudaGraphLaunch(exec, stream));
+    CUDALAB_CHECK(cudaStreamSynchronize(stream));
+  } catch (...) {
+    release();
+    throw;
+  }
+  release();
+}
+
 LargeTestLock::LargeTestLock() {
   std::error_code ec;
   const auto dir = std::filesystem::temp_directory_path(ec);

@@ -57,6 +57,39 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values<std::size_t>(0, 1)),
     param_name);
 
+// The stream contract (cudalab/testing.hpp, replay_from_capture): all the work of both variants on
+// the caller's stream. A launch without the stream argument runs while the call is recorded, not
+// in the replay, which then leaves c poisoned.
+class GridStrideStreamGpu : public ::testing::TestWithParam<StrideVariant> {};
+
+TEST_P(GridStrideStreamGpu, AllWorkOnTheCallersStream) {
+  CUDALAB_REQUIRE_GPU();
+  const StrideVariant variant = GetParam();
+  const std::size_t n = 1003;
+  Rng rng;
+  const auto a = rng.uniform<float>(n, -4.0f, 4.0f), b = rng.uniform<float>(n, -4.0f, 4.0f);
+  auto da = to_device(a), db = to_device(b);
+  cudalab::testing::GuardedOutput<float> c(n);
+  cudalab::testing::replay_from_capture(
+      [&](cudaStream_t s) {
+        ch03::vector_add_grid_stride(da.data(), db.data(), c.data(), n, variant, s);
+      },
+      [&] { c.repoison(); });
+  std::vector<float> want(n);
+  for (std::size_t i = 0; i < n; ++i) want[i] = a[i] + b[i];
+  EXPECT_MATCHES(compare(c.result(), want, {},
+                         std::string("vector_add_grid_stride (exercise 3.4, ") +
+                             (variant == StrideVariant::kScalar ? "scalar" : "float4") +
+                             ") replayed from a capture of its stream"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, GridStrideStreamGpu,
+                         ::testing::Values(StrideVariant::kScalar, StrideVariant::kFloat4),
+                         [](const auto& p) {
+                           return std::string(p.param == StrideVariant::kScalar ? "scalar"
+                                                                                : "float4");
+                         });
+
 // Each pointer on its own alignment: a, b and c each at +0 or +1 float (a +1 view of a larger
 // allocation is 4-byte aligned, not 16). The float4 path may be taken only when all three allow
 // it; a choice made on the inputs alone stores 16 bytes to a misaligned c (a misaligned-address

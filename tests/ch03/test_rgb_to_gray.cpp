@@ -41,6 +41,29 @@ TEST_P(RgbToGrayGpu, MatchesOracle) {
                              std::to_string(d_rgb.pitch_bytes()) + " bytes)"));
 }
 
+// The stream contract (cudalab/testing.hpp, replay_from_capture): all the work on the caller's
+// stream. A launch without the stream argument runs while the call is recorded, not in the replay.
+TEST(RgbToGrayStreamGpu, AllWorkOnTheCallersStream) {
+  CUDALAB_REQUIRE_GPU();
+  const int w = 67, h = 33;
+  Rng rng;
+  const auto rgb = rng.uniform<std::uint8_t>(static_cast<std::size_t>(w) * h * 3, 0, 255);
+  PitchedBuffer<std::uint8_t> d_rgb(static_cast<std::size_t>(h), static_cast<std::size_t>(w) * 3);
+  PitchedBuffer<std::uint8_t> d_gray(static_cast<std::size_t>(h), static_cast<std::size_t>(w));
+  d_rgb.upload(rgb);
+  cudalab::testing::replay_from_capture(
+      [&](cudaStream_t s) {
+        ch03::rgb_to_gray(d_rgb.data(), d_rgb.pitch_bytes(), d_gray.data(), d_gray.pitch_bytes(), w,
+                          h, s);
+      },
+      [&] { d_gray.fill_bytes(0xFF); });
+  std::vector<std::uint8_t> want(static_cast<std::size_t>(w) * h);
+  for (std::size_t p = 0; p < want.size(); ++p)
+    want[p] = ch03::gray_of(rgb[3 * p], rgb[3 * p + 1], rgb[3 * p + 2]);
+  EXPECT_MATCHES(compare(d_gray.to_host(), want, {},
+                         "rgb_to_gray replayed from a capture of its stream (exercise 3.5)"));
+}
+
 // The bytes between `width` and the pitch of every gray row are padding: nothing may write them
 // (an x bound off by one writes column `width` there, and the image itself still looks right).
 TEST_P(RgbToGrayGpu, PaddingUntouched) {

@@ -46,6 +46,29 @@ TEST_P(SaxpyGpu, MatchesOracle) {
 
 INSTANTIATE_TEST_SUITE_P(Sizes, SaxpyGpu, ::testing::ValuesIn(kSizes), size_name);
 
+// The stream contract (cudalab/testing.hpp, replay_from_capture): all the work on the caller's
+// stream; the replay must compute y from the y restored after the capture.
+TEST(SaxpyStreamGpu, AllWorkOnTheCallersStream) {
+  CUDALAB_REQUIRE_GPU();
+  const std::size_t n = 4097;
+  Rng rng;
+  const float alpha = rng.scalar(0.5f, 2.0f);
+  const auto x = rng.uniform<float>(n, 0.5f, 1.5f), y = rng.uniform<float>(n, 0.5f, 1.5f);
+  auto dx = to_device(x);
+  cudalab::testing::GuardedOutput<float> dy(n, std::span<const float>(y));
+  cudalab::testing::replay_from_capture(
+      [&](cudaStream_t s) { ch03::saxpy(alpha, dx.data(), dy.data(), n, s); },
+      [&] {
+        dy.repoison();
+        CUDALAB_CHECK(cudaMemcpy(dy.data(), y.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+      });
+  std::vector<float> want(n);
+  for (std::size_t i = 0; i < n; ++i)
+    want[i] = static_cast<float>(static_cast<double>(alpha) * x[i] + y[i]);
+  EXPECT_MATCHES(compare(dy.result(), want, kTol,
+                         "saxpy replayed from a capture of its stream (exercise 3.3)"));
+}
+
 namespace {
 // y = 1.25 x + y on n floats filled on the device (x in [0.5, 1.5] from seed, y from seed + 1),
 // then check(y, n, seed, alpha) on the host (skipped without the memory).

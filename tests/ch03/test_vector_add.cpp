@@ -41,6 +41,25 @@ TEST_P(VectorAddGpu, MatchesOracle) {
 
 INSTANTIATE_TEST_SUITE_P(Sizes, VectorAddGpu, ::testing::ValuesIn(kSizes), size_name);
 
+// The stream contract (cudalab/testing.hpp, replay_from_capture): all the work on the caller's
+// stream. A launch without the stream argument runs on the legacy default stream while the call is
+// recorded, not in the recorded graph, so the replay leaves c poisoned.
+TEST(VectorAddStreamGpu, AllWorkOnTheCallersStream) {
+  CUDALAB_REQUIRE_GPU();
+  const std::size_t n = 4097;
+  Rng rng;
+  const auto a = rng.uniform<float>(n, -10.0f, 10.0f), b = rng.uniform<float>(n, -10.0f, 10.0f);
+  auto da = to_device(a), db = to_device(b);
+  cudalab::testing::GuardedOutput<float> c(n);
+  cudalab::testing::replay_from_capture(
+      [&](cudaStream_t s) { ch03::vector_add(da.data(), db.data(), c.data(), n, s); },
+      [&] { c.repoison(); });
+  std::vector<float> want(n);
+  for (std::size_t i = 0; i < n; ++i) want[i] = a[i] + b[i];
+  EXPECT_MATCHES(compare(c.result(), want, {},
+                         "vector_add replayed from a capture of its stream (exercise 3.2)"));
+}
+
 // n = 2^31 + 4099 floats (a, b, c: 25.8 GB; skipped with less free memory): a 32-bit int index goes
 // negative at 2^31, so the elements past it are never written (they keep the poison). Inputs come
 // from the device fill and the check runs on the device (c[i] == a[i] + b[i], 64-bit index): no

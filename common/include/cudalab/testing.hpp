@@ -67,6 +67,19 @@ struct CapturedLaunches {
 };
 CapturedLaunches capture_launches(const std::function<void(cudaStream_t)>& launch);
 
+// The stream contract of a function that takes a cudaStream_t: all of its GPU work goes on that
+// stream, and it returns without waiting for it. replay_from_capture() checks both without relying
+// on timing: it records `launch(stream)` by stream capture (relaxed mode, a non-blocking stream),
+// waits for the device, calls `reset()` (the caller poisons its outputs again and restores any
+// input the call overwrites), then replays the recorded graph on the stream and waits for it.
+// The caller then compares its outputs as usual. Work put on another stream (a kernel launched
+// without the stream argument goes to the legacy default stream) runs during the capture, not in
+// the graph, so the replay leaves that poison in place; waiting for the stream inside the call
+// (cudaStreamSynchronize) is an error while it is captured and comes back as cudalab::CudaError.
+// Not for calls whose contract is to synchronize (a fault reported before returning).
+void replay_from_capture(const std::function<void(cudaStream_t)>& launch,
+                         const std::function<void()>& reset);
+
 // Expects `call()` to throw std::invalid_argument whose message names 'argument' (the chapter
 // APIs' rule: bad input is refused with the argument's name, never a crash or a silent result).
 template <class F>
@@ -124,6 +137,11 @@ class GuardedOutput {
   }
   T* data() noexcept { return buf_.data(); }
   std::size_t size() const noexcept { return n_; }
+  // Poisons the output and its guard again (replay_from_capture's reset).
+  void repoison() {
+    poison_device(buf_.data(), buf_.bytes());
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+  }
   // Downloads everything once (call after the kernel).
   std::vector<T> result() {
     all_ = buf_.to_host();
