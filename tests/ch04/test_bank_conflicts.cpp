@@ -82,6 +82,24 @@ INSTANTIATE_TEST_SUITE_P(Strides, SmemColumnGpu, ::testing::Values(1, 2, 16, 32,
                            return "stride_" + std::to_string(p.param);
                          });
 
+// The stream contract (cudalab/testing.hpp, replay_from_capture): all the work on the caller's
+// stream. A launch without the stream argument runs on the legacy default stream while the call is
+// recorded, not in the recorded graph, so the replay leaves the output poisoned.
+TEST(SmemColumnStreamGpu, AllWorkOnTheCallersStream) {
+  CUDALAB_REQUIRE_GPU();
+  const unsigned blocks = 3;
+  const int stride = 33, iterations = 100;
+  cudalab::testing::GuardedOutput<float> out(std::size_t{blocks} * ch04::kSmemThreads);
+  cudalab::testing::replay_from_capture(
+      [&](cudaStream_t s) { ch04::smem_column_read(out.data(), blocks, stride, iterations, s); },
+      [&] { out.repoison(); });
+  std::vector<float> want(out.size());
+  for (std::size_t t = 0; t < want.size(); ++t)
+    want[t] = ch04::smem_column_read_oracle(t, stride, iterations);
+  EXPECT_MATCHES(
+      compare(out.result(), want, {}, "smem_column_read replayed from a capture of its stream"));
+}
+
 TEST(SmemColumnArgs, RejectsBadStridesAndIterations) {
   EXPECT_THROW(ch04::smem_column_read(nullptr, 1, 0, 10), std::invalid_argument);
   EXPECT_THROW(ch04::smem_column_read(nullptr, 1, ch04::kMaxSmemStride + 1, 10),

@@ -48,6 +48,32 @@ INSTANTIATE_TEST_SUITE_P(Strides, StridedCopyGpu,
                                             ::testing::Values(1u, 2u, 7u, 32u)),
                          case_name);
 
+// The stream contract (cudalab/testing.hpp, replay_from_capture): all the work on the caller's
+// stream. A launch without the stream argument runs on the legacy default stream while the call is
+// recorded, not in the recorded graph, so the replay leaves the output poisoned.
+TEST(CopyStreamGpu, AllWorkOnTheCallersStream) {
+  CUDALAB_REQUIRE_GPU();
+  const std::size_t n = 1000;
+  const unsigned by = 7;
+  const std::uint64_t seed = Rng().seed();
+  DeviceBuffer<float> in(ch04::strided_input_size(n, by));
+  fill_uniform_device(in.data(), in.size(), seed, -1.0f, 1.0f);
+  cudalab::testing::GuardedOutput<float> out(n);
+  std::vector<float> want(n);
+  cudalab::testing::replay_from_capture(
+      [&](cudaStream_t s) { ch04::strided_copy(in.data(), out.data(), n, by, s); },
+      [&] { out.repoison(); });
+  for (std::size_t i = 0; i < n; ++i) want[i] = uniform_at(seed, i * by, -1.0f, 1.0f);
+  EXPECT_MATCHES(compare(out.result(), want, {},
+                         "strided_copy replayed from a capture of its stream (exercise 4.1)"));
+  cudalab::testing::replay_from_capture(
+      [&](cudaStream_t s) { ch04::offset_copy(in.data(), out.data(), n, by, s); },
+      [&] { out.repoison(); });
+  for (std::size_t i = 0; i < n; ++i) want[i] = uniform_at(seed, i + by, -1.0f, 1.0f);
+  EXPECT_MATCHES(compare(out.result(), want, {},
+                         "offset_copy replayed from a capture of its stream (exercise 4.1)"));
+}
+
 class OffsetCopyGpu : public ::testing::TestWithParam<Case> {};
 
 TEST_P(OffsetCopyGpu, ShiftsByOffset) {

@@ -75,6 +75,40 @@ INSTANTIATE_TEST_SUITE_P(
              std::to_string(std::get<3>(p.param));
     });
 
+// The stream contract (cudalab/testing.hpp, replay_from_capture): all the work on the caller's
+// stream. A launch without the stream argument runs on the legacy default stream while the call is
+// recorded, not in the recorded graph, so the replay leaves the output
+// poisoned. With kConstant the coefficients' copy to the bank must be in the graph too.
+class PolynomialStreamGpu
+    : public ::testing::TestWithParam<std::tuple<ch04::CoeffMemory, ch04::CoeffPattern>> {};
+
+TEST_P(PolynomialStreamGpu, AllWorkOnTheCallersStream) {
+  CUDALAB_REQUIRE_GPU();
+  const auto [memory, pattern] = GetParam();
+  const std::size_t n = 1000;
+  const int terms = 7;
+  Rng rng;
+  const auto x = rng.uniform<float>(n, -0.99f, 0.99f);
+  const auto c = rng.uniform<float>(static_cast<std::size_t>(terms) * ch04::kPolys, -1.0f, 1.0f);
+  auto dx = to_device(x), dc = to_device(c);
+  cudalab::testing::GuardedOutput<float> y(n);
+  cudalab::testing::replay_from_capture(
+      [&](cudaStream_t s) {
+        ch04::eval_polynomials(dx.data(), y.data(), n, dc.data(), terms, memory, pattern, s);
+      },
+      [&] { y.repoison(); });
+  EXPECT_MATCHES(compare(y.result(), poly_oracle(x, c, terms, pattern), poly_tolerance(terms),
+                         "eval_polynomials " + label(memory, pattern) +
+                             " replayed from a capture of its stream (exercise 4.4)"));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, PolynomialStreamGpu,
+    ::testing::Combine(::testing::Values(ch04::CoeffMemory::kGlobal, ch04::CoeffMemory::kConstant),
+                       ::testing::Values(ch04::CoeffPattern::kBroadcast,
+                                         ch04::CoeffPattern::kPerLane)),
+    [](const auto& p) { return label(std::get<0>(p.param), std::get<1>(p.param)); });
+
 // The __constant__ bank outlives the call: a second call with other coefficients must not see
 // the first call's (a copy skipped or sized from the wrong count would).
 TEST(PolynomialConstantGpu, NewCoefficientsReplaceOldOnes) {

@@ -136,6 +136,24 @@ TEST_P(ZeroCopyGpu, DeviceResidentMatchesOracle) {
   EXPECT_TRUE(out.guard_intact());
 }
 
+// The stream contract (cudalab/testing.hpp, replay_from_capture): all the work on the caller's
+// stream. A launch without the stream argument runs on the legacy default stream while the call is
+// recorded, not in the recorded graph, so the replay leaves the output poisoned.
+TEST(RotateSumStreamGpu, AllWorkOnTheCallersStream) {
+  CUDALAB_REQUIRE_GPU();
+  const std::size_t n = 4097;
+  const int passes = 3;
+  Rng rng;
+  const auto in = rng.uniform<float>(n, -1.0f, 1.0f);
+  auto d_in = to_device(in);
+  cudalab::testing::GuardedOutput<float> out(n);
+  cudalab::testing::replay_from_capture(
+      [&](cudaStream_t s) { ch04::rotate_sum(d_in.data(), out.data(), n, passes, s); },
+      [&] { out.repoison(); });
+  EXPECT_MATCHES(compare(out.result(), rotate_sum_oracle(in, passes), {},
+                         "rotate_sum replayed from a capture of its stream"));
+}
+
 INSTANTIATE_TEST_SUITE_P(Sizes, ZeroCopyGpu,
                          ::testing::Combine(::testing::Values(std::size_t{1}, std::size_t{33},
                                                               std::size_t{1000}, std::size_t{4097},

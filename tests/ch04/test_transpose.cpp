@@ -162,6 +162,49 @@ TEST(TransposeTechniqueGpu, TiledVariantsStageATileInSharedMemory) {
   }
 }
 
+// The stream contract (cudalab/testing.hpp, replay_from_capture): all the work on the caller's
+// stream. A launch without the stream argument runs on the legacy default stream while the call is
+// recorded, not in the recorded graph, so the replay leaves the output poisoned.
+class TransposeStreamGpu : public ::testing::TestWithParam<ch04::TransposeVariant> {};
+
+TEST_P(TransposeStreamGpu, AllWorkOnTheCallersStream) {
+  CUDALAB_REQUIRE_GPU();
+  const ch04::TransposeVariant variant = GetParam();
+  const Shape shape{67, 45};
+  const auto [rows, cols] = shape;
+  const std::uint64_t seed = Rng().seed();
+  auto in = random_matrix(shape, seed);
+  cudalab::testing::GuardedOutput<float> out(in.size());
+  cudalab::testing::replay_from_capture(
+      [&](cudaStream_t s) { ch04::transpose(in.data(), out.data(), rows, cols, variant, s); },
+      [&] { out.repoison(); });
+  std::vector<float> want(in.size());
+  for (std::size_t r = 0; r < static_cast<std::size_t>(rows); ++r)
+    for (std::size_t c = 0; c < static_cast<std::size_t>(cols); ++c)
+      want[c * rows + r] = uniform_at(seed, r * cols + c, -100.0f, 100.0f);
+  EXPECT_MATCHES(compare(out.result(), want, {},
+                         "transpose " + std::string(ch04::name(variant)) +
+                             " replayed from a capture of its stream (exercise 4.2)"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, TransposeStreamGpu,
+                         ::testing::ValuesIn(ch04::kTransposeVariants),
+                         [](const auto& p) { return std::string(ch04::name(p.param)); });
+
+TEST(Copy2dStreamGpu, AllWorkOnTheCallersStream) {
+  CUDALAB_REQUIRE_GPU();
+  const Shape shape{67, 45};
+  const std::uint64_t seed = Rng().seed();
+  auto in = random_matrix(shape, seed);
+  cudalab::testing::GuardedOutput<float> out(in.size());
+  cudalab::testing::replay_from_capture(
+      [&](cudaStream_t s) { ch04::copy_2d(in.data(), out.data(), shape.first, shape.second, s); },
+      [&] { out.repoison(); });
+  std::vector<float> want(in.size());
+  for (std::size_t i = 0; i < want.size(); ++i) want[i] = uniform_at(seed, i, -100.0f, 100.0f);
+  EXPECT_MATCHES(compare(out.result(), want, {}, "copy_2d replayed from a capture of its stream"));
+}
+
 class Copy2dGpu : public ::testing::TestWithParam<Shape> {};
 
 TEST_P(Copy2dGpu, CopiesEveryElement) {
