@@ -203,6 +203,40 @@ INSTANTIATE_TEST_SUITE_P(Ladder, ReduceWideLargeGpu, ::testing::ValuesIn(ch05::k
                            return std::string(ch05::to_string(p.param)) + "_n_4296015877";
                          });
 
+// The stream contract (cudalab/testing.hpp, replay_from_capture): every kernel of every variant on
+// the caller's stream. A launch without the stream argument runs on the legacy default stream while
+// the call is recorded, not in the recorded graph: the replay leaves out poisoned, or sums partials
+// the graph never wrote. One call before the capture: kOnePass checks a new workspace once, which
+// synchronizes (not allowed while the stream is captured).
+class ReduceStreamGpu : public ::testing::TestWithParam<ReduceVariant> {};
+
+TEST_P(ReduceStreamGpu, AllWorkOnTheCallersStream) {
+  CUDALAB_REQUIRE_GPU();
+  const ReduceVariant v = GetParam();
+  const std::size_t n = 100'003;
+  Rng rng;
+  const auto x = rng.uniform<int>(n, -1000, 1000);
+  auto in = to_device(x);
+  auto ws = make_workspace(n);
+  (void)run_reduce(in.data(), n, v, ws);
+  cudalab::testing::GuardedOutput<int> out(1);
+  cudalab::testing::replay_from_capture(
+      [&](cudaStream_t s) {
+        ch05::reduce_sum(in.data(), out.data(), n, ws.data(), ws.bytes(), v, s);
+      },
+      [&] { out.repoison(); });
+  long long want = 0;
+  for (int e : x) want += e;
+  EXPECT_EQ(out.result()[0], static_cast<int>(want))
+      << "reduce_sum<int> " << ch05::to_string(v) << " (" << exercise_of(v)
+      << ") replayed from a capture of its stream";
+}
+
+INSTANTIATE_TEST_SUITE_P(Ladder, ReduceStreamGpu, ::testing::ValuesIn(ch05::kAllReduceVariants),
+                         [](const auto& p) {
+                           return std::string(ch05::to_string(p.param)) + "_int";
+                         });
+
 // Identity: one workspace for every call (the one-pass variant keeps an arrival counter and an
 // epoch in it between calls), the same size, other inputs and contents, on two streams in turn.
 // Each call must sum its own input: nothing may be keyed on the size alone.

@@ -47,6 +47,38 @@ void check_lookback(ScanKind kind, std::size_t n, std::size_t offset, const char
 
 }  // namespace
 
+// The stream contract (cudalab/testing.hpp, replay_from_capture): every kernel and the tile-state
+// reset of every variant on the caller's stream. Work launched on the legacy default stream runs
+// while the call is recorded, not in the recorded graph, so the replay leaves out poisoned (or
+// builds on tile sums the graph never wrote).
+class ScanStreamGpu : public ::testing::TestWithParam<ScanVariant> {};
+
+TEST_P(ScanStreamGpu, AllWorkOnTheCallersStream) {
+  CUDALAB_REQUIRE_GPU();
+  const ScanVariant v = GetParam();
+  const std::size_t n = 100'003;
+  Rng rng;
+  const auto x = rng.uniform<int>(n, -1000, 1000);
+  auto in = to_device(x);
+  DeviceBuffer<unsigned char> ws(ch05::scan_workspace_bytes(n));
+  CUDALAB_CHECK(cudaMemset(ws.data(), 0xAB, ws.bytes()));
+  cudalab::testing::GuardedOutput<int> out(n);
+  cudalab::testing::replay_from_capture(
+      [&](cudaStream_t s) {
+        ch05::scan(in.data(), out.data(), n, ScanKind::kInclusive, ws.data(), ws.bytes(), v, s);
+      },
+      [&] {
+        out.repoison();
+        CUDALAB_CHECK(cudaMemset(ws.data(), 0xAB, ws.bytes()));
+      });
+  EXPECT_MATCHES(compare(out.result(), ch05_testing::scan_oracle(x, ScanKind::kInclusive, n), {},
+                         std::string("scan<int> ") + ch05::to_string(v) +
+                             " replayed from a capture of its stream (exercise 5.4)"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, ScanStreamGpu, ::testing::ValuesIn(ch05::kAllScanVariants),
+                         [](const auto& p) { return std::string(ch05::to_string(p.param)); });
+
 class LookbackScanGpu : public ::testing::TestWithParam<Param> {};
 
 TEST_P(LookbackScanGpu, Int) {
