@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# GPU evidence of the blind-spot tests (index width, alignment, shape classes, identity, ordering):
+# GPU evidence of the blind-spot tests (index width, alignment, shape classes, identity, ordering,
+# stream contract):
 #   cmake --preset gpu -DCUDALAB_MUTANTS=ON && cmake --build --preset gpu -j16
 #   scripts/gpu_blindspots.sh OUT
 # Only what scripts/gpu_suite does not already do (its reference track, its full mutation pass and
@@ -39,11 +40,21 @@ bdir = lt.build_dir(sys.argv[2])
 JOBS = int(os.environ.get("JOBS", "16"))
 CHAPTERS = ["ch01", "ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch11"]
 # The suites this work added (their results are listed one by one).
-NEW = re.compile(r"[./](Delay|Contention|[A-Za-z0-9]*(Wide|Alignment|Shapes|Identity|Ordering|Streams|Contention))"
+NEW = re.compile(r"[./](Delay|Contention|[A-Za-z0-9]*(Wide|Alignment|Shapes|Identity|Ordering|Streams|Stream|Contention))"
                  r"[A-Za-z]*Gpu\.|[./](Gemv|Prefill|BiasReluScale|DecodeAttention|RgbToGray|Copy2d)LargeGpu\.|"
                  r"LargeGpu\.PastTwoToThe32")
 # The mutants this work added (each must be killed).
 new_mutants = set("""
+ch03.vector_add_on_default_stream
+ch03.saxpy_on_default_stream
+ch03.grid_stride_float4_on_default_stream
+ch03.rgb_to_gray_on_default_stream
+ch04.strided_copy_on_default_stream
+ch04.transpose_tiled_on_default_stream
+ch04.poly_per_lane_on_default_stream
+ch04.rotate_sum_on_default_stream
+ch05.vectorized_final_pass_on_default_stream
+ch05.scan_propagate_on_default_stream
 ch01.graph_cache_key_without_x
 ch01.graph_cache_key_without_y
 ch01.graph_launched_on_legacy_stream
@@ -213,7 +224,8 @@ c = lt.count(new_tests)
 md += ["", f"New tests: {lt.count_line(c)}", "", "| class | passed | failed | skipped |",
        "| --- | ---: | ---: | ---: |"]
 CLASSES = [("index width", r"LargeGpu\."), ("alignment", r"AlignmentGpu\."), ("shape classes", r"ShapesGpu\."),
-           ("identity", r"(Identity|Streams)Gpu\."), ("ordering", r"(Ordering|Delay|Contention)Gpu\.")]
+           ("identity", r"(Identity|Streams)Gpu\."), ("ordering", r"(Ordering|Delay|Contention)Gpu\."),
+           ("stream contract", r"StreamGpu\.")]
 for label, rx in CLASSES:
     k = lt.count([r for r in new_tests if re.search(rx, r.name)])
     md.append(f"| {label} | {k['passed']} | {k['failed']} | {k['skipped']} |")
