@@ -55,6 +55,8 @@ ch04.poly_per_lane_on_default_stream
 ch04.rotate_sum_on_default_stream
 ch05.vectorized_final_pass_on_default_stream
 ch05.scan_propagate_on_default_stream
+ch06.cublas_sgemm_stream_not_set
+ch06.sgemm_warptile_on_default_stream
 ch01.graph_cache_key_without_x
 ch01.graph_cache_key_without_y
 ch01.graph_launched_on_legacy_stream

@@ -90,6 +90,10 @@ void replay_from_capture(const std::function<void(cudaStream_t)>& launch,
     (void)cudaStreamDestroy(stream);
   };
   try {
+    // A warm-up run with nothing captured: the first launch of a kernel may load its module
+    // (CUDA_MODULE_LOADING=LAZY) and a library its workspace, neither of which a capture records.
+    launch(stream);
+    CUDALAB_CHECK(cudaDeviceSynchronize());
     CUDALAB_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed));
     try {
       launch(stream);

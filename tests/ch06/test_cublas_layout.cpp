@@ -109,6 +109,31 @@ TEST(CublasLayoutBetaZeroGpu, IgnoresNaNInC) {
   EXPECT_TRUE(C.guard_intact());
 }
 
+// The stream contract (cudalab/testing.hpp, replay_from_capture): the cuBLAS call on the caller's
+// stream. A handle whose stream was not set (cublasSetStream) runs on the legacy default stream
+// while the call is recorded, not in the recorded graph, so the replay leaves C poisoned.
+TEST(CublasStreamGpu, AllWorkOnTheCallersStream) {
+  CUDALAB_REQUIRE_GPU();
+  Rng rng;
+  const ch06_test::Shape s{33, 65, 17};
+  const auto A = rng.uniform<float>(std::size_t(s.m) * s.k, -1.0f, 1.0f);
+  const auto B = rng.uniform<float>(std::size_t(s.k) * s.n, -1.0f, 1.0f);
+  const std::vector<float> unused(std::size_t(s.m) * s.n);
+  const auto want = ch06_test::gemm_dense_oracle(s, 1.5, A, B, 0.0, unused);
+  CublasHandle h;
+  auto dA = to_device(A), dB = to_device(B);
+  cudalab::testing::GuardedOutput<float> C(std::size_t(s.m) * s.n);
+  cudalab::testing::replay_from_capture(
+      [&](cudaStream_t stream) {
+        ch06::cublas_sgemm_row_major(h, Op::kN, Op::kN, s.m, s.n, s.k, 1.5f, dA.data(), s.k,
+                                     dB.data(), s.n, 0.0f, C.data(), s.n, stream);
+      },
+      [&] { C.repoison(); });
+  EXPECT_MATCHES(
+      compare(C.result(), ch06_test::to_float(want.c), ch06_test::gemm_tolerance(s.k, want.abs_sum),
+              "cublas_sgemm_row_major (exercise 6.3) replayed from a capture of its stream"));
+}
+
 // Strided batched: batch i reads A + i * strideA, ... Strides larger than the matrices (gaps)
 // catch a stride passed in bytes or a swapped stride.
 TEST(CublasStridedBatchedGpu, EachBatchMatchesOracle) {

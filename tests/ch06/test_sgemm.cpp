@@ -389,6 +389,41 @@ INSTANTIATE_TEST_SUITE_P(Tiles, SgemmWideLargeGpu, ::testing::ValuesIn(kTileKern
 
 // Technique (exercises 6.1, 6.2): what ptxas gave the kernels (cudaFuncGetAttributes of the kernel
 // the call launches, recorded by stream capture: nothing runs). Step 3 (6.1) stages two 32 x 32
+// The stream contract (cudalab/testing.hpp, replay_from_capture): every step's kernels on the
+// caller's stream. A launch without the stream argument runs on the legacy default stream while the
+// call is recorded, not in the recorded graph, so the replay leaves C poisoned (NaN).
+class SgemmStreamGpu : public ::testing::TestWithParam<Kernel> {};
+
+TEST_P(SgemmStreamGpu, AllWorkOnTheCallersStream) {
+  CUDALAB_REQUIRE_GPU();
+  const Kernel k = GetParam();
+  const Shape s{129, 65, 33};
+  Rng rng;
+  const auto A = rng.uniform<float>(static_cast<std::size_t>(s.m) * s.k, -1.0f, 1.0f);
+  const auto B = rng.uniform<float>(static_cast<std::size_t>(s.k) * s.n, -1.0f, 1.0f);
+  const std::vector<float> unused(static_cast<std::size_t>(s.m) * s.n);
+  const auto want = ch06_test::gemm_dense_oracle(s, 1.25, A, B, 0.0, unused);
+  auto dA = to_device(A), dB = to_device(B);
+  cudalab::testing::GuardedOutput<float> C(unused.size());
+  cudalab::testing::replay_from_capture(
+      [&](cudaStream_t stream) {
+        if (k.tile == WarptileTile::kAuto)
+          ch06::sgemm(k.v, s.m, s.n, s.k, 1.25f, dA.data(), dB.data(), 0.0f, C.data(), stream);
+        else
+          ch06::sgemm_warptile_tile(k.tile, s.m, s.n, s.k, 1.25f, dA.data(), dB.data(), 0.0f,
+                                    C.data(), stream);
+      },
+      [&] { C.repoison(); });
+  EXPECT_MATCHES(compare(C.result(), ch06_test::to_float(want.c),
+                         ch06_test::gemm_tolerance(s.k, want.abs_sum),
+                         what(k, s, ", replayed from a capture of its stream")));
+}
+
+INSTANTIATE_TEST_SUITE_P(Ladder, SgemmStreamGpu, ::testing::ValuesIn(ladder_kernels()),
+                         [](const auto& p) { return kernel_name(p.param); });
+INSTANTIATE_TEST_SUITE_P(Tiles, SgemmStreamGpu, ::testing::ValuesIn(kTileKernels),
+                         [](const auto& p) { return kernel_name(p.param); });
+
 // float tiles in shared memory (8 KiB); step 5 (6.2) stages a 128 x 8 and an 8 x 128 tile (8 KiB)
 // and keeps an 8 x 8 tile of accumulators per thread in registers (at least 64, none spilled to
 // local memory). A naive loop passes every numeric test; it fails here.

@@ -69,14 +69,15 @@ CapturedLaunches capture_launches(const std::function<void(cudaStream_t)>& launc
 
 // The stream contract of a function that takes a cudaStream_t: all of its GPU work goes on that
 // stream, and it returns without waiting for it. replay_from_capture() checks both without relying
-// on timing: it records `launch(stream)` by stream capture (relaxed mode, a non-blocking stream),
-// waits for the device, calls `reset()` (the caller poisons its outputs again and restores any
-// input the call overwrites), then replays the recorded graph on the stream and waits for it.
-// The caller then compares its outputs as usual. Work put on another stream (a kernel launched
-// without the stream argument goes to the legacy default stream) runs during the capture, not in
-// the graph, so the replay leaves that poison in place; waiting for the stream inside the call
-// (cudaStreamSynchronize) is an error while it is captured and comes back as cudalab::CudaError.
-// Not for calls whose contract is to synchronize (a fault reported before returning).
+// on timing: it runs `launch(stream)` once (a warm-up: modules and library workspaces loaded),
+// records it by stream capture (relaxed mode, a non-blocking stream), waits for the device, calls
+// `reset()` (the caller poisons its outputs again and restores any input the call overwrites),
+// then replays the recorded graph on the stream and waits for it. The caller then compares its
+// outputs as usual. Work put on another stream (a kernel launched without the stream argument goes
+// to the legacy default stream) runs during the capture, not in the graph, so the replay leaves
+// that poison in place; waiting for the stream inside the call (cudaStreamSynchronize) is an error
+// while it is captured and comes back as cudalab::CudaError. Not for calls whose contract is to
+// synchronize (a fault reported before returning).
 void replay_from_capture(const std::function<void(cudaStream_t)>& launch,
                          const std::function<void()>& reset);
 
