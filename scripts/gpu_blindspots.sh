@@ -57,6 +57,8 @@ ch05.vectorized_final_pass_on_default_stream
 ch05.scan_propagate_on_default_stream
 ch06.cublas_sgemm_stream_not_set
 ch06.sgemm_warptile_on_default_stream
+ch11.gemv_int8_vector_on_default_stream
+ch11.decode_combine_on_default_stream
 ch01.graph_cache_key_without_x
 ch01.graph_cache_key_without_y
 ch01.graph_launched_on_legacy_stream

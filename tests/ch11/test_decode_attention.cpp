@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -204,6 +205,62 @@ TEST_P(DecodeAttentionGpu, AutoSplitMatchesOracle) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, DecodeAttentionGpu, ::testing::ValuesIn(kCases), case_name);
+
+// The stream contract (cudalab/testing.hpp, replay_from_capture): every kernel of the four decode
+// paths on the caller's stream (split-K's partial pass and its combine pass included). Work put on
+// the legacy default stream runs while the call is recorded, not in the recorded graph, so the
+// replay leaves out poisoned, or combines partials the graph never wrote.
+namespace {
+void check_replay(const std::string& what,
+                  const std::function<void(const Problem&, void*, cudaStream_t)>& call) {
+  const Problem p(kCases[0]);
+  cudalab::testing::GuardedOutput<std::uint16_t> out(p.out_size());
+  cudalab::testing::replay_from_capture([&](cudaStream_t s) { call(p, out.data(), s); },
+                                        [&] { out.repoison(); });
+  EXPECT_MATCHES(compare(p.result(out), p.oracle(), p.tol(),
+                         what + " " + p.c.name + ", replayed from a capture of its stream"));
+}
+}  // namespace
+
+TEST(DecodeAttentionStreamGpu, Paged) {
+  CUDALAB_REQUIRE_GPU();
+  check_replay("decode_attention_paged", [](const Problem& p, void* out, cudaStream_t s) {
+    decode_attention_paged(p.dq.data(), p.paged(), out, p.shape, p.c.dtype, s);
+  });
+}
+
+TEST(DecodeAttentionStreamGpu, Contiguous) {
+  CUDALAB_REQUIRE_GPU();
+  check_replay("decode_attention_contiguous", [](const Problem& p, void* out, cudaStream_t s) {
+    decode_attention_contiguous(p.dq.data(), p.dk.data(), p.dv.data(), p.dlens.data(), p.max_len,
+                                out, p.shape, p.c.dtype, s);
+  });
+}
+
+TEST(DecodeAttentionStreamGpu, SplitK) {
+  CUDALAB_REQUIRE_GPU();
+  DeviceBuffer<float> ws;
+  check_replay("decode_attention_paged_split_k (3 splits)",
+               [&](const Problem& p, void* out, cudaStream_t s) {
+                 if (ws.size() == 0) ws = DeviceBuffer<float>(split_k_workspace_floats(p.shape, 3));
+                 decode_attention_paged_split_k(p.dq.data(), p.paged(), out, p.shape, p.c.dtype, 3,
+                                                ws.data(), ws.size(), s);
+               });
+}
+
+TEST(DecodeAttentionStreamGpu, Auto) {
+  CUDALAB_REQUIRE_GPU();
+  DeviceBuffer<float> ws;
+  bool sized = false;
+  check_replay("decode_attention_paged_auto", [&](const Problem& p, void* out, cudaStream_t s) {
+    if (!sized) {
+      ws = DeviceBuffer<float>(decode_auto_workspace_floats(p.shape, p.paged()));
+      sized = true;
+    }
+    decode_attention_paged_auto(p.dq.data(), p.paged(), out, p.shape, p.c.dtype, ws.data(),
+                                ws.size(), s);
+  });
+}
 
 // Alignment: the kernels load q and the K / V rows 16 bytes at a time, so a +1-element view of
 // any of them must be refused by name before anything runs (a misaligned vector load is a fault

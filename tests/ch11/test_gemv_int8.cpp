@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -124,6 +125,37 @@ TEST_P(GemvInt8Gpu, Fp16BaselineMatchesOracle) {
               1e-3 * std::fabs(exact) + 1e-5 * abs_terms + 1e-7)
         << "row " << r;
   }
+}
+
+// The stream contract (cudalab/testing.hpp, replay_from_capture): both GEMVs on the caller's
+// stream. The replay must give the bits of a plain call (whose values the tests above check); a
+// launch on the legacy default stream runs while the call is recorded and leaves y poisoned.
+TEST(GemvStreamGpu, AllWorkOnTheCallersStream) {
+  CUDALAB_REQUIRE_GPU();
+  const int rows = 515, cols = 1040;  // cols % 16 == 0: the 16-byte paths
+  Rng rng;
+  const auto w = rng.uniform<float>(static_cast<std::size_t>(rows) * cols, -1.0f, 1.0f);
+  const auto x = to_half(rng.uniform<float>(static_cast<std::size_t>(cols), -1.0f, 1.0f));
+  const Int8Matrix m = quantize_int8_per_channel(w, rows, cols);
+  auto dq = to_device(m.q);
+  auto ds = to_device(m.scale);
+  auto dw = to_device(to_half(w));
+  auto dx = to_device(x);
+  cudalab::testing::GuardedOutput<__half> y(static_cast<std::size_t>(rows));
+  const auto check = [&](const char* what, const std::function<void(cudaStream_t)>& call) {
+    y.repoison();
+    call(nullptr);
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+    const std::vector<float> plain = to_float(y.result());
+    cudalab::testing::replay_from_capture(call, [&] { y.repoison(); });
+    EXPECT_MATCHES(compare(to_float(y.result()), plain, {},
+                           std::string(what) + " replayed from a capture of its stream"));
+  };
+  check("gemv_int8_weight_only (exercise 11.4)", [&](cudaStream_t s) {
+    gemv_int8_weight_only(dq.data(), ds.data(), dx.data(), y.data(), rows, cols, s);
+  });
+  check("gemv_fp16",
+        [&](cudaStream_t s) { gemv_fp16(dw.data(), dx.data(), y.data(), rows, cols, s); });
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, GemvInt8Gpu, ::testing::ValuesIn(kSizes), size_name);
