@@ -55,6 +55,8 @@ ch04.poly_per_lane_on_default_stream
 ch04.rotate_sum_on_default_stream
 ch05.vectorized_final_pass_on_default_stream
 ch05.scan_propagate_on_default_stream
+ch05.histogram_zeroing_on_default_stream
+ch05.three_kernels_relu_on_default_stream
 ch06.cublas_sgemm_stream_not_set
 ch06.sgemm_warptile_on_default_stream
 ch11.gemv_int8_vector_on_default_stream

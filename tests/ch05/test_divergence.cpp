@@ -59,6 +59,22 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::ValuesIn(kSizes)),
     param_name);
 
+// The stream contract (cudalab/testing.hpp, replay_from_capture): every variant's kernels on the
+// caller's stream; the replay of a capture must give a plain call's bits.
+TEST(BranchyStreamGpu, AllWorkOnTheCallersStream) {
+  CUDALAB_REQUIRE_GPU();
+  const std::size_t n = 4099;
+  Rng rng;
+  auto din = to_device(rng.uniform<float>(n, -10.0f, 10.0f));
+  cudalab::testing::GuardedOutput<float> out(n);
+  for (const auto v : {ch05::DivergenceVariant::kDivergent, ch05::DivergenceVariant::kWarpUniform})
+    EXPECT_TRUE(cudalab::testing::replay_matches_plain_call(
+        [&](cudaStream_t s) { ch05::branchy_transform(din.data(), out.data(), n, v, s); }, out,
+        std::string("branchy_transform ") + (v == ch05::DivergenceVariant::kDivergent
+                                                 ? "divergent"
+                                                 : "warp_uniform (exercise 5.7)")));
+}
+
 TEST(BranchyArgs, RejectsBadArguments) {
   EXPECT_THROW(ch05::branchy_transform(nullptr, nullptr, 5, ch05::DivergenceVariant::kDivergent),
                std::invalid_argument);

@@ -78,6 +78,23 @@ TEST_P(BiasReluScaleGpu, InPlaceWorks) {
   }
 }
 
+// The stream contract (cudalab/testing.hpp, replay_from_capture): every variant's kernels on the
+// caller's stream; the replay of a capture must give a plain call's bits.
+TEST(BiasReluScaleStreamGpu, AllWorkOnTheCallersStream) {
+  CUDALAB_REQUIRE_GPU();
+  const std::size_t rows = 33, cols = 129;
+  Rng rng;
+  auto dx = to_device(rng.uniform<float>(rows * cols, -2.0f, 2.0f));
+  auto db = to_device(rng.uniform<float>(cols, -1.0f, 1.0f));
+  cudalab::testing::GuardedOutput<float> y(rows * cols);
+  for (const auto v : {ch05::FusionVariant::kThreeKernels, ch05::FusionVariant::kFused})
+    EXPECT_TRUE(cudalab::testing::replay_matches_plain_call(
+        [&](cudaStream_t s) {
+          ch05::bias_relu_scale(dx.data(), db.data(), y.data(), rows, cols, 1.5f, v, s);
+        },
+        y, std::string("bias_relu_scale ") + ch05::to_string(v) + " (exercise 5.9)"));
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, BiasReluScaleGpu, ::testing::ValuesIn(kShapes), shape_name);
 
 // More rows than a grid's y dimension (65535): the row loop must stride.

@@ -88,6 +88,23 @@ INSTANTIATE_TEST_SUITE_P(
 // Views that start 0..3 values past a 16-byte boundary, with lengths that end anywhere: a
 // kernel that reads the input 16 bytes at a time must count the head before the first boundary
 // and the tail after the last whole vector exactly once, and read nothing past the view.
+// The stream contract (cudalab/testing.hpp, replay_from_capture): every variant's kernels and the
+// zeroing of hist on the caller's stream; the replay of a capture must give a plain call's bits.
+TEST(HistogramStreamGpu, AllWorkOnTheCallersStream) {
+  CUDALAB_REQUIRE_GPU();
+  const std::size_t n = 100'003;
+  const int bins = 1000;
+  DeviceBuffer<std::int32_t> dv(n);
+  ch05::fill_histogram_input(dv.data(), n, bins, ch05::HistogramInput::kSkewed, Rng().seed());
+  cudalab::testing::GuardedOutput<std::uint32_t> hist(static_cast<std::size_t>(bins));
+  for (const auto v : {ch05::HistogramVariant::kGlobalAtomics, ch05::HistogramVariant::kPrivatized})
+    EXPECT_TRUE(cudalab::testing::replay_matches_plain_call(
+        [&](cudaStream_t s) { ch05::histogram(dv.data(), n, hist.data(), bins, v, s); }, hist,
+        std::string("histogram ") + (v == ch05::HistogramVariant::kGlobalAtomics
+                                         ? "global_atomics"
+                                         : "privatized (exercise 5.10)")));
+}
+
 class HistogramViewsGpu : public ::testing::TestWithParam<ch05::HistogramVariant> {};
 
 TEST_P(HistogramViewsGpu, MisalignedViewsMatchOracle) {

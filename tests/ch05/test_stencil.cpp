@@ -77,6 +77,25 @@ TEST_P(Conv2dGpu, MatchesOracle) {
   EXPECT_TRUE(out.guard_intact());
 }
 
+// The stream contract (cudalab/testing.hpp, replay_from_capture): every variant's kernels on the
+// caller's stream; the replay of a capture must give a plain call's bits.
+TEST(Conv2dStreamGpu, AllWorkOnTheCallersStream) {
+  CUDALAB_REQUIRE_GPU();
+  const int w = 67, h = 45, r = 3, k = 2 * r + 1;
+  Rng rng;
+  auto din = to_device(rng.uniform<float>(static_cast<std::size_t>(w) * h, -1.0f, 1.0f));
+  auto dfilter = to_device(rng.uniform<float>(static_cast<std::size_t>(k) * k, -1.0f, 1.0f));
+  cudalab::testing::GuardedOutput<float> out(static_cast<std::size_t>(w) * h);
+  for (const auto v : {ch05::ConvVariant::kNaive, ch05::ConvVariant::kTiled})
+    EXPECT_TRUE(cudalab::testing::replay_matches_plain_call(
+        [&](cudaStream_t s) {
+          ch05::conv2d(din.data(), out.data(), w, h, dfilter.data(), r, v, s);
+        },
+        out,
+        std::string("conv2d ") +
+            (v == ch05::ConvVariant::kNaive ? "naive" : "tiled (exercise 5.5)")));
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, Conv2dGpu,
                          ::testing::Combine(::testing::ValuesIn(kShapes),
                                             ::testing::Values(ch05::ConvVariant::kNaive,

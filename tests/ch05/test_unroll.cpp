@@ -63,6 +63,27 @@ void check_saxpy(ch05::UnrollVariant v, std::size_t n, std::size_t offset,
 
 }  // namespace
 
+// The stream contract (cudalab/testing.hpp, replay_from_capture): every variant's kernels on the
+// caller's stream; y is restored before each call; the replay of a capture must give a plain call's
+// bits.
+TEST(SaxpyUnrolledStreamGpu, AllWorkOnTheCallersStream) {
+  CUDALAB_REQUIRE_GPU();
+  const std::size_t n = 4099;
+  Rng rng;
+  const auto y0 = rng.uniform<float>(n, -1.0f, 1.0f);
+  auto dx = to_device(rng.uniform<float>(n, -1.0f, 1.0f));
+  cudalab::testing::GuardedOutput<float> dy(n);
+  for (const auto v : {ch05::UnrollVariant::kRolled, ch05::UnrollVariant::kUnrolled,
+                       ch05::UnrollVariant::kUnrolledRestrict, ch05::UnrollVariant::kVectorized})
+    EXPECT_TRUE(cudalab::testing::replay_matches_plain_call(
+        [&](cudaStream_t s) { ch05::saxpy_unrolled(1.5f, dx.data(), dy.data(), n, v, s); }, dy,
+        std::string("saxpy_unrolled ") + ch05::to_string(v) + " (exercise 5.6)",
+        [&] {
+          CUDALAB_CHECK(
+              cudaMemcpy(dy.data(), y0.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+        }));
+}
+
 class SaxpyUnrolledGpu
     : public ::testing::TestWithParam<std::tuple<ch05::UnrollVariant, std::size_t>> {};
 

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <span>
@@ -177,6 +178,35 @@ class GuardedOutput {
   DeviceBuffer<T> buf_;
   std::vector<T> all_;
 };
+
+// replay_from_capture() judged against a plain call: `launch(nullptr)` on the legacy stream with
+// `out` poisoned (and `restore()` run first: inputs the call overwrites), then the replay of a
+// capture of `launch`, after the same reset. The two outputs must be the same bits; the values
+// themselves are the other tests' business. For deterministic calls.
+template <class T>
+::testing::AssertionResult replay_matches_plain_call(
+    const std::function<void(cudaStream_t)>& launch, GuardedOutput<T>& out, const std::string& what,
+    const std::function<void()>& restore = {}) {
+  const auto reset = [&] {
+    out.repoison();
+    if (restore) restore();
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+  };
+  reset();
+  launch(nullptr);
+  CUDALAB_CHECK(cudaDeviceSynchronize());
+  const std::vector<T> plain = out.result();
+  replay_from_capture(launch, reset);
+  const std::vector<T> replayed = out.result();
+  std::size_t differ = 0, first = 0;
+  for (std::size_t i = 0; i < plain.size(); ++i)
+    if (std::memcmp(&plain[i], &replayed[i], sizeof(T)) != 0 && differ++ == 0) first = i;
+  if (differ == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << what << ", replayed from a capture of its stream: " << differ << " of " << plain.size()
+         << " elements differ from a plain call's, the first at " << first
+         << " (work left the caller's stream: a launch, copy or library call without it?)";
+}
 
 // An input on the device with a guard zone of "loud" values around it: `offset` elements before
 // (also misaligns the data by offset * sizeof(T) bytes: a +1-element view of a larger allocation)
