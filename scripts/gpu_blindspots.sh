@@ -59,6 +59,8 @@ ch05.histogram_zeroing_on_default_stream
 ch05.three_kernels_relu_on_default_stream
 ch06.cublas_sgemm_stream_not_set
 ch06.sgemm_warptile_on_default_stream
+ch06.conv_sum_slices_on_default_stream
+ch06.bias_relu_on_default_stream
 ch11.gemv_int8_vector_on_default_stream
 ch11.decode_combine_on_default_stream
 ch01.graph_cache_key_without_x

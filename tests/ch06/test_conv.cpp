@@ -189,6 +189,25 @@ TEST(ConvIdentityGpu, OneWorkspaceTwoProblemsOfTheSameShape) {
   }
 }
 
+// The stream contract (cudalab/testing.hpp, replay_from_capture): the convolution and its split-K
+// reduction on the caller's stream (a shape that takes the split-K path, with its workspace); the
+// replay of a capture must give a plain call's bits.
+TEST(ConvStreamGpu, AllWorkOnTheCallersStream) {
+  CUDALAB_REQUIRE_GPU();
+  const ConvShape s = kAlignShapes[0];
+  Rng rng;
+  const auto c = make_case(s, rng);
+  auto dx = to_device(c.x), dw = to_device(c.w);
+  const std::size_t bytes = ch06::conv2d_implicit_gemm_workspace_bytes(s);
+  DeviceBuffer<float> ws((bytes + sizeof(float) - 1) / sizeof(float));
+  cudalab::testing::GuardedOutput<float> y(c.want.size());
+  EXPECT_TRUE(cudalab::testing::replay_matches_plain_call(
+      [&](cudaStream_t stream) {
+        ch06::conv2d_implicit_gemm(s, dx.data(), dw.data(), y.data(), ws.data(), bytes, stream);
+      },
+      y, std::string("conv2d_implicit_gemm (exercise 6.4, ") + name_of(s) + ")"));
+}
+
 #define CH06_REQUIRE_CUDNN()                                                   \
   do {                                                                         \
     if (!ch06::have_cudnn())                                                   \

@@ -69,6 +69,32 @@ const std::vector<Shape> kShapes{{1, 1, 1},      {17, 33, 9},  {127, 129, 131},
 
 }  // namespace
 
+// The stream contract (cudalab/testing.hpp, replay_from_capture): the fused kernel, and cuBLAS
+// plus the elementwise kernel of the library path, on the caller's stream; the replay of a
+// capture must give a plain call's bits.
+TEST(GemmBiasReluStreamGpu, AllWorkOnTheCallersStream) {
+  CUDALAB_REQUIRE_GPU();
+  const Shape s{127, 129, 131};
+  Rng rng;
+  auto dA = to_device(rng.uniform<float>(std::size_t(s.m) * s.k, -1.0f, 1.0f));
+  auto dB = to_device(rng.uniform<float>(std::size_t(s.k) * s.n, -1.0f, 1.0f));
+  auto dbias = to_device(rng.uniform<float>(std::size_t(s.n), -1.0f, 1.0f));
+  cudalab::testing::GuardedOutput<float> Y(std::size_t(s.m) * s.n);
+  EXPECT_TRUE(cudalab::testing::replay_matches_plain_call(
+      [&](cudaStream_t stream) {
+        ch06::gemm_bias_relu_fused(s.m, s.n, s.k, dA.data(), dB.data(), dbias.data(), Y.data(),
+                                   stream);
+      },
+      Y, "gemm_bias_relu_fused (exercise 6.6)"));
+  CublasHandle h;
+  EXPECT_TRUE(cudalab::testing::replay_matches_plain_call(
+      [&](cudaStream_t stream) {
+        ch06::gemm_bias_relu_cublas(h, s.m, s.n, s.k, dA.data(), dB.data(), dbias.data(), Y.data(),
+                                    stream);
+      },
+      Y, "gemm_bias_relu_cublas (exercises 6.3 and 6.6)"));
+}
+
 class GemmBiasReluGpu : public ::testing::TestWithParam<std::tuple<bool, Shape>> {};
 
 TEST_P(GemmBiasReluGpu, MatchesOracle) {
