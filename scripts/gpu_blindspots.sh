@@ -38,7 +38,7 @@ work = out / "work"
 work.mkdir(parents=True, exist_ok=True)
 bdir = lt.build_dir(sys.argv[2])
 JOBS = int(os.environ.get("JOBS", "16"))
-CHAPTERS = ["ch01", "ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch11"]
+CHAPTERS = ["ch01", "ch03", "ch04", "ch05", "ch06", "ch07", "ch08", "ch09", "ch10", "ch11"]
 # The suites this work added (their results are listed one by one).
 NEW = re.compile(r"[./](Delay|Contention|[A-Za-z0-9]*(Wide|Alignment|Shapes|Identity|Ordering|Streams|Stream|Contention))"
                  r"[A-Za-z]*Gpu\.|[./](Gemv|Prefill|BiasReluScale|DecodeAttention|RgbToGray|Copy2d)LargeGpu\.|"
@@ -61,6 +61,7 @@ ch06.cublas_sgemm_stream_not_set
 ch06.sgemm_warptile_on_default_stream
 ch06.conv_sum_slices_on_default_stream
 ch06.bias_relu_on_default_stream
+ch10.backward_column_sum_on_default_stream
 ch11.gemv_int8_vector_on_default_stream
 ch11.decode_combine_on_default_stream
 ch01.graph_cache_key_without_x

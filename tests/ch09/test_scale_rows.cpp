@@ -41,6 +41,20 @@ TEST(ScaleRowsGpu, MatchesOracleOnOddShapes) {
   }
 }
 
+// The stream contract (cudalab/testing.hpp, replay_from_capture): the kernel on the caller's
+// stream; the replay of a capture must give a plain call's bits.
+TEST(ScaleRowsStreamGpu, AllWorkOnTheCallersStream) {
+  CUDALAB_REQUIRE_GPU();
+  Rng rng;
+  const std::size_t rows = 257, cols = 129;
+  const DeviceBuffer<float> in = to_device(rng.uniform<float>(rows * cols, -1.0f, 1.0f));
+  const DeviceBuffer<float> scale = to_device(rng.uniform<float>(rows, -2.0f, 2.0f));
+  cudalab::testing::GuardedOutput<float> out(rows * cols);
+  EXPECT_TRUE(cudalab::testing::replay_matches_plain_call(
+      [&](cudaStream_t s) { ch09::scale_rows(in.data(), scale.data(), out.data(), rows, cols, s); },
+      out, "scale_rows (exercise 9.1)"));
+}
+
 // The coalescing contract, checked on the kernel's own mapping (not by timing it): consecutive
 // threads must own consecutive addresses, so each warp's 32 four-byte loads fill 4 sectors.
 TEST(ScaleRowsGpu, AWarpOwnsConsecutiveAddresses) {

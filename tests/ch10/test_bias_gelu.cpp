@@ -342,6 +342,51 @@ TEST(BiasGeluBackwardGpu, MatchesOracleAllTypesAndShapes) {
   check_backward<float>(rng, {70'001, 5, 0}, false);  // many rows a column: the partial sums
 }
 
+// The stream contract (cudalab/testing.hpp, replay_from_capture): forward, the eager pair and
+// backward (both passes of dbias's reduction) on the caller's stream; the replay of a capture must
+// give a plain call's bits.
+TEST(BiasGeluForwardStreamGpu, AllWorkOnTheCallersStream) {
+  CUDALAB_REQUIRE_GPU();
+  Rng rng;
+  const std::size_t rows = 33, cols = 131;
+  const auto dx = to_device(rng.uniform<float>(rows * cols, -4.0f, 4.0f));
+  const auto db = to_device(rng.uniform<float>(cols, -1.0f, 1.0f));
+  cudalab::testing::GuardedOutput<float> y(rows * cols);
+  EXPECT_TRUE(cudalab::testing::replay_matches_plain_call(
+      [&](cudaStream_t s) {
+        ch10::bias_gelu_forward<float>(dx.data(), cols, db.data(), y.data(), cols, rows, cols,
+                                       ch10::Gelu::kErf, s);
+      },
+      y, "bias_gelu_forward<float> (exercise 10.1)"));
+  EXPECT_TRUE(cudalab::testing::replay_matches_plain_call(
+      [&](cudaStream_t s) {
+        ch10::bias_gelu_two_kernels<float>(dx.data(), cols, db.data(), y.data(), cols, rows, cols,
+                                           ch10::Gelu::kErf, s);
+      },
+      y, "bias_gelu_two_kernels<float>"));
+}
+
+TEST(BiasGeluBackwardStreamGpu, AllWorkOnTheCallersStream) {
+  CUDALAB_REQUIRE_GPU();
+  Rng rng;
+  const std::size_t rows = 1000, cols = 131;
+  const auto ddy = to_device(rng.uniform<float>(rows * cols, -1.0f, 1.0f));
+  const auto dxin = to_device(rng.uniform<float>(rows * cols, -4.0f, 4.0f));
+  const auto db = to_device(rng.uniform<float>(cols, -1.0f, 1.0f));
+  cudalab::testing::GuardedOutput<float> dx(rows * cols), dbias(cols);
+  const std::size_t wbytes = ch10::bias_gelu_backward_workspace_bytes(cols);
+  DeviceBuffer<unsigned char> work(wbytes);
+  const auto call = [&](cudaStream_t s) {
+    ch10::bias_gelu_backward<float>(ddy.data(), cols, dxin.data(), cols, db.data(), dx.data(), cols,
+                                    dbias.data(), rows, cols, work.data(), wbytes, ch10::Gelu::kErf,
+                                    s);
+  };
+  EXPECT_TRUE(cudalab::testing::replay_matches_plain_call(
+      call, dx, "bias_gelu_backward<float> dx (exercise 10.2)", [&] { dbias.repoison(); }));
+  EXPECT_TRUE(cudalab::testing::replay_matches_plain_call(
+      call, dbias, "bias_gelu_backward<float> dbias (exercise 10.2)", [&] { dx.repoison(); }));
+}
+
 TEST(BiasGeluBackwardGpu, RefusesSmallWorkspace) {
   CUDALAB_REQUIRE_GPU();
   DeviceBuffer<float> d(64);
