@@ -126,7 +126,7 @@ TEST(CublasStreamGpu, AllWorkOnTheCallersStream) {
         ch06::cublas_sgemm_row_major(h, Op::kN, Op::kN, M, N, K, 1.5f, dA.data(), K, dB.data(), N,
                                      0.0f, C.data(), N, stream);
       },
-      C, "cublas_sgemm_row_major (exercise 6.3)"));
+      C, "cublas_sgemm_row_major (exercise 6.3)", {}, 1e-5));
 }
 
 // Strided batched: batch i reads A + i * strideA, ... Strides larger than the matrices (gaps)

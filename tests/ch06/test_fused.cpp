@@ -92,7 +92,7 @@ TEST(GemmBiasReluStreamGpu, AllWorkOnTheCallersStream) {
         ch06::gemm_bias_relu_cublas(h, s.m, s.n, s.k, dA.data(), dB.data(), dbias.data(), Y.data(),
                                     stream);
       },
-      Y, "gemm_bias_relu_cublas (exercises 6.3 and 6.6)"));
+      Y, "gemm_bias_relu_cublas (exercises 6.3 and 6.6)", {}, 1e-5));
 }
 
 class GemmBiasReluGpu : public ::testing::TestWithParam<std::tuple<bool, Shape>> {};

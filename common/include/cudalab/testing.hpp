@@ -181,12 +181,14 @@ class GuardedOutput {
 
 // replay_from_capture() judged against a plain call: `launch(nullptr)` on the legacy stream with
 // `out` poisoned (and `restore()` run first: inputs the call overwrites), then the replay of a
-// capture of `launch`, after the same reset. The two outputs must be the same bits; the values
-// themselves are the other tests' business. For deterministic calls.
+// capture of `launch`, after the same reset. The two outputs must be the same bits (rel_tol = 0:
+// a deterministic call) or, for a library call that may pick another algorithm under capture,
+// agree within rel_tol of the larger magnitude (at least 1); the values themselves are the other
+// tests' business.
 template <class T>
 ::testing::AssertionResult replay_matches_plain_call(
     const std::function<void(cudaStream_t)>& launch, GuardedOutput<T>& out, const std::string& what,
-    const std::function<void()>& restore = {}) {
+    const std::function<void()>& restore = {}, double rel_tol = 0.0) {
   const auto reset = [&] {
     out.repoison();
     if (restore) restore();
@@ -199,8 +201,17 @@ template <class T>
   replay_from_capture(launch, reset);
   const std::vector<T> replayed = out.result();
   std::size_t differ = 0, first = 0;
+  const auto same = [&](const T& a, const T& b) {
+    if (std::memcmp(&a, &b, sizeof(T)) == 0) return true;
+    if constexpr (std::is_floating_point_v<T>) {
+      const double x = a, y = b;  // NaN (poison) on either side is never within a tolerance
+      return rel_tol > 0 &&
+             std::fabs(x - y) <= rel_tol * std::max({std::fabs(x), std::fabs(y), 1.0});
+    }
+    return false;
+  };
   for (std::size_t i = 0; i < plain.size(); ++i)
-    if (std::memcmp(&plain[i], &replayed[i], sizeof(T)) != 0 && differ++ == 0) first = i;
+    if (!same(plain[i], replayed[i]) && differ++ == 0) first = i;
   if (differ == 0) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure()
          << what << ", replayed from a capture of its stream: " << differ << " of " << plain.size()
