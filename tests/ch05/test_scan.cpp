@@ -31,6 +31,18 @@ std::string param_name(const ::testing::TestParamInfo<Param>& p) {
          std::to_string(n) + "_offset_" + std::to_string(off);
 }
 
+const char* exercise_of(ScanVariant v) {
+  switch (v) {
+    case ScanVariant::kKoggeStone:
+      return "exercise 5.3";
+    case ScanVariant::kBrentKung:
+      return "worked example";
+    case ScanVariant::kDecoupledLookback:
+      return "exercise 5.4";
+  }
+  return "?";
+}
+
 template <class T>
 void check_lookback(ScanKind kind, std::size_t n, std::size_t offset, const char* type) {
   DeviceBuffer<unsigned char> ws(ch05::scan_workspace_bytes(n));
@@ -72,8 +84,8 @@ TEST_P(ScanStreamGpu, AllWorkOnTheCallersStream) {
         CUDALAB_CHECK(cudaMemset(ws.data(), 0xAB, ws.bytes()));
       });
   EXPECT_MATCHES(compare(out.result(), ch05_testing::scan_oracle(x, ScanKind::kInclusive, n), {},
-                         std::string("scan<int> ") + ch05::to_string(v) +
-                             " replayed from a capture of its stream (exercise 5.4)"));
+                         std::string("scan<int> ") + ch05::to_string(v) + " (" + exercise_of(v) +
+                             ") replayed from a capture of its stream"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, ScanStreamGpu, ::testing::ValuesIn(ch05::kAllScanVariants),
