@@ -32,6 +32,16 @@ DeviceBuffer<float> random_matrix(const Shape& s, std::uint64_t seed) {
   fill_uniform_device(m.data(), n, seed, -100.0f, 100.0f);
   return m;
 }
+
+// The transpose of random_matrix(s, seed): out is cols x rows, out[c rows + r] = in[r cols + c].
+std::vector<float> transpose_oracle(const Shape& s, std::uint64_t seed) {
+  const auto [rows, cols] = s;
+  std::vector<float> want(static_cast<std::size_t>(rows) * cols);
+  for (std::size_t r = 0; r < static_cast<std::size_t>(rows); ++r)
+    for (std::size_t c = 0; c < static_cast<std::size_t>(cols); ++c)
+      want[c * rows + r] = uniform_at(seed, r * cols + c, -100.0f, 100.0f);
+  return want;
+}
 }  // namespace
 
 using TransposeCase = std::tuple<ch04::TransposeVariant, Shape>;
@@ -47,11 +57,7 @@ TEST_P(TransposeGpu, MatchesOracle) {
   cudalab::testing::GuardedOutput<float> out(n);
   ch04::transpose(in.data(), out.data(), rows, cols, variant);
   CUDALAB_CHECK(cudaDeviceSynchronize());
-  std::vector<float> want(n);  // out is cols x rows: out[c rows + r] = in[r cols + c]
-  for (std::size_t r = 0; r < static_cast<std::size_t>(rows); ++r)
-    for (std::size_t c = 0; c < static_cast<std::size_t>(cols); ++c)
-      want[c * rows + r] = uniform_at(seed, r * cols + c, -100.0f, 100.0f);
-  EXPECT_MATCHES(compare(out.result(), want, {},
+  EXPECT_MATCHES(compare(out.result(), transpose_oracle(shape, seed), {},
                          "transpose " + std::string(ch04::name(variant)) + " (exercise 4.2, " +
                              shape_str(shape) + " -> " + shape_str({cols, rows}) +
                              "; output index = c * rows + r)"));
@@ -178,11 +184,7 @@ TEST_P(TransposeStreamGpu, AllWorkOnTheCallersStream) {
   cudalab::testing::replay_from_capture(
       [&](cudaStream_t s) { ch04::transpose(in.data(), out.data(), rows, cols, variant, s); },
       [&] { out.repoison(); });
-  std::vector<float> want(in.size());
-  for (std::size_t r = 0; r < static_cast<std::size_t>(rows); ++r)
-    for (std::size_t c = 0; c < static_cast<std::size_t>(cols); ++c)
-      want[c * rows + r] = uniform_at(seed, r * cols + c, -100.0f, 100.0f);
-  EXPECT_MATCHES(compare(out.result(), want, {},
+  EXPECT_MATCHES(compare(out.result(), transpose_oracle(shape, seed), {},
                          "transpose " + std::string(ch04::name(variant)) +
                              " replayed from a capture of its stream (exercise 4.2)"));
 }

@@ -42,11 +42,11 @@ void PrintTo(const Kernel& k, std::ostream* os) {
 }
 
 void run_sgemm(const Kernel& k, const Shape& s, float alpha, const float* A, const float* B,
-               float beta, float* C) {
+               float beta, float* C, cudaStream_t stream = nullptr) {
   if (k.tile == WarptileTile::kAuto)
-    ch06::sgemm(k.v, s.m, s.n, s.k, alpha, A, B, beta, C);
+    ch06::sgemm(k.v, s.m, s.n, s.k, alpha, A, B, beta, C, stream);
   else
-    ch06::sgemm_warptile_tile(k.tile, s.m, s.n, s.k, alpha, A, B, beta, C);
+    ch06::sgemm_warptile_tile(k.tile, s.m, s.n, s.k, alpha, A, B, beta, C, stream);
 }
 
 // The ladder's steps as kernels, and step 7 with each block tile forced.
@@ -407,11 +407,7 @@ TEST_P(SgemmStreamGpu, AllWorkOnTheCallersStream) {
   cudalab::testing::GuardedOutput<float> C(unused.size());
   cudalab::testing::replay_from_capture(
       [&](cudaStream_t stream) {
-        if (k.tile == WarptileTile::kAuto)
-          ch06::sgemm(k.v, s.m, s.n, s.k, 1.25f, dA.data(), dB.data(), 0.0f, C.data(), stream);
-        else
-          ch06::sgemm_warptile_tile(k.tile, s.m, s.n, s.k, 1.25f, dA.data(), dB.data(), 0.0f,
-                                    C.data(), stream);
+        run_sgemm(k, s, 1.25f, dA.data(), dB.data(), 0.0f, C.data(), stream);
       },
       [&] { C.repoison(); });
   EXPECT_MATCHES(compare(C.result(), ch06_test::to_float(want.c),

@@ -18,7 +18,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -142,20 +141,14 @@ TEST(GemvStreamGpu, AllWorkOnTheCallersStream) {
   auto dw = to_device(to_half(w));
   auto dx = to_device(x);
   cudalab::testing::GuardedOutput<__half> y(static_cast<std::size_t>(rows));
-  const auto check = [&](const char* what, const std::function<void(cudaStream_t)>& call) {
-    y.repoison();
-    call(nullptr);
-    CUDALAB_CHECK(cudaDeviceSynchronize());
-    const std::vector<float> plain = to_float(y.result());
-    cudalab::testing::replay_from_capture(call, [&] { y.repoison(); });
-    EXPECT_MATCHES(compare(to_float(y.result()), plain, {},
-                           std::string(what) + " replayed from a capture of its stream"));
-  };
-  check("gemv_int8_weight_only (exercise 11.4)", [&](cudaStream_t s) {
-    gemv_int8_weight_only(dq.data(), ds.data(), dx.data(), y.data(), rows, cols, s);
-  });
-  check("gemv_fp16",
-        [&](cudaStream_t s) { gemv_fp16(dw.data(), dx.data(), y.data(), rows, cols, s); });
+  EXPECT_TRUE(cudalab::testing::replay_matches_plain_call(
+      [&](cudaStream_t s) {
+        gemv_int8_weight_only(dq.data(), ds.data(), dx.data(), y.data(), rows, cols, s);
+      },
+      y, "gemv_int8_weight_only (exercise 11.4)"));
+  EXPECT_TRUE(cudalab::testing::replay_matches_plain_call(
+      [&](cudaStream_t s) { gemv_fp16(dw.data(), dx.data(), y.data(), rows, cols, s); }, y,
+      "gemv_fp16"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, GemvInt8Gpu, ::testing::ValuesIn(kSizes), size_name);
