@@ -69,7 +69,8 @@ static_assert(WideTile::kThreads == 256 && NarrowTile::kThreads == 128);
 struct ConvArgs {
   int n, c, h, w, k, r, s, stride, pad, p, q;
   int pixels, crs, hw;           // N P Q, C R S, H W
-  int tiles_per_slice;           // 8-step tiles of the reduction per gridDim.z slice
+  int tiles_per_slice;           // tiles of the reduction per gridDim.z slice (8 or 16 steps)
+  int rs, cp, tiles_total, kp;   // tap-major path: R S, C rounded up to 16, R S Cp / 16, wt's row
   int step_s, step_r, step_off;  // kk += 8 as a mixed-radix add: s += 8 % S, r += 8 / S % R, ...
   bool vec_w;                    // C R S % 4 == 0 and w 16-byte aligned: 16-byte filter loads
   std::size_t out_elems;         // N K P Q: slice z writes out + z * out_elems
@@ -102,6 +103,90 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
   //     BM_conv_cudnn_gemm/3x3_64to64_56 (cuDNN's fastest GEMM-family algorithm, FMA math);
   //     `scripts/lab check 6.4`.
   (void)a; (void)x; (void)w; (void)out; (void)t; (void)warp; (void)lane; (void)m0; (void)n0;
+}
+
+// The tap-major path (the launcher's choice when 3 Cp <= 4 C, Cp = C rounded up to 16): the
+// reduction runs in the order kk = (r S + s) Cp + c, so one 16-deep tile is 16 channels of ONE
+// filter tap, and the filters come pre-transposed as wt[(r S + s) Cp + c][Kp] (Kp = K rounded up to
+// 128, zero padded) by conv_transpose_filters_kernel, inside the call, into the workspace.
+template <int BN, int MinBlocksPerSm>
+struct TapTile {
+  static constexpr int kBM = 128, kBN = BN, kBK = 16, kStages = 3;
+  static constexpr int kWarpM = 32, kWarpN = 64, kLanesM = 4, kLanesN = 8;
+  static constexpr int kSub = 4, kTM = 8, kTN = 8;
+  static constexpr int kWarpsM = kBM / kWarpM, kWarpsN = kBN / kWarpN;
+  static constexpr int kWarps = kWarpsM * kWarpsN, kThreads = kWarps * 32;
+  static constexpr int kMinBlocksPerSm = MinBlocksPerSm;
+  static constexpr int kTPP = kThreads / kBM;  // threads per pixel (1: 128 x 64, 2: 128 x 128)
+  static constexpr int kARows = kBK / kTPP;    // A elements a thread copies per tile
+  static constexpr int kAFloats = kBK * kBM, kStageFloats = kAFloats + kBK * kBN;
+  static constexpr int kSmemBytes = kStages * kStageFloats * 4;  // dynamic shared memory
+  static constexpr int kBVec = kBK * kBN / 4 / kThreads;         // 16-byte filter copies a thread
+};
+using WideTap = TapTile<128, 2>;
+using NarrowTap = TapTile<64, 4>;
+template <class T>
+constexpr bool tap_tile_ok() {
+  return T::kLanesM * T::kLanesN == 32 && T::kLanesM * T::kSub * 2 == T::kWarpM &&
+         T::kTM == 2 * T::kSub && T::kTN == 2 * T::kSub &&
+         T::kTPP * T::kBM == T::kThreads && T::kARows * T::kTPP == T::kBK &&
+         T::kBVec * T::kThreads * 4 == T::kBK * T::kBN && T::kSmemBytes <= 48 * 1024;
+}
+static_assert(tap_tile_ok<WideTap>() && tap_tile_ok<NarrowTap>(),
+              "4 x 8 lanes of 4 x 4 sub-tiles; threads cover the pixels; whole 16-byte filter copies; <= 48 KB of shared memory");
+static_assert(WideTap::kBK == NarrowTap::kBK);
+constexpr int kTapBK = WideTap::kBK;
+constexpr int kTapKp = 128;  // wt's rows are K rounded up to this (a wide tile never reads past)
+// cp.async (sm_80+): 4 bytes (.ca, zero-filled when bytes == 0) or 16 bytes (.cg) global to shared;
+// the starter may use them or not.
+
+[[maybe_unused]] __device__ __forceinline__ void cp_async4(std::uint32_t dst, const float* src, int bytes) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(bytes)
+               : "memory");
+}
+[[maybe_unused]] __device__ __forceinline__ void cp_async16(std::uint32_t dst, const float* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+}
+[[maybe_unused]] __device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+// Launch: grid (ceil(N P Q / 128), ceil(K / kBN), slices), T::kThreads threads, T::kSmemBytes of
+// dynamic shared memory. wt = the transposed filters; slice z covers tiles
+// [z tiles_per_slice, min(tiles_total, (z + 1) tiles_per_slice)) and writes out + z N K P Q.
+template <class T>
+__global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
+    conv2d_tap_major_kernel(ConvArgs a, const float* __restrict__ x,
+                            const float* __restrict__ wt, float* __restrict__ out) {
+  extern __shared__ __align__(16) float smem[];
+  const int t = threadIdx.x, warp = t / 32, lane = t % 32;
+  const int m0 = blockIdx.x * T::kBM, n0 = blockIdx.y * T::kBN;
+  // TODO(6.4): conv2d_tap_major_kernel, the same convolution as conv2d_implicit_gemm_kernel with
+  //   the reduction in the order kk = (r S + s) Cp + c (Cp = a.cp = C rounded up to 16).
+  //   Contract: as conv2d_implicit_gemm_kernel's (this block's T::kBM pixels x T::kBN channels,
+  //     slice z = blockIdx.z written to out + z * a.out_elems in y's layout), but the slices split
+  //     the a.tiles_total tiles of 16 steps of that order (a.tiles_per_slice each), and the
+  //     filters are wt[(r S + s) Cp + c][a.kp] (zero where c >= C or k >= K; a.kp is K rounded up
+  //     to 128), written by the launcher. Channels c >= C contribute 0 (wt is zero there: x must
+  //     not be read past its end). T::kSmemBytes of dynamic shared memory; launch as above.
+  //   Constraints and goal: conv2d_implicit_gemm_kernel's.
+  (void)a; (void)x; (void)wt; (void)out; (void)smem; (void)t; (void)warp; (void)lane; (void)m0; (void)n0;
+}
+
+// wt[(r S + s) Cp + c][k] = w[k][c][r][s] for c < C, k < K; 0 in the padding (c < Cp, k < Kp).
+constexpr unsigned kTransposeBlock = 256;
+__global__ void __launch_bounds__(kTransposeBlock)
+    conv_transpose_filters_kernel(const float* __restrict__ w, int k, int c, int rs, int cp,
+                                  int kp, float* __restrict__ wt) {
+  const int total = rs * cp * kp;
+  for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < total; e += gridDim.x * blockDim.x) {
+    const int kk = e % kp, row = e / kp, cc = row % cp, tap = row / cp;
+    wt[e] = kk < k && cc < c ? w[(static_cast<std::size_t>(kk) * c + cc) * rs + tap] : 0.0f;
+  }
 }
 
 // Split-K, second pass: y[e] = part[0][e] + part[1][e] + ... in that order (deterministic).
@@ -191,11 +276,33 @@ ConvArgs conv_args(const ConvShape& shape) {
   a.step_r = step / a.s % a.r;
   a.step_off = step / (a.r * a.s) * a.hw + a.step_r * a.w + a.step_s;
   a.out_elems = static_cast<std::size_t>(a.n) * a.k * a.p * a.q;
+  a.rs = a.r * a.s;
+  a.cp = ceil_div(a.c, kTapBK) * kTapBK;
+  a.tiles_total = a.rs * (a.cp / kTapBK);
+  a.kp = ceil_div(a.k, kTapKp) * kTapKp;
   return a;
 }
 
+// The tap-major path pays for its channel padding: taken when Cp wastes at most a third of the
+// FMAs (3 Cp <= 4 C: C % 16 == 0, or C >= 48); otherwise (conv1's C = 3) the (c, r, s) kernel.
+bool tap_major_applies(const ConvArgs& a) {
+  return 3 * a.cp <= 4 * a.c && 1.0 * a.rs * a.cp * a.kp <= 2147483647.0;  // wt: 32-bit indices
+}
+// The transposed filters: R S Cp Kp floats, a multiple of 16 bytes (Kp % 128 == 0).
+std::size_t filter_bytes(const ConvArgs& a) {
+  return tap_major_applies(a) ? sizeof(float) * a.rs * a.cp * a.kp : 0;
+}
 std::size_t workspace_of(const ConvArgs& a, const ConvPlan& plan) {
-  return plan.slices > 1 ? sizeof(float) * plan.slices * a.out_elems : 0;
+  return filter_bytes(a) + (plan.slices > 1 ? sizeof(float) * plan.slices * a.out_elems : 0);
+}
+
+template <class T>
+void launch_tap_major(const ConvArgs& a, int slices, const float* x, const float* wt, float* out,
+                      cudaStream_t stream) {
+  const dim3 grid(ceil_div(a.pixels, T::kBM), ceil_div(a.k, T::kBN), slices);
+  require(grid.y <= 65535, "shape.k", "too many output channels for grid.y");
+  conv2d_tap_major_kernel<T><<<grid, T::kThreads, T::kSmemBytes, stream>>>(a, x, wt, out);
+  CUDALAB_CHECK_LAUNCH();
 }
 
 template <class T>
@@ -225,32 +332,53 @@ void conv2d_implicit_gemm(const ConvShape& shape, const float* x, const float* w
   require_device_pointer(x, static_cast<std::size_t>(a.n) * a.c * a.h * a.w, "x");
   require_device_pointer(w, static_cast<std::size_t>(a.k) * a.crs, "w");
   require_device_pointer(y, a.out_elems, "y");
-  // Fewer slices when the caller's workspace holds fewer slabs (none: no split). The slabs are
-  // read as float4: a workspace that is not 16-byte aligned is not used.
+  // The workspace: the transposed filters (tap-major path), then the split-K slabs. With less than
+  // the filters need (or a workspace that is not 16-byte aligned: both are copied in 16-byte
+  // pieces), the (c, r, s) kernel runs; with fewer slabs, fewer slices.
   const bool ws_ok = workspace != nullptr && reinterpret_cast<std::uintptr_t>(workspace) % 16 == 0;
-  const int fit = ws_ok ? static_cast<int>(std::min<std::size_t>(
-                              kMaxSlices, workspace_bytes / (sizeof(float) * a.out_elems)))
-                        : 1;
+  const std::size_t have = ws_ok ? workspace_bytes : 0, wt_bytes = filter_bytes(a);
+  const bool tap = tap_major_applies(a) && have >= wt_bytes;
+  float* slabs = static_cast<float*>(workspace) + (tap ? wt_bytes / sizeof(float) : 0);
+  const int fit = static_cast<int>(std::min<std::size_t>(
+      kMaxSlices, (have - (tap ? wt_bytes : 0)) / (sizeof(float) * a.out_elems)));
   const ConvPlan plan = conv_plan(a, current_sm_count(), std::max(fit, 1));
-  if (plan.slices > 1) require_device_pointer(workspace, plan.slices * a.out_elems, "workspace");
-  a.tiles_per_slice = plan.tiles_per_slice;
+  int slices = plan.slices;
+  if (tap) {  // the plan's slices, re-cut in whole 16-step tiles
+    a.tiles_per_slice = ceil_div(a.tiles_total, plan.slices);
+    slices = ceil_div(a.tiles_total, a.tiles_per_slice);
+  } else {
+    a.tiles_per_slice = plan.tiles_per_slice;
+  }
+  if (slices > 1) require_device_pointer(slabs, slices * a.out_elems, "workspace");
   a.vec_w = a.crs % 4 == 0 && reinterpret_cast<std::uintptr_t>(w) % 16 == 0;
-  float* out = plan.slices > 1 ? static_cast<float*>(workspace) : y;
-  if (plan.wide)
+  float* out = slices > 1 ? slabs : y;
+  if (tap) {
+    float* wt = static_cast<float*>(workspace);
+    const int total = a.rs * a.cp * a.kp;
+    const int blocks = std::min(ceil_div(total, static_cast<int>(kTransposeBlock)),
+                                current_sm_count() * 8);
+    conv_transpose_filters_kernel<<<blocks, kTransposeBlock, 0, stream>>>(w, a.k, a.c, a.rs, a.cp,
+                                                                          a.kp, wt);
+    CUDALAB_CHECK_LAUNCH();
+    if (plan.wide)
+      launch_tap_major<WideTap>(a, slices, x, wt, out, stream);
+    else
+      launch_tap_major<NarrowTap>(a, slices, x, wt, out, stream);
+  } else if (plan.wide) {
     launch_conv<WideTile>(a, plan, x, w, out, stream);
-  else
+  } else {
     launch_conv<NarrowTile>(a, plan, x, w, out, stream);
-  if (plan.slices > 1) {
+  }
+  if (slices > 1) {
     const bool vec = a.out_elems % 4 == 0 && reinterpret_cast<std::uintptr_t>(y) % 16 == 0;
     const std::size_t count = vec ? a.out_elems / 4 : a.out_elems;
     const int blocks = static_cast<int>(std::min<std::size_t>(
         ceil_div<std::size_t>(count, kSumBlock), static_cast<std::size_t>(current_sm_count()) * 8));
     if (vec)
       conv_sum_slices_kernel<float4><<<blocks, kSumBlock, 0, stream>>>(
-          static_cast<const float4*>(workspace), plan.slices, count, reinterpret_cast<float4*>(y));
+          reinterpret_cast<const float4*>(slabs), slices, count, reinterpret_cast<float4*>(y));
     else
-      conv_sum_slices_kernel<float><<<blocks, kSumBlock, 0, stream>>>(
-          static_cast<const float*>(workspace), plan.slices, count, y);
+      conv_sum_slices_kernel<float><<<blocks, kSumBlock, 0, stream>>>(slabs, slices, count, y);
     CUDALAB_CHECK_LAUNCH();
   }
 }
