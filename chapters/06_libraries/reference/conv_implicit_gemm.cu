@@ -10,16 +10,22 @@
 // X_col element on the fly while loading the A tile, so the GEMM tiling of the SGEMM ladder
 // applies unchanged.
 //
-// Launch (the launcher's, fixed): block tile 128 pixels x kBN channels x 8 reduction steps, kBN =
-// 128 (256 threads, 2 blocks per SM) or 64 (128 threads, 4 blocks per SM), at most 128 registers
-// a thread either way (__launch_bounds__). The launcher picks the tile width and splits the
-// reduction over gridDim.z from the shape (conv_plan below): deep layers have few pixels and a
-// long C R S (ResNet-50 3x3 512->512 at 7 x 7, batch 32: 13 x 4 = 52 blocks of 128 x 128 for 132
-// SMs, C R S = 4608). Slice z writes its partial sums to its own slab of the workspace and a
-// second kernel adds the slabs in the order z = 0, 1, ...: the result is the same bits on every
-// run. FLOPs: 2 N K P Q C R S (ResNet-50 3x3 64->64 at 56, batch 32: 7.4 GFLOP). NCHW, fp32, any
-// shape check_conv_shape accepts. The kernel's own design (tiling, the gather's index math) is
-// exercise 6.4's; the reference's is in its solution notes (`scripts/lab hint 6.4 solution`).
+// Launch (the launcher's, fixed): two kernels, both with 128 output pixels x kBN channels per
+// block, kBN = 128 (256 threads, 2 blocks per SM) or 64 (128 threads, 4 blocks per SM), at most 128
+// registers a thread (__launch_bounds__). conv2d_tap_major_kernel, the usual one, runs the
+// reduction in the order kk = (r S + s) Cp + c (Cp = C rounded up to 16): a 16-deep tile is 16
+// channels of one filter tap, so one bounds test per pixel per tile; its filters are transposed
+// into the workspace by a small kernel inside the call. conv2d_implicit_gemm_kernel runs the order
+// (c, r, s) in 8-deep tiles: the shapes whose channel padding would waste more than a third of the
+// FMAs (3 Cp > 4 C: ResNet-50's conv1, C = 3) or whose caller gave no room for the filters. The
+// launcher picks the tile width and splits the reduction over gridDim.z from the shape (conv_plan
+// below): deep layers have few pixels and a long C R S (ResNet-50 3x3 512->512 at 7 x 7, batch
+// 32: 13 x 4 = 52 blocks of 128 x 128 for 132 SMs, C R S = 4608). Slice z writes its partial sums
+// to its own slab of the workspace and a second kernel adds the slabs in the order z = 0, 1, ...:
+// the result is the same bits on every run. FLOPs: 2 N K P Q C R S (ResNet-50 3x3 64->64 at 56,
+// batch 32: 7.4 GFLOP). NCHW, fp32, any shape check_conv_shape accepts. The kernels' own design
+// (tiling, the gather's index math) is exercise 6.4's; the reference's is in its solution notes
+// (`scripts/lab hint 6.4 solution`).
 #include <algorithm>
 #include <cstdint>
 
@@ -83,7 +89,9 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
   const int t = threadIdx.x, warp = t / 32, lane = t % 32;
   const int m0 = blockIdx.x * T::kBM, n0 = blockIdx.y * T::kBN;
   // BEGIN EXERCISE 6.4
-  // TODO(6.4): conv2d_implicit_gemm_kernel, a convolution as an implicit GEMM.
+  // TODO(6.4): conv2d_implicit_gemm_kernel, a convolution as an implicit GEMM (the launcher runs
+  //   it when conv2d_tap_major_kernel below does not apply: 3 Cp > 4 C, e.g. conv1's C = 3, or no
+  //   room for the transposed filters in the caller's workspace).
   //   Contract: for this block's T::kBM output pixels (m = (n, p, q) from m0) x T::kBN output
   //     channels (from n0), the convolution of ch06/conv.hpp (NCHW fp32, cross-correlation, zero
   //     padding, any stride and pad that check_conv_shape accepts) summed over reduction slice
@@ -100,7 +108,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
   //     FP32 FMA math (no tensor cores); no library call; no atomics (the same bits every run).
   //   Goal: BM_conv/implicit_gemm/3x3_64to64_56 >= 1.2x the speed of
   //     BM_conv_cudnn_gemm/3x3_64to64_56 (cuDNN's fastest GEMM-family algorithm, FMA math);
-  //     `scripts/lab check 6.4`.
+  //     `scripts/lab check 6.4`. The graded layer runs conv2d_tap_major_kernel (below).
   // STARTER: (void)a; (void)x; (void)w; (void)out; (void)t; (void)warp; (void)lane; (void)m0; (void)n0;
   constexpr int kBK = T::kBK;
   __shared__ __align__(16) float As[2][kBK][T::kBM];             // (BK, BM) gathered x
@@ -295,19 +303,21 @@ using NarrowTap = TapTile<64, 4>;
 template <class T>
 constexpr bool tap_tile_ok() {
   return T::kLanesM * T::kLanesN == 32 && T::kLanesM * T::kSub * 2 == T::kWarpM &&
-         T::kTM == 2 * T::kSub && T::kTN == 2 * T::kSub &&
-         T::kTPP * T::kBM == T::kThreads && T::kARows * T::kTPP == T::kBK &&
-         T::kBVec * T::kThreads * 4 == T::kBK * T::kBN && T::kSmemBytes <= 48 * 1024;
+         T::kTM == 2 * T::kSub && T::kTN == 2 * T::kSub && T::kTPP * T::kBM == T::kThreads &&
+         T::kARows * T::kTPP == T::kBK && T::kBVec * T::kThreads * 4 == T::kBK * T::kBN &&
+         T::kSmemBytes <= 48 * 1024;
 }
 static_assert(tap_tile_ok<WideTap>() && tap_tile_ok<NarrowTap>(),
-              "4 x 8 lanes of 4 x 4 sub-tiles; threads cover the pixels; whole 16-byte filter copies; <= 48 KB of shared memory");
+              "4 x 8 lanes of 4 x 4 sub-tiles; threads cover the pixels; whole 16-byte filter "
+              "copies; <= 48 KB of shared memory");
 static_assert(WideTap::kBK == NarrowTap::kBK);
 constexpr int kTapBK = WideTap::kBK;
 constexpr int kTapKp = 128;  // wt's rows are K rounded up to this (a wide tile never reads past)
 // cp.async (sm_80+): 4 bytes (.ca, zero-filled when bytes == 0) or 16 bytes (.cg) global to shared;
 // the starter may use them or not.
 
-[[maybe_unused]] __device__ __forceinline__ void cp_async4(std::uint32_t dst, const float* src, int bytes) {
+[[maybe_unused]] __device__ __forceinline__ void cp_async4(std::uint32_t dst, const float* src,
+                                                           int bytes) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(bytes)
                : "memory");
 }
@@ -327,8 +337,8 @@ __device__ __forceinline__ void cp_async_wait() {
 // [z tiles_per_slice, min(tiles_total, (z + 1) tiles_per_slice)) and writes out + z N K P Q.
 template <class T>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
-    conv2d_tap_major_kernel(ConvArgs a, const float* __restrict__ x,
-                            const float* __restrict__ wt, float* __restrict__ out) {
+    conv2d_tap_major_kernel(ConvArgs a, const float* __restrict__ x, const float* __restrict__ wt,
+                            float* __restrict__ out) {
   extern __shared__ __align__(16) float smem[];
   const int t = threadIdx.x, warp = t / 32, lane = t % 32;
   const int m0 = blockIdx.x * T::kBM, n0 = blockIdx.y * T::kBN;
@@ -373,7 +383,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
     const int stp = pin ? a_step : 0;
     const float* src = x + (pin ? pix + ld_c0 * a.hw + ld_r * a.w + ld_s : 0);
     const std::uint32_t dst = a_dst0 + st_off;
-    if (ld_c0 + kBK <= a.c) {  // block-uniform: every row of the tile is a real channel
+    if (ld_c0 + kBK <= a.c) {         // block-uniform: every row of the tile is a real channel
       const int bytes = pin ? 4 : 0;  // 0: zero-fill (padding, past the last pixel)
 #pragma unroll
       for (int i = 0; i < T::kARows; ++i)
@@ -478,8 +488,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
 // wt[(r S + s) Cp + c][k] = w[k][c][r][s] for c < C, k < K; 0 in the padding (c < Cp, k < Kp).
 constexpr unsigned kTransposeBlock = 256;
 __global__ void __launch_bounds__(kTransposeBlock)
-    conv_transpose_filters_kernel(const float* __restrict__ w, int k, int c, int rs, int cp,
-                                  int kp, float* __restrict__ wt) {
+    conv_transpose_filters_kernel(const float* __restrict__ w, int k, int c, int rs, int cp, int kp,
+                                  float* __restrict__ wt) {
   const int total = rs * cp * kp;
   for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < total; e += gridDim.x * blockDim.x) {
     const int kk = e % kp, row = e / kp, cc = row % cp, tap = row / cp;
@@ -653,8 +663,8 @@ void conv2d_implicit_gemm(const ConvShape& shape, const float* x, const float* w
   if (tap) {
     float* wt = static_cast<float*>(workspace);
     const int total = a.rs * a.cp * a.kp;
-    const int blocks = std::min(ceil_div(total, static_cast<int>(kTransposeBlock)),
-                                current_sm_count() * 8);
+    const int blocks =
+        std::min(ceil_div(total, static_cast<int>(kTransposeBlock)), current_sm_count() * 8);
     conv_transpose_filters_kernel<<<blocks, kTransposeBlock, 0, stream>>>(w, a.k, a.c, a.rs, a.cp,
                                                                           a.kp, wt);
     CUDALAB_CHECK_LAUNCH();

@@ -32,11 +32,15 @@ void check_conv_shape(const ConvShape& shape);
 
 // Hand-written implicit-GEMM convolution: GEMM rows are output pixels (n, p, q), columns output
 // channels k, and the reduction runs over (c, r, s); the im2col matrix is never written.
-// Shapes with few output pixels and a long C R S split the reduction over several blocks, each
-// writing its partial sums to the workspace, added by a second kernel in a fixed order (the same
-// bits on every run). conv2d_implicit_gemm_workspace_bytes(shape) says how much (0: no split; it
-// depends on the current device's SM count); allocate it once, outside a timed loop. With less
-// (or nullptr), the call splits less or not at all: still correct, maybe slower.
+// The workspace holds, in this order: (1) when C is a multiple of 16 or large enough (3 Cp <= 4 C,
+// Cp = C rounded up to 16), the filters transposed to [(r S + s) Cp + c][K rounded up to 128]
+// (zero padded), rewritten by every call; (2) for shapes with few output pixels and a long C R S,
+// the split-K partial sums, one N K P Q slab per block slice, added by a second kernel in a fixed
+// order (the same bits on every run). conv2d_implicit_gemm_workspace_bytes(shape) says how much
+// (0: neither; the split depends on the current device's SM count); allocate it once, outside a
+// timed loop. With less, or a workspace that is not 16-byte aligned (or nullptr): no room for the
+// filters runs the slower (c, r, s)-order kernel, fewer slabs split less or not at all; still
+// correct, maybe slower. Every kernel runs on `stream`; the workspace is busy until it finishes.
 std::size_t conv2d_implicit_gemm_workspace_bytes(const ConvShape& shape);
 void conv2d_implicit_gemm(const ConvShape& shape, const float* x, const float* w, float* y,
                           void* workspace = nullptr, std::size_t workspace_bytes = 0,
