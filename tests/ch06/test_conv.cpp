@@ -46,14 +46,27 @@ ConvCase make_case(const ConvShape& s, Rng& rng) {
 
 // Odd sizes everywhere: 1x1x1, channels not multiples of the 64-channel tile, C R S not a
 // multiple of 16, stride 2 with padding, rectangular filters and images, a conv1-like layer.
-// The last two are deep layers with few pixels: the launcher splits their reduction (split-K,
-// several slices added by a second pass) and, past 64 channels, takes the 128-channel tile.
+// n1_c256_7x7 and n3_c40_9x10 are deep layers with few pixels: the launcher splits their reduction
+// (split-K, several slices added by a second pass) and, past 64 channels, takes the 128-channel
+// tile.
 const std::vector<ConvShape> kShapes{
-    {1, 1, 1, 1, 1, 1, 1, 1, 0},    {2, 3, 11, 13, 5, 3, 3, 1, 1},
-    {3, 7, 17, 19, 67, 5, 3, 2, 2}, {2, 16, 9, 9, 70, 1, 1, 1, 0},
-    {1, 3, 32, 32, 64, 7, 7, 2, 3}, {2, 64, 14, 14, 65, 3, 3, 1, 1},
-    {1, 5, 8, 6, 3, 3, 3, 3, 0},    {1, 256, 7, 7, 130, 3, 3, 1, 1},
-    {3, 40, 9, 10, 129, 3, 3, 1, 1}};
+    {1, 1, 1, 1, 1, 1, 1, 1, 0},
+    {2, 3, 11, 13, 5, 3, 3, 1, 1},
+    {3, 7, 17, 19, 67, 5, 3, 2, 2},
+    {2, 16, 9, 9, 70, 1, 1, 1, 0},
+    {1, 3, 32, 32, 64, 7, 7, 2, 3},
+    {2, 64, 14, 14, 65, 3, 3, 1, 1},
+    {1, 5, 8, 6, 3, 3, 3, 3, 0},
+    {1, 256, 7, 7, 130, 3, 3, 1, 1},
+    {3, 40, 9, 10, 129, 3, 3, 1, 1},
+    // The tap-major kernel (taken when 3 Cp <= 4 C, Cp = C rounded up to 16): its channel tail
+    // (C % 16 != 0) with stride 2 and a K tail; a 1x1 stride-2 layer with a tail; the tail with
+    // split-K (few pixels, C R S = 1800) past 64 channels; C = 36 is the boundary (3 Cp = 4 C);
+    // C = 48, a multiple of 16 but not of the 64-channel tile.
+    {2, 50, 11, 9, 67, 3, 3, 2, 1},
+    {1, 36, 15, 15, 33, 1, 1, 2, 0},
+    {1, 200, 7, 7, 70, 3, 3, 1, 1},
+    {2, 48, 10, 10, 20, 3, 3, 1, 1}};
 
 // conv2d_implicit_gemm with the workspace its launcher asks for (split-K slices).
 void run_conv(const ConvShape& s, const DeviceBuffer<float>& x, const DeviceBuffer<float>& w,
@@ -155,6 +168,32 @@ INSTANTIATE_TEST_SUITE_P(Offsets, ConvAlignmentGpu,
                                   "_y" + std::to_string((b >> 2) & 1) + "_ws" +
                                   std::to_string((b >> 3) & 1);
                          });
+
+// A workspace smaller than asked (the contract: slower, still correct): none, too small for the
+// transposed filters (the (c, r, s) kernel), the filters and fewer split-K slabs, and all of it;
+// the workspace is poisoned (NaN) first, so a part the call relies on but did not write shows.
+TEST(ConvWorkspaceGpu, LessThanAskedIsStillCorrect) {
+  CUDALAB_REQUIRE_GPU();
+  const ConvShape s = kAlignShapes[0];
+  Rng rng;
+  const auto c = make_case(s, rng);
+  auto dx = to_device(c.x), dw = to_device(c.w);
+  const std::size_t bytes = ch06::conv2d_implicit_gemm_workspace_bytes(s);
+  ASSERT_GT(bytes, 0u) << name_of(s) << ": the launcher asks for no workspace";
+  DeviceBuffer<float> ws((bytes + sizeof(float) - 1) / sizeof(float));
+  for (const std::size_t give : {std::size_t{0}, bytes / 2, bytes - 16, bytes}) {
+    poison_device(ws.data(), ws.bytes());
+    cudalab::testing::GuardedOutput<float> y(c.want.size());
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+    ch06::conv2d_implicit_gemm(s, dx.data(), dw.data(), y.data(), give == 0 ? nullptr : ws.data(),
+                               give);
+    CUDALAB_CHECK(cudaDeviceSynchronize());
+    EXPECT_MATCHES(compare(y.result(), c.want, conv_tolerance(s),
+                           "conv2d_implicit_gemm (exercise 6.4, " + name_of(s) + ", workspace " +
+                               std::to_string(give) + " of " + std::to_string(bytes) + " bytes)"));
+    EXPECT_TRUE(y.guard_intact());
+  }
+}
 
 // Identity: one workspace (poisoned before each call) and one output for two problems of the same
 // shape with other inputs, then the first again: split-K partials of a previous call, or a plan
