@@ -359,6 +359,8 @@ void conv2d_implicit_gemm(const ConvShape& shape, const float* x, const float* w
   } else {
     a.tiles_per_slice = plan.tiles_per_slice;
   }
+  if (tap)
+    require_device_pointer(static_cast<float*>(workspace), wt_bytes / sizeof(float), "workspace");
   if (slices > 1) require_device_pointer(slabs, slices * a.out_elems, "workspace");
   a.vec_w = a.crs % 4 == 0 && reinterpret_cast<std::uintptr_t>(w) % 16 == 0;
   float* out = slices > 1 ? slabs : y;
