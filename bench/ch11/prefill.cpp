@@ -4,15 +4,22 @@
 //   BM_prefill_tc/b1_len<len>       flash_prefill_attention (mma.sync tensor cores)
 //   BM_prefill_tc/d64_b1_len<len>   the same at head_dim 64, where the launcher's row plan
 //                                   (prefill_plan.hpp) switches to 32 rows a warp on large grids
+//   BM_prefill_cudnn/<as _tc>       cuDNN's fused attention (CudnnSdpa, cudnn_sdpa.hpp: the backend
+//                                   graph API) on the same shapes, buffers, check and FLOP count:
+//                                   the tensor-core rows' yardstick (an error row without cuDNN, or
+//                                   when cuDNN has no plan, with its reason)
 // The ratios and speed goals are declared in bench/ch11/ch11.toml.
 #include <cuda_fp16.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <string>
 #include <vector>
 
 #include "ch11/ch11.hpp"
+#include "ch11/cudnn_sdpa.hpp"
 #include "ch11_bench.hpp"
 #include "cudalab/bench.hpp"
 #include "cudalab/check.hpp"
@@ -84,6 +91,37 @@ void BM_prefill(benchmark::State& state, PrefillFn prefill, int len, double tol,
   bench::run(state, work, {.flops = 4.0 * dim * kQHeads * (0.5 * len * (len + 1.0))});
 }
 
+// cuDNN's fused attention as a PrefillFn: one object for the process (its plans are built once per
+// shape), never destroyed (a cuDNN handle released after the CUDA runtime has shut down at exit
+// fails).
+CudnnSdpa& sdpa() {
+  static auto* s = new CudnnSdpa;
+  return *s;
+}
+void cudnn_prefill(const void* q, const void* k, const void* v, void* out, const DecodeShape& shape,
+                   int len, DType dtype, cudaStream_t stream) {
+  sdpa().run(q, k, v, out, shape, len, dtype, stream);
+}
+
+// The plan is built before the row's check and timing (a runtime-compiled engine takes about a
+// second); the row's label names the engine cuDNN chose. Tolerance: the tensor-core kernel's (cuDNN
+// also rounds the softmax weights to 16 bits before P V).
+void BM_prefill_cudnn(benchmark::State& state, int len, std::size_t dim) {
+  if (!have_cudnn()) {
+    state.SkipWithError("built without cuDNN 9 (CUDALAB_HAVE_CUDNN=OFF)");
+    return;
+  }
+  const DecodeShape shape{1, kQHeads, kKvHeads, static_cast<int>(dim),
+                          1.0f / std::sqrt(static_cast<float>(dim))};
+  try {
+    state.SetLabel(sdpa().prepare(shape, len, kType));
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  BM_prefill(state, cudnn_prefill, len, 2e-3, dim);
+}
+
 using bench::add;  // cudalab/bench.hpp
 
 [[maybe_unused]] const bool kRegistered = [] {
@@ -96,6 +134,12 @@ using bench::add;  // cudalab/bench.hpp
   for (int len : {1024, 4096})
     add("BM_prefill_tc/d64_b1_len" + std::to_string(len),
         [len](benchmark::State& st) { BM_prefill(st, flash_prefill_attention, len, 2e-3, 64); });
+  for (int len : {1024, 4096, 16384})
+    add("BM_prefill_cudnn/b1_len" + std::to_string(len),
+        [len](benchmark::State& st) { BM_prefill_cudnn(st, len, kDim); });
+  for (int len : {1024, 4096})
+    add("BM_prefill_cudnn/d64_b1_len" + std::to_string(len),
+        [len](benchmark::State& st) { BM_prefill_cudnn(st, len, 64); });
   return true;
 }();
 
