@@ -36,7 +36,9 @@ using PrefillFn = void (*)(const void*, const void*, const void*, void*, const D
 
 // tol: the tests' fp16 bound for the kernel (tests/ch11/test_prefill.cpp: 1e-3 for the fp32
 // kernel, 2e-3 for the tensor-core one, which also rounds the softmax weights to 16 bits).
-void BM_prefill(benchmark::State& state, PrefillFn prefill, int len, double tol,
+// kernel: the row's family name, which keys its check (bench::verify keeps one verdict per key for
+// the process: a key shared by two kernels or two head dims would check only the first row).
+void BM_prefill(benchmark::State& state, const char* kernel, PrefillFn prefill, int len, double tol,
                 std::size_t dim = kDim) {
   const DecodeShape shape{1, kQHeads, kKvHeads, static_cast<int>(dim),
                           1.0f / std::sqrt(static_cast<float>(dim))};
@@ -52,7 +54,9 @@ void BM_prefill(benchmark::State& state, PrefillFn prefill, int len, double tol,
   // Checked rows: the first, a middle and the last query, every head, against the decode oracle
   // over that query's keys 0..i (a causal row is one decode step; the whole prefill oracle would
   // take minutes at len 4096).
-  if (!bench::verify(state, "prefill/" + std::to_string(len), [&] {
+  const std::string key =
+      std::string(kernel) + "/d" + std::to_string(dim) + "_len" + std::to_string(len);
+  if (!bench::verify(state, key, [&] {
         work(nullptr);
         CUDALAB_CHECK(cudaDeviceSynchronize());
         const auto got = bench::download(out.data(), out.size());
@@ -79,9 +83,9 @@ void BM_prefill(benchmark::State& state, PrefillFn prefill, int len, double tol,
             r.x = got[static_cast<std::size_t>(i) * want.size() + e];
             const double g = __half2float(__half(r));
             if (std::fabs(g - want[e]) > tol)
-              return "prefill " + std::to_string(len) + ": query " + std::to_string(i) + ", head " +
-                     std::to_string(e / dim) + ", dim " + std::to_string(e % dim) + ": " +
-                     std::to_string(g) + ", want " + std::to_string(want[e]);
+              return key + ": query " + std::to_string(i) + ", head " + std::to_string(e / dim) +
+                     ", dim " + std::to_string(e % dim) + ": " + std::to_string(g) + ", want " +
+                     std::to_string(want[e]);
           }
         }
         return std::string();
@@ -119,21 +123,24 @@ void BM_prefill_cudnn(benchmark::State& state, int len, std::size_t dim) {
     state.SkipWithError(e.what());
     return;
   }
-  BM_prefill(state, cudnn_prefill, len, 2e-3, dim);
+  BM_prefill(state, "BM_prefill_cudnn", cudnn_prefill, len, 2e-3, dim);
 }
 
 using bench::add;  // cudalab/bench.hpp
 
 [[maybe_unused]] const bool kRegistered = [] {
   for (int len : {1024, 4096})
-    add("BM_prefill/b1_len" + std::to_string(len),
-        [len](benchmark::State& st) { BM_prefill(st, prefill_attention, len, 1e-3); });
+    add("BM_prefill/b1_len" + std::to_string(len), [len](benchmark::State& st) {
+      BM_prefill(st, "BM_prefill", prefill_attention, len, 1e-3);
+    });
   for (int len : {1024, 4096, 16384})
-    add("BM_prefill_tc/b1_len" + std::to_string(len),
-        [len](benchmark::State& st) { BM_prefill(st, flash_prefill_attention, len, 2e-3); });
+    add("BM_prefill_tc/b1_len" + std::to_string(len), [len](benchmark::State& st) {
+      BM_prefill(st, "BM_prefill_tc", flash_prefill_attention, len, 2e-3);
+    });
   for (int len : {1024, 4096})
-    add("BM_prefill_tc/d64_b1_len" + std::to_string(len),
-        [len](benchmark::State& st) { BM_prefill(st, flash_prefill_attention, len, 2e-3, 64); });
+    add("BM_prefill_tc/d64_b1_len" + std::to_string(len), [len](benchmark::State& st) {
+      BM_prefill(st, "BM_prefill_tc", flash_prefill_attention, len, 2e-3, 64);
+    });
   for (int len : {1024, 4096, 16384})
     add("BM_prefill_cudnn/b1_len" + std::to_string(len),
         [len](benchmark::State& st) { BM_prefill_cudnn(st, len, kDim); });
