@@ -35,8 +35,9 @@ void sgemm_blocktile_2d(const SgemmArgs& a, cudaStream_t stream);
 void sgemm_vectorized(const SgemmArgs& a, cudaStream_t stream);
 void sgemm_warptile(const SgemmArgs& a, cudaStream_t stream);  // the planned tile
 void sgemm_warptile_tile(const SgemmArgs& a, WarptileTile tile, cudaStream_t stream);
-// Step 8 (cp.async pipeline); falls back to sgemm_warptile outside its fast path.
+// Step 8 (cp.async pipeline), any shape and alignment: the planned tile, or the one forced.
 void sgemm_warptile_async(const SgemmArgs& a, cudaStream_t stream);
+void sgemm_warptile_async_tile(const SgemmArgs& a, WarptileTile tile, cudaStream_t stream);
 // The warp-tiled kernel with the bias + ReLU epilogue (alpha = 1, beta = 0).
 void sgemm_warptile_bias_relu(const SgemmArgs& a, const float* bias, WarptileTile tile,
                               cudaStream_t stream);

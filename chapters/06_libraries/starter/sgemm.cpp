@@ -109,6 +109,13 @@ void sgemm_warptile_tile(WarptileTile tile, int M, int N, int K, float alpha, co
   detail::sgemm_warptile_tile({M, N, K, alpha, A, B, beta, C}, tile, stream);
 }
 
+void sgemm_warptile_async_tile(WarptileTile tile, int M, int N, int K, float alpha, const float* A,
+                               const float* B, float beta, float* C, cudaStream_t stream) {
+  require_tile(tile);
+  if (!sgemm_args_ok(M, N, K, A, B, C)) return;
+  detail::sgemm_warptile_async_tile({M, N, K, alpha, A, B, beta, C}, tile, stream);
+}
+
 void gemm_bias_relu_fused(int M, int N, int K, const float* A, const float* B, const float* bias,
                           float* Y, cudaStream_t stream) {
   gemm_bias_relu_fused(WarptileTile::kAuto, M, N, K, A, B, bias, Y, stream);

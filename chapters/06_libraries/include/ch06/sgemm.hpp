@@ -25,8 +25,8 @@ enum class SgemmVariant {
   kBlocktile2d,    // each thread computes an 8x8 C tile (2D register blocking)     (exercise 6.2)
   kVectorized,     // + 16-byte global loads and 16-byte shared-memory reads      (exercise 6.2)
   kWarptile,       // + warp tiles, 4x4 sub-tiles, double-buffered shared memory (worked example)
-  kWarptileAsync,  // + 3-stage cp.async pipeline, BK = 16 (worked; the best). Needs K, N % 4 == 0
-                   //   and 16-byte aligned A, B, C; otherwise it runs kWarptile (any size works)
+  kWarptileAsync,  // + 3-stage cp.async pipeline, BK = 16, A transposed by 4-byte copies (worked
+                   //   example); any size and alignment, step 7's tile planner
 };
 inline constexpr SgemmVariant kAllSgemmVariants[] = {
     SgemmVariant::kNaive,       SgemmVariant::kCoalesced,    SgemmVariant::kSmemTiled,
@@ -38,7 +38,7 @@ void sgemm(SgemmVariant variant, int M, int N, int K, float alpha, const float* 
            float beta, float* C, cudaStream_t stream = nullptr);
 
 // ---------------------------------------------------------------------------------------------
-// Step 7's block tile (kWarptile, kWarptileAsync's fallback, gemm_bias_relu_fused). The 128 x 128
+// Step 7's block tile (kWarptile, kWarptileAsync, gemm_bias_relu_fused). The 128 x 128
 // tile (256 threads, 2 blocks per SM) does the most work per shared-memory read, but a problem of
 // few such tiles leaves SMs idle: at 1024^3 its grid is 64 blocks for an H100's 132 SMs. The
 // 64 x 64 tile (128 threads, 4 blocks per SM, 16 warps either way) makes 4x the blocks.
@@ -62,5 +62,8 @@ std::string_view to_string(WarptileTile t);
 // run both tiles on any shape this way. Same arguments and checks as sgemm.
 void sgemm_warptile_tile(WarptileTile tile, int M, int N, int K, float alpha, const float* A,
                          const float* B, float beta, float* C, cudaStream_t stream = nullptr);
+// kWarptileAsync (step 8) with its block tile forced, the same way.
+void sgemm_warptile_async_tile(WarptileTile tile, int M, int N, int K, float alpha, const float* A,
+                               const float* B, float beta, float* C, cudaStream_t stream = nullptr);
 
 }  // namespace cudalab::ch06
