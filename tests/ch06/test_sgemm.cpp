@@ -24,10 +24,10 @@ using ch06_test::Shape;
 
 namespace {
 
-// A kernel under test: a ladder step (tile kAuto: ch06::sgemm), or step 7 with its block tile
-// forced (ch06::sgemm_warptile_tile), so that both tiles run on every shape whatever the planner
-// picks on this GPU. Test names: the step ("warptile"), or the step and the tile
-// ("warptile_64x64").
+// A kernel under test: a ladder step (tile kAuto: ch06::sgemm), or step 7 or 8 with its block tile
+// forced (ch06::sgemm_warptile_tile, ch06::sgemm_warptile_async_tile), so that both tiles run on
+// every shape whatever the planner picks on this GPU. Test names: the step ("warptile"), or the
+// step and the tile ("warptile_64x64", "warptile_async_64x64").
 struct Kernel {
   SgemmVariant v;
   WarptileTile tile = WarptileTile::kAuto;
@@ -45,25 +45,32 @@ void run_sgemm(const Kernel& k, const Shape& s, float alpha, const float* A, con
                float beta, float* C, cudaStream_t stream = nullptr) {
   if (k.tile == WarptileTile::kAuto)
     ch06::sgemm(k.v, s.m, s.n, s.k, alpha, A, B, beta, C, stream);
+  else if (k.v == SgemmVariant::kWarptileAsync)
+    ch06::sgemm_warptile_async_tile(k.tile, s.m, s.n, s.k, alpha, A, B, beta, C, stream);
   else
     ch06::sgemm_warptile_tile(k.tile, s.m, s.n, s.k, alpha, A, B, beta, C, stream);
 }
 
-// The ladder's steps as kernels, and step 7 with each block tile forced.
+// The ladder's steps as kernels, and steps 7 and 8 with each block tile forced.
 std::vector<Kernel> ladder_kernels() {
   std::vector<Kernel> out;
   for (const SgemmVariant v : ch06::kAllSgemmVariants) out.push_back({v});
   return out;
 }
 const Kernel kTileKernels[] = {{SgemmVariant::kWarptile, WarptileTile::k128x128},
-                               {SgemmVariant::kWarptile, WarptileTile::k64x64}};
+                               {SgemmVariant::kWarptile, WarptileTile::k64x64},
+                               {SgemmVariant::kWarptileAsync, WarptileTile::k128x128},
+                               {SgemmVariant::kWarptileAsync, WarptileTile::k64x64}};
+// The 64 x 64 tile of each step (kTileKernels[1] and [3]).
+const Kernel kTile64Kernels[] = {kTileKernels[1], kTileKernels[3]};
 
 // Odd shapes: single elements, warp +- 1, not multiples of 32, 64 or 128 tiles in any dimension,
 // vectors (M or N = 1), K = 0 (C = beta C), K % 4 == 0 with partial tiles (the float4 paths at
 // the edges), and multiples of the 128 x 128 tile (the fast interior path only). warptile_async
-// runs its cp.async kernel when K, N % 4 == 0 (130x260x132, 256^3, 200x300x100, and the last
-// three: one K tile fewer than the pipeline's stages, K = 4, and partial M/N/K tiles with
-// zero-filled copies); every other shape exercises its fallback to step 7.
+// (step 8) takes every shape on its own cp.async kernel: with 16-byte copies of B where N % 4 == 0
+// (130x260x132, 256^3, 200x300x100, 128x384x16, 5x8x4, 257x132x52), 4-byte ones elsewhere; K % 16
+// != 0 (a guarded, zero-filled last K tile) on most shapes, K % 4 != 0 on the odd ones, K < 16
+// (only that tail tile), fewer K tiles than the pipeline's 3 stages (K = 16, 32), K = 0.
 const std::vector<Shape> kShapes{{1, 1, 1},       {17, 33, 9},     {31, 33, 32},    {127, 129, 131},
                                  {1000, 1, 1000}, {1, 1000, 1},    {64, 96, 0},     {130, 260, 132},
                                  {129, 257, 8},   {256, 256, 256}, {200, 300, 100}, {3, 517, 45},
@@ -121,12 +128,15 @@ std::string param_name(const ::testing::TestParamInfo<Param>& p) {
   return kernel_name(std::get<0>(p.param)) + "_" + ch06_test::shape_name(std::get<1>(p.param));
 }
 
-// Step 7 with each tile forced: partial 128 and 64 tiles in M, N and K (K % 8 != 0: a partial last
-// K tile; odd K and N: no float4 rows), a whole 64 x 64 tile with one K step, and the sizes where
-// the planner's choice matters (1000^3 and an odd 513 x 1025 x 1023, every edge partial).
-const std::vector<Shape> kTileShapes{{1, 1, 1},          {33, 65, 127},    {64, 64, 8},
-                                     {65, 63, 9},        {63, 129, 64},    {128, 64, 136},
-                                     {1000, 1000, 1000}, {513, 1025, 1023}};
+// Steps 7 and 8 with each tile forced: partial 128 and 64 tiles in M, N and K (K % 8 != 0: a
+// partial last K tile; odd K and N: no float4 rows), a whole 64 x 64 tile with one K step, and the
+// sizes where the planner's choice matters (1000^3 and an odd 513 x 1025 x 1023, every edge
+// partial). For step 8 also: interior blocks whose K tiles are all whole (256 x 256 x 48: three
+// tiles, unpredicated copies only), and every M and N edge partial with an odd K past a few tiles
+// (257 x 300 x 33: 4-byte copies of B, a guarded last tile of 1 k).
+const std::vector<Shape> kTileShapes{
+    {1, 1, 1},      {33, 65, 127},      {64, 64, 8},       {65, 63, 9},    {63, 129, 64},
+    {128, 64, 136}, {1000, 1000, 1000}, {513, 1025, 1023}, {256, 256, 48}, {257, 300, 33}};
 
 }  // namespace
 
@@ -176,7 +186,7 @@ INSTANTIATE_TEST_SUITE_P(Tiled, SgemmRaceGpu,
                                            Kernel{SgemmVariant::kBlocktile2d},
                                            Kernel{SgemmVariant::kWarptile},
                                            Kernel{SgemmVariant::kWarptileAsync}, kTileKernels[0],
-                                           kTileKernels[1]),
+                                           kTileKernels[1], kTileKernels[2], kTileKernels[3]),
                          [](const auto& p) { return kernel_name(p.param); });
 
 // Every variant at the benchmarked sizes, 4096^3 and 4095^3 (every tile edge partial, no float4
@@ -219,7 +229,7 @@ const Shape kShapeClasses[] = {{128, 128, 128}, {132, 128, 128}, {131, 128, 128}
                                {128, 132, 128}, {128, 131, 128}, {128, 128, 132},
                                {128, 128, 131}, {132, 132, 132}, {131, 131, 131}};
 // The same classes around the 64 x 64 tile (64: whole, 68: float4 rows and a partial tile, 67:
-// odd), for step 7 with that tile forced.
+// odd), for steps 7 and 8 with that tile forced.
 const Shape kShapeClasses64[] = {{64, 64, 64}, {68, 64, 64}, {67, 64, 64},
                                  {64, 68, 64}, {64, 67, 64}, {64, 64, 68},
                                  {64, 64, 67}, {68, 68, 68}, {67, 67, 67}};
@@ -271,16 +281,16 @@ INSTANTIATE_TEST_SUITE_P(TileClasses, SgemmShapesGpu,
                                             ::testing::ValuesIn(kShapeClasses)),
                          shape_param_name);
 INSTANTIATE_TEST_SUITE_P(TileClasses64, SgemmShapesGpu,
-                         ::testing::Combine(::testing::Values(kTileKernels[1]),
+                         ::testing::Combine(::testing::ValuesIn(kTile64Kernels),
                                             ::testing::ValuesIn(kShapeClasses64)),
                          shape_param_name);
 
 // Alignment: A, B and C each in turn at +1 element of its allocation (a +1 view is 4-byte aligned,
 // not 16), the others aligned, then all three, on a shape whose rows would allow float4
-// (132 x 132 x 132; step 7's forced tiles also on 68 x 68 x 68, a 64 x 64 tile and a partial one).
-// A float4 path chosen on
-// the row length alone, or on some of the three pointers, loads or stores 16 bytes at a
-// misaligned address (a fault) or reads the wrong elements.
+// (132 x 132 x 132; the forced tiles of steps 7 and 8 also on 68 x 68 x 68, a 64 x 64 tile and a
+// partial one). A float4 path chosen on the row length alone, or on some of the three pointers,
+// loads or stores 16 bytes at a misaligned address (a fault) or reads the wrong elements. Step 8
+// picks its 16-byte copies of B and stores to C this way (A is copied element by element).
 using AlignParam = std::tuple<Kernel, int>;  // kernel, offsets (bit 0: A, 1: B, 2: C)
 class SgemmAlignmentGpu : public ::testing::TestWithParam<AlignParam> {};
 
@@ -554,5 +564,21 @@ TEST(WarptilePlan, TileNamesAndForcedTileArguments) {
               }).find("'A'"),
               std::string::npos);
     EXPECT_NO_THROW(ch06::sgemm_warptile_tile(t, 0, 4, 4, 1, nullptr, nullptr, 0, nullptr));
+  }
+  // Step 8's hook makes the same checks.
+  EXPECT_NE(message_of([&] {
+              ch06::sgemm_warptile_async_tile(bad, 4, 4, 4, 1, nullptr, nullptr, 0, nullptr);
+            }).find("'tile'"),
+            std::string::npos);
+  for (const WarptileTile t : {WarptileTile::kAuto, WarptileTile::k128x128, WarptileTile::k64x64}) {
+    EXPECT_NE(message_of([&] {
+                ch06::sgemm_warptile_async_tile(t, 4, -1, 4, 1, nullptr, nullptr, 0, nullptr);
+              }).find("'N'"),
+              std::string::npos);
+    EXPECT_NE(message_of([&] {
+                ch06::sgemm_warptile_async_tile(t, 4, 4, 4, 1, nullptr, nullptr, 0, nullptr);
+              }).find("'A'"),
+              std::string::npos);
+    EXPECT_NO_THROW(ch06::sgemm_warptile_async_tile(t, 4, 0, 4, 1, nullptr, nullptr, 0, nullptr));
   }
 }
