@@ -21,13 +21,15 @@
 //  * A is transposed on the way in, by 4-byte copies. Step 7's inner loop reads A as a float4
 //    along m (As[k][m .. m + 3]: one LDS.128 per 4 rows), which needs A k-major in shared memory,
 //    and A is M-major in global memory. A 16-byte cp.async copies 4 consecutive k of a row and
-//    cannot scatter them, so a verbatim copy (As[m][k]) would force reads along k: float2 reads
-//    (more load instructions, and an A fragment of 16 registers) or float4 reads that spill at
-//    the 128-register cap. A 4-byte cp.async (cp.async.ca, one element) writes each element where
-//    it belongs: As[k][m]. A warp's 32 copies are 8 consecutive k (one 32-byte sector of a row of
-//    A) x 4 rows; the As row stride BM + 4 puts element (k, m) in bank 4 k + m, so the 32 shared
-//    writes of a warp hit 32 different banks, and rows stay 16-byte aligned for the LDS.128.
-//    Element copies also take any K and any alignment of A: there is no K % 4 condition.
+//    cannot scatter them, so a verbatim copy (As[m][k]) forces reads along k. The first version
+//    of this step did that: float2 reads of 2 k (more load instructions, an A fragment of 16
+//    registers), and its k loop had to stay rolled to fit the 128-register cap, so every 2 k the
+//    warp waited for its shared loads. A 4-byte cp.async (cp.async.ca, one element) writes each
+//    element where it belongs: As[k][m]. A warp's 32 copies are 8 consecutive k (one 32-byte
+//    sector of a row of A) x 4 rows; the As row stride BM + 4 puts element (k, m) in bank
+//    4 k + m, so the 32 shared writes of a warp hit 32 different banks, and rows stay 16-byte
+//    aligned for the LDS.128. Element copies also take any K and any alignment of A: there is no
+//    K % 4 condition.
 //  * B is copied as in global memory (Bs[k][n]) by 16-byte cp.async.cg when its rows are 16-byte
 //    aligned (N % 4 == 0 and an aligned base; a warp copies 512 contiguous bytes of a row), else by
 //    4-byte copies (a warp copies 32 consecutive columns). The launcher picks the kernel instance.
@@ -39,6 +41,8 @@
 //    epilogue is step 7's store4: guarded, 16-byte stores where C's rows are aligned.
 //  * BK = 16: one __syncthreads per 16 k. The BK loop is fully unrolled, as step 7's, so ptxas
 //    issues the fragment loads of k + 1 between the FMAs of k.
+//  * Blocks in plain order (blockIdx.x along N), as step 7. (An L2-grouped order was tried in the
+//    side harness: its index arithmetic spilled at the 128-register cap.)
 // The pipeline: one commit group per K tile, an empty one when there is nothing left to copy, so
 // that group g is always tile g. The prologue issues tiles 0 and 1. At the top of tile t each
 // thread waits until at most one of its groups is pending (its tile t has landed), then a barrier
