@@ -117,11 +117,15 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ConvGpu, ::testing::ValuesIn(kShapes),
 
 // Alignment: x, w, y and the workspace each in turn at +1 float of its allocation (then all four),
 // on a shape whose filter rows (C R S % 4 == 0) and output planes (P Q % 4 == 0) allow 16-byte
-// loads and stores, with and without split-K (the 8 x 8 output: few pixels, a long reduction). A
-// 16-byte path chosen on the shape alone stores or loads at a misaligned address. x and w sit in
-// front of NaN guard zones, y is poisoned and guarded, the workspace is poisoned (NaN) before the
-// call.
-const ConvShape kAlignShapes[] = {{1, 256, 8, 8, 130, 3, 3, 1, 1}, {2, 64, 14, 14, 68, 3, 3, 1, 1}};
+// loads and stores, with and without split-K. The first two split (few pixels, a long reduction):
+// their main kernel stores into the workspace's slabs and the slab sum writes y. The third never
+// does (C R S = 432: 27 tiles of 16, fewer than two slices of 16 tiles, on any GPU), so the main
+// kernel stores into y itself. A 16-byte path chosen on the shape alone stores or loads at a
+// misaligned address. x and w sit in front of NaN guard zones, y is poisoned and guarded, the
+// workspace is poisoned (NaN) before the call.
+const ConvShape kAlignShapes[] = {{1, 256, 8, 8, 130, 3, 3, 1, 1},
+                                  {2, 64, 14, 14, 68, 3, 3, 1, 1},
+                                  {2, 48, 10, 10, 36, 3, 3, 1, 1}};
 using ConvAlignParam = std::tuple<int, int>;  // shape, offsets (bit 0: x, 1: w, 2: y, 3: workspace)
 
 void run_guarded_conv(const ConvShape& s, const ConvCase& c, std::size_t ox, std::size_t ow,
@@ -159,7 +163,7 @@ TEST_P(ConvAlignmentGpu, EveryPointerOnItsOwnAlignment) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Offsets, ConvAlignmentGpu,
-                         ::testing::Combine(::testing::Values(0, 1),
+                         ::testing::Combine(::testing::Values(0, 1, 2),
                                             ::testing::Values(0, 1, 2, 4, 8, 15)),
                          [](const ::testing::TestParamInfo<ConvAlignParam>& p) {
                            const int b = std::get<1>(p.param);
