@@ -28,24 +28,15 @@
 
 using namespace cudalab;
 using namespace cudalab::ch11;
-using ch11_test::from_bits;
-using ch11_test::to_bits;
 
 namespace {
-struct Case {
-  std::string name;
-  DType dtype;
-  int head_dim, q_heads, kv_heads, batch, len;
-};
+using Case = ch11_test::PrefillCase;
 const std::vector<Case> kCases{
     {"f16_d128_gqa4_len197", DType::kF16, 128, 8, 2, 2, 197},
     {"f16_d64_gqa4_len197", DType::kF16, 64, 8, 2, 2, 197},
     {"bf16_d128_gqa2_len197", DType::kBF16, 128, 4, 2, 2, 197},
     {"bf16_d64_gqa2_len197", DType::kBF16, 64, 4, 2, 2, 197},
 };
-std::string case_name(const ::testing::TestParamInfo<Case>& p) {
-  return p.param.name;
-}
 }  // namespace
 
 class CudnnSdpaGpu : public ::testing::TestWithParam<Case> {};
@@ -54,8 +45,7 @@ TEST_P(CudnnSdpaGpu, MatchesOracle) {
   CUDALAB_REQUIRE_GPU();
   if (!have_cudnn()) GTEST_SKIP() << "skipped: built without cuDNN 9 (CUDALAB_HAVE_CUDNN=OFF)";
   const Case& c = GetParam();
-  const DecodeShape shape{c.batch, c.q_heads, c.kv_heads, c.head_dim,
-                          1.0f / std::sqrt(static_cast<float>(c.head_dim))};
+  const DecodeShape shape = ch11_test::prefill_shape(c);
   CudnnSdpa sdpa;
   std::string engine;
   try {
@@ -63,41 +53,14 @@ TEST_P(CudnnSdpaGpu, MatchesOracle) {
   } catch (const SdpaUnsupported& e) {
     GTEST_SKIP() << "skipped: cuDNN cannot run this attention here: " << e.what();
   }
-  Rng rng;
-  const std::size_t D = static_cast<std::size_t>(c.head_dim), L = static_cast<std::size_t>(c.len);
-  const std::size_t nq = L * c.q_heads * D, nkv = L * c.kv_heads * D;
-  auto rounded = [&](std::size_t n) {
-    auto x = rng.uniform<float>(n, -1.0f, 1.0f);
-    for (float& e : x) e = from_bits(to_bits(e, c.dtype), c.dtype);
-    return x;
-  };
-  std::vector<float> q, k, v, want;
-  for (int b = 0; b < c.batch; ++b) {
-    const auto qb = rounded(nq), kb = rounded(nkv), vb = rounded(nkv);
-    const auto o =
-        prefill_attention_oracle(qb, kb, vb, c.q_heads, c.kv_heads, c.head_dim, c.len, shape.scale);
-    q.insert(q.end(), qb.begin(), qb.end());
-    k.insert(k.end(), kb.begin(), kb.end());
-    v.insert(v.end(), vb.begin(), vb.end());
-    for (double x : o) want.push_back(static_cast<float>(x));
-  }
-  auto bits = [&](const std::vector<float>& x) {
-    std::vector<std::uint16_t> out(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i) out[i] = to_bits(x[i], c.dtype);
-    return out;
-  };
-  auto dq = to_device(bits(q)), dk = to_device(bits(k)), dv = to_device(bits(v));
-  cudalab::testing::GuardedOutput<std::uint16_t> out(q.size());
-  sdpa.run(dq.data(), dk.data(), dv.data(), out.data(), shape, c.len, c.dtype, nullptr);
-  CUDALAB_CHECK(cudaDeviceSynchronize());
-  std::vector<float> got;
-  for (std::uint16_t x : out.result()) got.push_back(from_bits(x, c.dtype));
-  const Tolerance tol{2.0 * (c.dtype == DType::kF16 ? 1e-3 : 4e-3), 0};
-  EXPECT_MATCHES(compare(got, want, tol, "cuDNN SDPA (" + engine + ") " + c.name));
-  EXPECT_TRUE(out.guard_intact());
+  ch11_test::expect_prefill_matches_oracle(
+      [&](const void* q, const void* k, const void* v, void* out, const DecodeShape& sh, int len,
+          DType t, cudaStream_t stream) { sdpa.run(q, k, v, out, sh, len, t, stream); },
+      "cuDNN SDPA (" + engine + ")", c, 2.0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, CudnnSdpaGpu, ::testing::ValuesIn(kCases), case_name);
+INSTANTIATE_TEST_SUITE_P(Shapes, CudnnSdpaGpu, ::testing::ValuesIn(kCases),
+                         ch11_test::prefill_case_name);
 
 // The prefill contract's argument checks come first, by name, before any cuDNN call (no GPU
 // needed).

@@ -30,11 +30,7 @@ using ch11_test::from_bits;
 using ch11_test::to_bits;
 
 namespace {
-struct Case {
-  std::string name;
-  DType dtype;
-  int head_dim, q_heads, kv_heads, batch, len;
-};
+using Case = ch11_test::PrefillCase;
 const std::vector<Case> kCases{
     {"f16_d128_gqa4_len1", DType::kF16, 128, 8, 2, 2, 1},
     {"f16_d128_gqa4_len33", DType::kF16, 128, 8, 2, 2, 33},
@@ -53,51 +49,7 @@ const std::vector<Case> kFlashCases{
     {"f16_d64_gqa2_len257", DType::kF16, 64, 4, 2, 2, 257},
     {"bf16_d128_mha_len300", DType::kBF16, 128, 4, 4, 1, 300},
 };
-std::string case_name(const ::testing::TestParamInfo<Case>& p) {
-  return p.param.name;
-}
-
-using PrefillFn = void (*)(const void*, const void*, const void*, void*, const DecodeShape&, int,
-                           DType, cudaStream_t);
-
-// Random inputs rounded to the case's type, the kernel's output against the double oracle; the
-// tolerance is scaled by `slack` (1 for the fp32 kernel, 2 for the tensor-core one: see above).
-void expect_matches_oracle(PrefillFn prefill, const char* kernel, const Case& c, double slack) {
-  Rng rng;
-  const std::size_t D = static_cast<std::size_t>(c.head_dim), L = static_cast<std::size_t>(c.len);
-  const std::size_t nq = L * c.q_heads * D, nkv = L * c.kv_heads * D;
-  auto rounded = [&](std::size_t n) {
-    auto x = rng.uniform<float>(n, -1.0f, 1.0f);
-    for (float& e : x) e = from_bits(to_bits(e, c.dtype), c.dtype);
-    return x;
-  };
-  std::vector<float> q, k, v, want;
-  const DecodeShape shape{c.batch, c.q_heads, c.kv_heads, c.head_dim,
-                          1.0f / std::sqrt(static_cast<float>(c.head_dim))};
-  for (int b = 0; b < c.batch; ++b) {
-    const auto qb = rounded(nq), kb = rounded(nkv), vb = rounded(nkv);
-    const auto o =
-        prefill_attention_oracle(qb, kb, vb, c.q_heads, c.kv_heads, c.head_dim, c.len, shape.scale);
-    q.insert(q.end(), qb.begin(), qb.end());
-    k.insert(k.end(), kb.begin(), kb.end());
-    v.insert(v.end(), vb.begin(), vb.end());
-    for (double x : o) want.push_back(static_cast<float>(x));
-  }
-  auto bits = [&](const std::vector<float>& x) {
-    std::vector<std::uint16_t> out(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i) out[i] = to_bits(x[i], c.dtype);
-    return out;
-  };
-  auto dq = to_device(bits(q)), dk = to_device(bits(k)), dv = to_device(bits(v));
-  cudalab::testing::GuardedOutput<std::uint16_t> out(q.size());
-  prefill(dq.data(), dk.data(), dv.data(), out.data(), shape, c.len, c.dtype, nullptr);
-  CUDALAB_CHECK(cudaDeviceSynchronize());
-  std::vector<float> got;
-  for (std::uint16_t x : out.result()) got.push_back(from_bits(x, c.dtype));
-  const Tolerance tol{slack * (c.dtype == DType::kF16 ? 1e-3 : 4e-3), 0};
-  EXPECT_MATCHES(compare(got, want, tol, std::string(kernel) + " " + c.name));
-  EXPECT_TRUE(out.guard_intact());
-}
+using ch11_test::prefill_case_name;
 
 }  // namespace
 
@@ -105,27 +57,29 @@ class PrefillGpu : public ::testing::TestWithParam<Case> {};
 
 TEST_P(PrefillGpu, MatchesOracle) {
   CUDALAB_REQUIRE_GPU();
-  expect_matches_oracle(prefill_attention, "prefill_attention", GetParam(), 1.0);
+  ch11_test::expect_prefill_matches_oracle(prefill_attention, "prefill_attention", GetParam(), 1.0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, PrefillGpu, ::testing::ValuesIn(kCases), case_name);
+INSTANTIATE_TEST_SUITE_P(Shapes, PrefillGpu, ::testing::ValuesIn(kCases), prefill_case_name);
 
 class FlashPrefillGpu : public ::testing::TestWithParam<Case> {};
 
 TEST_P(FlashPrefillGpu, MatchesOracle) {
   CUDALAB_REQUIRE_GPU();
-  expect_matches_oracle(flash_prefill_attention, "flash_prefill_attention", GetParam(), 2.0);
+  ch11_test::expect_prefill_matches_oracle(flash_prefill_attention, "flash_prefill_attention",
+                                           GetParam(), 2.0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, FlashPrefillGpu, ::testing::ValuesIn(kFlashCases), case_name);
+INSTANTIATE_TEST_SUITE_P(Shapes, FlashPrefillGpu, ::testing::ValuesIn(kFlashCases),
+                         prefill_case_name);
 
 namespace {
 // Device-filled q, K and V of shape.batch sequences of L tokens (fill_random; its host twin
 // random_at gives the inputs of the sequences checked, so no host copy of the whole problem is
 // made); the kernel's output for the sequences in `check` against the double oracle.
-void expect_sampled_sequences(PrefillFn prefill, const std::string& what, DType t,
-                              const DecodeShape& shape, int L, const std::vector<int>& check,
-                              double tol) {
+void expect_sampled_sequences(const ch11_test::PrefillCall& prefill, const std::string& what,
+                              DType t, const DecodeShape& shape, int L,
+                              const std::vector<int>& check, double tol) {
   const int QH = shape.q_heads, KH = shape.kv_heads, D = shape.head_dim;
   const std::size_t per_q = static_cast<std::size_t>(L) * QH * D,
                     per_kv = static_cast<std::size_t>(L) * KH * D;
@@ -162,7 +116,8 @@ void expect_sampled_sequences(PrefillFn prefill, const std::string& what, DType 
 // elements, where an offset b * len * q_heads * head_dim computed in int breaks. The first
 // sequence, the ones across the crossing and the last are checked.
 // Cost on an H200: ~0.4 TFLOP of causal attention (a few ms) and ~11 GB of fills.
-void expect_sequences_past_2_31(PrefillFn prefill, const std::string& kernel, double tol) {
+void expect_sequences_past_2_31(const ch11_test::PrefillCall& prefill, const std::string& kernel,
+                                double tol) {
   const int B = 5250, L = 100, QH = 32, KH = 8, D = 128;
   const std::size_t per_q = static_cast<std::size_t>(L) * QH * D;
   const int crossing = static_cast<int>((std::size_t{1} << 31) / per_q);  // 5242
@@ -210,7 +165,7 @@ TEST_P(FlashPrefillWideRowsGpu, MatchesOracle) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, FlashPrefillWideRowsGpu, ::testing::ValuesIn(kWideRowCases),
-                         case_name);
+                         prefill_case_name);
 
 TEST(PrefillArgs, NamedErrors) {
   const DecodeShape s{1, 8, 2, 128, 0.1f};
