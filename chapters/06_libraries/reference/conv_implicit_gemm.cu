@@ -31,6 +31,7 @@
 
 #include "ch06/conv.hpp"
 #include "cudalab/check.hpp"
+#include "cudalab/cp_async.cuh"
 #include "cudalab/device.hpp"
 #include "cudalab/math.hpp"
 
@@ -313,24 +314,7 @@ static_assert(tap_tile_ok<WideTap>() && tap_tile_ok<NarrowTap>(),
 static_assert(WideTap::kBK == NarrowTap::kBK);
 constexpr int kTapBK = WideTap::kBK;
 constexpr int kTapKp = 128;  // wt's rows are K rounded up to this (a wide tile never reads past)
-// cp.async (sm_80+): 4 bytes (.ca, zero-filled when bytes == 0) or 16 bytes (.cg) global to shared;
-// the starter may use them or not.
-
-[[maybe_unused]] __device__ __forceinline__ void cp_async4(std::uint32_t dst, const float* src,
-                                                           int bytes) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(bytes)
-               : "memory");
-}
-[[maybe_unused]] __device__ __forceinline__ void cp_async16(std::uint32_t dst, const float* src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
-}
-[[maybe_unused]] __device__ __forceinline__ void cp_async_commit() {
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
+// The cp.async copies: cudalab/cp_async.cuh's wrappers (the starter may use them or not).
 
 // Launch: grid (ceil(N P Q / 128), ceil(K / kBN), slices), T::kThreads threads, T::kSmemBytes of
 // dynamic shared memory. wt = the transposed filters; slice z covers tiles
@@ -367,7 +351,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
     w0 = (rem - gp * a.q) * a.stride - a.pad;
     pix = gn * a.c * a.hw + h0 * a.w + w0 + prow * a.hw;
   }
-  const std::uint32_t s_base = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem));
+  const std::uint32_t s_base = shared_address(smem);
   const std::uint32_t a_dst0 = s_base + 4u * (prow * kBM + pl);
   const int a_step = T::kTPP * a.hw;  // x offset between a thread's consecutive A rows
 
@@ -383,17 +367,16 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
     const int stp = pin ? a_step : 0;
     const float* src = x + (pin ? pix + ld_c0 * a.hw + ld_r * a.w + ld_s : 0);
     const std::uint32_t dst = a_dst0 + st_off;
-    if (ld_c0 + kBK <= a.c) {         // block-uniform: every row of the tile is a real channel
-      const int bytes = pin ? 4 : 0;  // 0: zero-fill (padding, past the last pixel)
-#pragma unroll
+    if (ld_c0 + kBK <= a.c) {  // block-uniform: every row of the tile is a real channel
+#pragma unroll                 // pin false: zero-fill (padding, past the last pixel)
       for (int i = 0; i < T::kARows; ++i)
-        cp_async4(dst + 4u * i * T::kTPP * kBM, src + i * stp, bytes);
+        cp_async_4(dst + 4u * i * T::kTPP * kBM, src + i * stp, pin);
     } else {  // the channel tail (C % 16 != 0): rows past C are zero-filled, x is not read
       const int crem = a.c - ld_c0 - prow;
 #pragma unroll
       for (int i = 0; i < T::kARows; ++i) {
         const bool ok = pin && i * T::kTPP < crem;
-        cp_async4(dst + 4u * i * T::kTPP * kBM, ok ? src + i * stp : x, ok ? 4 : 0);
+        cp_async_4(dst + 4u * i * T::kTPP * kBM, ok ? src + i * stp : x, ok);
       }
     }
     const std::uint32_t bdst = s_base + st_off + 4u * T::kAFloats;
@@ -401,8 +384,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
 #pragma unroll
     for (int l = 0; l < T::kBVec; ++l) {  // copy e: row e / (kBN / 4), 4 columns
       const int e = t + l * T::kThreads, row = e / (T::kBN / 4), col = (e % (T::kBN / 4)) * 4;
-      cp_async16(bdst + 4u * (row * T::kBN + col),
-                 wrow + static_cast<std::size_t>(row) * a.kp + n0 + col);
+      cp_async_16(bdst + 4u * (row * T::kBN + col),
+                  wrow + static_cast<std::size_t>(row) * a.kp + n0 + col);
     }
     if (++ld_s == a.s) {
       ld_s = 0;

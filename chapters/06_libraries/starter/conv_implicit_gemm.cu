@@ -33,6 +33,7 @@
 
 #include "ch06/conv.hpp"
 #include "cudalab/check.hpp"
+#include "cudalab/cp_async.cuh"
 #include "cudalab/device.hpp"
 #include "cudalab/math.hpp"
 
@@ -146,24 +147,7 @@ static_assert(tap_tile_ok<WideTap>() && tap_tile_ok<NarrowTap>(),
 static_assert(WideTap::kBK == NarrowTap::kBK);
 constexpr int kTapBK = WideTap::kBK;
 constexpr int kTapKp = 128;  // wt's rows are K rounded up to this (a wide tile never reads past)
-// cp.async (sm_80+): 4 bytes (.ca, zero-filled when bytes == 0) or 16 bytes (.cg) global to shared;
-// the starter may use them or not.
-
-[[maybe_unused]] __device__ __forceinline__ void cp_async4(std::uint32_t dst, const float* src,
-                                                           int bytes) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(bytes)
-               : "memory");
-}
-[[maybe_unused]] __device__ __forceinline__ void cp_async16(std::uint32_t dst, const float* src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
-}
-[[maybe_unused]] __device__ __forceinline__ void cp_async_commit() {
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
+// The cp.async copies: cudalab/cp_async.cuh's wrappers (the starter may use them or not).
 
 // Launch: grid (ceil(N P Q / 128), ceil(K / kBN), slices), T::kThreads threads, T::kSmemBytes of
 // dynamic shared memory. wt = the transposed filters; slice z covers tiles
