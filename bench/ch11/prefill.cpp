@@ -34,14 +34,18 @@ namespace {
 using PrefillFn = void (*)(const void*, const void*, const void*, void*, const DecodeShape&, int,
                            DType, cudaStream_t);
 
+// One sequence, kQHeads query heads over kKvHeads key/value heads of `dim`, scale 1 / sqrt(dim).
+DecodeShape prefill_shape(std::size_t dim) {
+  return {1, kQHeads, kKvHeads, static_cast<int>(dim), 1.0f / std::sqrt(static_cast<float>(dim))};
+}
+
 // tol: the tests' fp16 bound for the kernel (tests/ch11/test_prefill.cpp: 1e-3 for the fp32
 // kernel, 2e-3 for the tensor-core one, which also rounds the softmax weights to 16 bits).
 // kernel: the row's family name, which keys its check (bench::verify keeps one verdict per key for
 // the process: a key shared by two kernels or two head dims would check only the first row).
 void BM_prefill(benchmark::State& state, const char* kernel, PrefillFn prefill, int len, double tol,
                 std::size_t dim = kDim) {
-  const DecodeShape shape{1, kQHeads, kKvHeads, static_cast<int>(dim),
-                          1.0f / std::sqrt(static_cast<float>(dim))};
+  const DecodeShape shape = prefill_shape(dim);
   const std::size_t nq = static_cast<std::size_t>(len) * kQHeads * dim,
                     nkv = static_cast<std::size_t>(len) * kKvHeads * dim;
   DeviceBuffer<std::uint16_t> q(nq), k(nkv), v(nkv), out(nq);
@@ -115,8 +119,7 @@ void BM_prefill_cudnn(benchmark::State& state, int len, std::size_t dim) {
     state.SkipWithError("built without cuDNN 9 (CUDALAB_HAVE_CUDNN=OFF)");
     return;
   }
-  const DecodeShape shape{1, kQHeads, kKvHeads, static_cast<int>(dim),
-                          1.0f / std::sqrt(static_cast<float>(dim))};
+  const DecodeShape shape = prefill_shape(dim);
   try {
     state.SetLabel(sdpa().prepare(shape, len, kType));
   } catch (const std::exception& e) {

@@ -10,23 +10,14 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
-#include <cmath>
-#include <cstddef>
-#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "attention_testing.hpp"
-#include "ch11/attention_oracle.hpp"
 #include "ch11/ch11.hpp"
 #include "ch11/cudnn_sdpa.hpp"
-#include "cudalab/check.hpp"
-#include "cudalab/compare.hpp"
-#include "cudalab/memory.hpp"
-#include "cudalab/random.hpp"
 #include "cudalab/testing.hpp"
 
-using namespace cudalab;
 using namespace cudalab::ch11;
 
 namespace {

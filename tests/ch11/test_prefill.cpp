@@ -156,8 +156,7 @@ TEST_P(FlashPrefillWideRowsGpu, MatchesOracle) {
   const Case& c = GetParam();
   ASSERT_EQ(plan_flash_rows_per_warp(c.batch, c.q_heads, c.head_dim, c.len, current_sm_count()), 32)
       << "this shape no longer reaches the 32-row kernel on this GPU: the test must grow";
-  const DecodeShape shape{c.batch, c.q_heads, c.kv_heads, c.head_dim,
-                          1.0f / std::sqrt(static_cast<float>(c.head_dim))};
+  const DecodeShape shape = ch11_test::prefill_shape(c);
   const double tol = 2.0 * (c.dtype == DType::kF16 ? 1e-3 : 4e-3);
   expect_sampled_sequences(flash_prefill_attention,
                            "flash_prefill_attention 32 rows a warp " + c.name, c.dtype, shape,
