@@ -81,6 +81,52 @@ struct ConvArgs {
   std::size_t out_elems;         // N K P Q: slice z writes out + z * out_elems
 };
 
+// BEGIN EXERCISE 6.4
+// TODO(6.4): room for device functions both kernels below share (the reference keeps its output
+//   store here).
+template <class T>
+__device__ __forceinline__ void store_outputs(const float (&acc)[T::kTM][T::kTN], float* out,
+                                              const ConvArgs& a, int m0, int n0, int mo, int no) {
+  // Both kernels' store: the thread's accumulators (its two sub-tiles at (mo, no) and 16 rows / 32
+  // columns further inside the block tile at (m0, n0)) to out[n][k][p][q] = out[n K PQ + k PQ + pq]
+  // of slice z = blockIdx.z (y itself, or the slice's slab of the workspace). Thread row i is pixel
+  // mo + (i / 4) * 16 + i % 4: four consecutive pixels lie in one image when PQ % 4 == 0, one
+  // 16-byte store per channel where the slice is 16-byte aligned too.
+  constexpr int kSubM = T::kWarpM / 2, kSubN = T::kWarpN / 2;
+  float* dst = out + static_cast<std::size_t>(blockIdx.z) * a.out_elems;
+  const int pq = a.p * a.q;
+  const bool vec_y = pq % 4 == 0 && reinterpret_cast<std::uintptr_t>(dst) % 16 == 0;
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int mb = m0 + mo + half * kSubM;
+    if (mb >= a.pixels) continue;
+    if (vec_y) {  // pixels % 4 == 0 too: mb + 3 < pixels
+      const std::size_t base = static_cast<std::size_t>(mb / pq) * a.k * pq + mb % pq;
+#pragma unroll
+      for (int j = 0; j < T::kTN; ++j) {
+        const int ch = n0 + no + (j / T::kSub) * kSubN + j % T::kSub;
+        if (ch < a.k)
+          *reinterpret_cast<float4*>(dst + base + static_cast<std::size_t>(ch) * pq) =
+              make_float4(acc[half * 4 + 0][j], acc[half * 4 + 1][j], acc[half * 4 + 2][j],
+                          acc[half * 4 + 3][j]);
+      }
+      continue;
+    }
+#pragma unroll
+    for (int i = 0; i < T::kSub; ++i) {
+      const int m = mb + i;
+      if (m >= a.pixels) break;
+      const std::size_t base = static_cast<std::size_t>(m / pq) * a.k * pq + m % pq;
+#pragma unroll
+      for (int j = 0; j < T::kTN; ++j) {
+        const int ch = n0 + no + (j / T::kSub) * kSubN + j % T::kSub;
+        if (ch < a.k) dst[base + static_cast<std::size_t>(ch) * pq] = acc[half * 4 + i][j];
+      }
+    }
+  }
+}
+// END EXERCISE
+
 // Launch: grid (ceil(N P Q / 128), ceil(K / kBN), slices), T::kThreads threads. Slice z of the
 // reduction writes its sums to out + z * N K P Q (out = y when there is one slice).
 template <class T, bool kVecW>
@@ -244,40 +290,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
     __syncthreads();  // the next tile is complete, and nobody reads `cur` any more
   }
 
-  // Store out[n][k][p][q] = out[n K PQ + k PQ + pq]. Thread row i is pixel mo + (i / 4) * 16 +
-  // i % 4: four consecutive pixels lie in one image when PQ % 4 == 0, one 16-byte store per
-  // channel.
-  float* dst = out + static_cast<std::size_t>(blockIdx.z) * a.out_elems;
-  const int pq = a.p * a.q;
-  const bool vec_y = pq % 4 == 0 && (reinterpret_cast<std::uintptr_t>(dst) & 15) == 0;
-#pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    const int mb = m0 + mo + half * kSubM;
-    if (mb >= a.pixels) continue;
-    if (vec_y) {  // pixels % 4 == 0 too: mb + 3 < pixels
-      const std::size_t base = static_cast<std::size_t>(mb / pq) * a.k * pq + mb % pq;
-#pragma unroll
-      for (int j = 0; j < T::kTN; ++j) {
-        const int ch = n0 + no + (j / T::kSub) * kSubN + j % T::kSub;
-        if (ch < a.k)
-          *reinterpret_cast<float4*>(dst + base + static_cast<std::size_t>(ch) * pq) =
-              make_float4(acc[half * 4 + 0][j], acc[half * 4 + 1][j], acc[half * 4 + 2][j],
-                          acc[half * 4 + 3][j]);
-      }
-      continue;
-    }
-#pragma unroll
-    for (int i = 0; i < T::kSub; ++i) {
-      const int m = mb + i;
-      if (m >= a.pixels) break;
-      const std::size_t base = static_cast<std::size_t>(m / pq) * a.k * pq + m % pq;
-#pragma unroll
-      for (int j = 0; j < T::kTN; ++j) {
-        const int ch = n0 + no + (j / T::kSub) * kSubN + j % T::kSub;
-        if (ch < a.k) dst[base + static_cast<std::size_t>(ch) * pq] = acc[half * 4 + i][j];
-      }
-    }
-  }
+  store_outputs<T>(acc, out, a, m0, n0, mo, no);
   // END EXERCISE
 }
 
@@ -434,37 +447,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
   }
   cp_async_wait<0>();  // no copy outlives the block (the empty groups past the last tile)
 
-  float* dst = out + static_cast<std::size_t>(blockIdx.z) * a.out_elems;
-  const int pq = a.p * a.q;
-  const bool vec_y = pq % 4 == 0 && reinterpret_cast<std::uintptr_t>(dst) % 16 == 0;
-#pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    const int mb = m0 + mo + half * kSubM;
-    if (mb >= a.pixels) continue;
-    if (vec_y) {  // pixels % 4 == 0 too: mb + 3 < pixels
-      const std::size_t base = static_cast<std::size_t>(mb / pq) * a.k * pq + mb % pq;
-#pragma unroll
-      for (int j = 0; j < T::kTN; ++j) {
-        const int ch = n0 + no + (j / T::kSub) * kSubN + j % T::kSub;
-        if (ch < a.k)
-          *reinterpret_cast<float4*>(dst + base + static_cast<std::size_t>(ch) * pq) =
-              make_float4(acc[half * 4 + 0][j], acc[half * 4 + 1][j], acc[half * 4 + 2][j],
-                          acc[half * 4 + 3][j]);
-      }
-      continue;
-    }
-#pragma unroll
-    for (int i = 0; i < T::kSub; ++i) {
-      const int m = mb + i;
-      if (m >= a.pixels) break;
-      const std::size_t base = static_cast<std::size_t>(m / pq) * a.k * pq + m % pq;
-#pragma unroll
-      for (int j = 0; j < T::kTN; ++j) {
-        const int ch = n0 + no + (j / T::kSub) * kSubN + j % T::kSub;
-        if (ch < a.k) dst[base + static_cast<std::size_t>(ch) * pq] = acc[half * 4 + i][j];
-      }
-    }
-  }
+  store_outputs<T>(acc, out, a, m0, n0, mo, no);
   // END EXERCISE
 }
 

@@ -83,6 +83,9 @@ struct ConvArgs {
   std::size_t out_elems;         // N K P Q: slice z writes out + z * out_elems
 };
 
+// TODO(6.4): room for device functions both kernels below share (the reference keeps its output
+//   store here).
+
 // Launch: grid (ceil(N P Q / 128), ceil(K / kBN), slices), T::kThreads threads. Slice z of the
 // reduction writes its sums to out + z * N K P Q (out = y when there is one slice).
 template <class T, bool kVecW>
