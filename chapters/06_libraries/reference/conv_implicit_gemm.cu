@@ -10,21 +10,19 @@
 // X_col element on the fly while loading the A tile, so the GEMM tiling of the SGEMM ladder
 // applies unchanged.
 //
-// Launch (the launcher's, fixed): two kernels, both with 128 output pixels x kBN channels per
-// block, kBN = 128 (256 threads, 2 blocks per SM) or 64 (128 threads, 4 blocks per SM), at most 128
-// registers a thread (__launch_bounds__). conv2d_tap_major_kernel, the usual one, runs the
-// reduction in the order kk = (r S + s) Cp + c (Cp = C rounded up to 16): a 16-deep tile is 16
-// channels of one filter tap, so one bounds test per pixel per tile; its filters are transposed
-// into the workspace by a small kernel inside the call. conv2d_implicit_gemm_kernel runs the order
-// (c, r, s) in 8-deep tiles: the shapes whose channel padding would waste more than a third of the
-// FMAs (3 Cp > 4 C: ResNet-50's conv1, C = 3) or whose caller gave no room for the filters. The
-// launcher picks the tile width and splits the reduction over gridDim.z from the shape (conv_plan
-// below): deep layers have few pixels and a long C R S (ResNet-50 3x3 512->512 at 7 x 7, batch
-// 32: 13 x 4 = 52 blocks of 128 x 128 for 132 SMs, C R S = 4608). Slice z writes its partial sums
-// to its own slab of the workspace and a second kernel adds the slabs in the order z = 0, 1, ...:
-// the result is the same bits on every run. FLOPs: 2 N K P Q C R S (ResNet-50 3x3 64->64 at 56,
-// batch 32: 7.4 GFLOP). NCHW, fp32, any shape check_conv_shape accepts. The kernels' own design
-// (tiling, the gather's index math) is exercise 6.4's; the reference's is in its solution notes
+// Launch (the launcher's, fixed): 128 output pixels x kBN channels per block, kBN = 128 (256
+// threads, 2 blocks per SM) or 64 (128 threads, 4 blocks per SM), at most 128 registers a thread
+// (__launch_bounds__). The launcher picks the tile width and splits the reduction over gridDim.z
+// from the shape (conv_plan below): deep layers have few pixels and a long C R S (ResNet-50 3x3
+// 512->512 at 7 x 7, batch 32: 13 x 4 = 52 blocks of 128 x 128 for 132 SMs, C R S = 4608). Slice z
+// writes its partial sums to its own slab of the workspace and a second kernel adds the slabs in
+// the order z = 0, 1, ...: the result is the same bits on every run. FLOPs: 2 N K P Q C R S
+// (ResNet-50 3x3 64->64 at 56, batch 32: 7.4 GFLOP). NCHW, fp32, any shape check_conv_shape
+// accepts. conv2d_implicit_gemm_kernel runs every shape for which tap_major_applies() is false (in
+// the starter: all of them); the stretch is a second kernel of your design,
+// conv2d_tap_major_kernel, with the shapes it takes (tap_major_applies) and the filter layout it
+// reads (conv_transpose_filters_kernel). The kernels' own design (tiling, the gather's index math,
+// the order of the reduction) is exercise 6.4's; the reference's is in its solution notes
 // (`scripts/lab hint 6.4 solution`).
 #include <algorithm>
 #include <cstdint>
@@ -75,7 +73,7 @@ struct ConvArgs {
   int n, c, h, w, k, r, s, stride, pad, p, q;
   int pixels, crs, hw;           // N P Q, C R S, H W
   int tiles_per_slice;           // tiles of the reduction per gridDim.z slice (8 or 16 steps)
-  int rs, cp, tiles_total, kp;   // tap-major path: R S, C rounded up to 16, R S Cp / 16, wt's row
+  int rs, cp, tiles_total, kp;   // second kernel: R S, C rounded up to 16, R S Cp / 16, K to 128
   int step_s, step_r, step_off;  // kk += 8 as a mixed-radix add: s += 8 % S, r += 8 / S % R, ...
   bool vec_w;                    // C R S % 4 == 0 and w 16-byte aligned: 16-byte filter loads
   std::size_t out_elems;         // N K P Q: slice z writes out + z * out_elems
@@ -137,8 +135,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
   const int m0 = blockIdx.x * T::kBM, n0 = blockIdx.y * T::kBN;
   // BEGIN EXERCISE 6.4
   // TODO(6.4): conv2d_implicit_gemm_kernel, a convolution as an implicit GEMM (the launcher runs
-  //   it when conv2d_tap_major_kernel below does not apply: 3 Cp > 4 C, e.g. conv1's C = 3, or no
-  //   room for the transposed filters in the caller's workspace).
+  //   it for every shape tap_major_applies() rejects, the starter's rejects all, and wherever the
+  //   caller's workspace has no room for the second kernel's filters).
   //   Contract: for this block's T::kBM output pixels (m = (n, p, q) from m0) x T::kBN output
   //     channels (from n0), the convolution of ch06/conv.hpp (NCHW fp32, cross-correlation, zero
   //     padding, any stride and pad that check_conv_shape accepts) summed over reduction slice
@@ -155,7 +153,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
   //     FP32 FMA math (no tensor cores); no library call; no atomics (the same bits every run).
   //   Goal: BM_conv/implicit_gemm/3x3_64to64_56 >= 1.2x the speed of
   //     BM_conv_cudnn_gemm/3x3_64to64_56 (cuDNN's fastest GEMM-family algorithm, FMA math);
-  //     `scripts/lab check 6.4`. The graded layer runs conv2d_tap_major_kernel (below).
+  //     `scripts/lab check 6.4`.
   // STARTER: (void)a; (void)x; (void)w; (void)out; (void)t; (void)warp; (void)lane; (void)m0; (void)n0;
   constexpr int kBK = T::kBK;
   __shared__ __align__(16) float As[2][kBK][T::kBM];             // (BK, BM) gathered x
@@ -294,10 +292,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
   // END EXERCISE
 }
 
-// The tap-major path (the launcher's choice when 3 Cp <= 4 C, Cp = C rounded up to 16): the
-// reduction runs in the order kk = (r S + s) Cp + c, so one 16-deep tile is 16 channels of ONE
-// filter tap, and the filters come pre-transposed as wt[(r S + s) Cp + c][Kp] (Kp = K rounded up to
-// 128, zero padded) by conv_transpose_filters_kernel, inside the call, into the workspace.
+// The second kernel's tiles (the launcher's, fixed): 128 pixels x kBN channels x 16 reduction
+// steps, kStages shared-memory stages of A and B in kSmemBytes of dynamic shared memory.
 template <int BN, int MinBlocksPerSm>
 struct TapTile {
   static constexpr int kBM = 128, kBN = BN, kBK = 16, kStages = 3;
@@ -340,17 +336,21 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
   const int t = threadIdx.x, warp = t / 32, lane = t % 32;
   const int m0 = blockIdx.x * T::kBM, n0 = blockIdx.y * T::kBN;
   // BEGIN EXERCISE 6.4
-  // TODO(6.4): conv2d_tap_major_kernel, the same convolution as conv2d_implicit_gemm_kernel with
-  //   the reduction in the order kk = (r S + s) Cp + c (Cp = a.cp = C rounded up to 16).
-  //   Contract: as conv2d_implicit_gemm_kernel's (this block's T::kBM pixels x T::kBN channels,
-  //     slice z = blockIdx.z written to out + z * a.out_elems in y's layout), but the slices split
-  //     the a.tiles_total tiles of 16 steps of that order (a.tiles_per_slice each), and the
-  //     filters are wt[(r S + s) Cp + c][a.kp] (zero where c >= C or k >= K; a.kp is K rounded up
-  //     to 128), written by the launcher. Channels c >= C contribute 0 (wt is zero there: x must
-  //     not be read past its end). T::kSmemBytes of dynamic shared memory; launch as above.
+  // TODO(6.4): (stretch) conv2d_tap_major_kernel, a second kernel of your design for the shapes
+  //   tap_major_applies() gives it (the starter's gives it none).
+  //   Contract: conv2d_implicit_gemm_kernel's (this block's T::kBM pixels x T::kBN channels, slice
+  //     z = blockIdx.z written to out + z * a.out_elems in y's layout, partial tiles, any shape it
+  //     is given), except that the reduction runs over a.tiles_total tiles of 16 steps in an order
+  //     of your choosing over R S x Cp (Cp = a.cp, C rounded up to 16; steps with c >= C add 0),
+  //     slice z taking tiles [z a.tiles_per_slice, (z + 1) a.tiles_per_slice); and that the filters
+  //     arrive as wt, the R S Cp a.kp floats conv_transpose_filters_kernel wrote (its layout is
+  //     yours too). T::kSmemBytes of dynamic shared memory; launch as above.
   //   Constraints and goal: conv2d_implicit_gemm_kernel's.
   // STARTER: (void)a; (void)x; (void)wt; (void)out; (void)smem; (void)t; (void)warp; (void)lane; (void)m0; (void)n0;
   constexpr int kBK = T::kBK, kBM = T::kBM, kS = T::kStages;
+  // The reference's order: kk = (r S + s) Cp + c, so one 16-deep tile is 16 channels of ONE
+  // filter tap (one bounds test per pixel per tile), with the filters pre-transposed as
+  // wt[(r S + s) Cp + c][Kp] (zero padded) by conv_transpose_filters_kernel.
   const int tb = static_cast<int>(blockIdx.z) * a.tiles_per_slice;
   const int ntiles = max(min(a.tiles_total, tb + a.tiles_per_slice) - tb, 0);
 
@@ -451,16 +451,24 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
   // END EXERCISE
 }
 
-// wt[(r S + s) Cp + c][k] = w[k][c][r][s] for c < C, k < K; 0 in the padding (c < Cp, k < Kp).
+// The filters as the second kernel reads them: the first filter_bytes(a) bytes of the workspace,
+// written inside the call (grid-stride launch, kTransposeBlock threads a block) from w (K, C, R,
+// S).
 constexpr unsigned kTransposeBlock = 256;
 __global__ void __launch_bounds__(kTransposeBlock)
     conv_transpose_filters_kernel(const float* __restrict__ w, int k, int c, int rs, int cp, int kp,
                                   float* __restrict__ wt) {
+  // BEGIN EXERCISE 6.4
+  // TODO(6.4): (stretch) the filter layout conv2d_tap_major_kernel reads: every float of wt
+  //   written, its padding included (filter_bytes below gives its size), from w[k][c][r][s].
+  // STARTER: (void)w; (void)k; (void)c; (void)rs; (void)cp; (void)kp; (void)wt;
   const int total = rs * cp * kp;
+  // wt[(r S + s) Cp + c][k] = w[k][c][r][s] for c < C, k < K; 0 in the padding (c < Cp, k < Kp).
   for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < total; e += gridDim.x * blockDim.x) {
     const int kk = e % kp, row = e / kp, cc = row % cp, tap = row / cp;
     wt[e] = kk < k && cc < c ? w[(static_cast<std::size_t>(kk) * c + cc) * rs + tap] : 0.0f;
   }
+  // END EXERCISE
 }
 
 // Split-K, second pass: y[e] = part[0][e] + part[1][e] + ... in that order (deterministic).
@@ -557,10 +565,18 @@ ConvArgs conv_args(const ConvShape& shape) {
   return a;
 }
 
-// The tap-major path pays for its channel padding: taken when Cp wastes at most a third of the
-// FMAs (3 Cp <= 4 C: C % 16 == 0, or C >= 48); otherwise (conv1's C = 3) the (c, r, s) kernel.
+// Whether conv2d_tap_major_kernel runs this shape (given room in the workspace for its filters).
 bool tap_major_applies(const ConvArgs& a) {
-  return 3 * a.cp <= 4 * a.c && 1.0 * a.rs * a.cp * a.kp <= 2147483647.0;  // wt: 32-bit indices
+  // BEGIN EXERCISE 6.4
+  // TODO(6.4): (stretch) true for the shapes your conv2d_tap_major_kernel should run (with R S Cp
+  //   a.kp floats of filters, and R S Cp a.kp < 2^31); the starter's: none.
+  // STARTER: (void)a;
+  // STARTER: return false;
+  const bool fits = 1.0 * a.rs * a.cp * a.kp <= 2147483647.0;  // wt: 32-bit indices
+  // The reference's: where the channel padding wastes at most a third of the FMAs (3 Cp <= 4 C:
+  // C % 16 == 0, or C >= 48); otherwise (conv1's C = 3) the (c, r, s) kernel.
+  return fits && 3 * a.cp <= 4 * a.c;
+  // END EXERCISE
 }
 // The transposed filters: R S Cp Kp floats, a multiple of 16 bytes (Kp % 128 == 0).
 std::size_t filter_bytes(const ConvArgs& a) {
