@@ -13,7 +13,8 @@
 // loads instead of 49 x 4096 = 200704, a 39x cut in global load instructions (the reference loads
 // 136 x 38, as 1292 float4s where the rows are 16-byte aligned).
 // This file: the naive kernel and the dispatch. The tiled kernel (exercise 5.5) is in
-// stencil_tiled.cu, a file of its own so that a pitfall can replace it alone.
+// stencil_tiled.cu, a file of its own so that a pitfall can replace it alone; so is the second
+// kernel its launcher may pick at r = 3 (the stretch of 5.5).
 #include "ch05/stencil.hpp"
 #include "cudalab/check.hpp"
 #include "cudalab/math.hpp"

@@ -45,7 +45,8 @@ inline constexpr int kConvTiledBlocksPerSm = 4;
 
 // stencil_tiled.cu (exercise 5.5): the tiled kernel on `grid` blocks of (kThreadsX, kThreadsY)
 // threads, each block one kTileY x kTileX output tile (conv2d checks the arguments and sizes the
-// grid).
+// grid). At r = 3, on the shapes conv2d_strip_applies() accepts (the starter's: none), it runs
+// the strip kernel instead, on a grid of its own (StripConfig, stencil_tiled.cu).
 void launch_conv2d_tiled(dim3 grid, const float* in, float* out, int width, int height,
                          const float* filter, int radius, cudaStream_t stream);
 
