@@ -1,7 +1,9 @@
 // Exercise 5.5 — the 2D convolution, naive and tiled, against a double-precision CPU oracle on
 // shapes that catch edge-tile and halo bugs: 1 x 1, a row, a column, shapes that are not multiples
 // of the reference's 128 x 32 tile, widths that are and are not multiples of 4 (the reference's
-// float4 and scalar paths), views one float off 16-byte alignment, and radii 0..kConvMaxRadius.
+// float4 and scalar paths), views one float off 16-byte alignment, and radii 0..kConvMaxRadius;
+// and, at r = 3, tall shapes with a tile row per SM or more, the ones the reference gives its
+// second kernel (conv2d_strip_kernel, the stretch of 5.5), with their edge cases.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "ch05/stencil.hpp"
+#include "cudalab/device.hpp"
 #include "cudalab/random.hpp"
 #include "cudalab/testing.hpp"
 
@@ -46,13 +49,13 @@ std::string shape_name(const ::testing::TestParamInfo<std::tuple<Shape, ch05::Co
          std::to_string(s.w) + "x" + std::to_string(s.h) + "_r" + std::to_string(s.r);
 }
 
-// Widths % 4 == 0 take the reference's float4 path (32, 64, 100, 132, 256, 4), the others its
+// Widths % 4 == 0 take the reference's float4 path (32, 64, 100, 132, 256, 4, 36), the others its
 // scalar path; every radius has both, on one tile and on several.
-const std::vector<Shape> kShapes{{1, 1, 1},     {1, 1, 4},    {33, 1, 2},     {1, 37, 3},
-                                 {32, 32, 1},   {31, 33, 2},  {65, 31, 3},    {100, 67, 4},
-                                 {257, 129, 2}, {64, 64, 0},  {1023, 517, 3}, {7, 3, 0},
-                                 {132, 33, 1},  {129, 40, 1}, {256, 1, 2},    {4, 37, 3},
-                                 {260, 70, 3},  {131, 66, 4}, {4, 1, 0},      {388, 97, 0}};
+const std::vector<Shape> kShapes{
+    {1, 1, 1},    {1, 1, 4},    {33, 1, 2},    {1, 37, 3},  {32, 32, 1},    {31, 33, 2},
+    {65, 31, 3},  {100, 67, 4}, {257, 129, 2}, {64, 64, 0}, {1023, 517, 3}, {7, 3, 0},
+    {132, 33, 1}, {129, 40, 1}, {256, 1, 2},   {4, 37, 3},  {260, 70, 3},   {131, 66, 4},
+    {4, 1, 0},    {388, 97, 0}, {1, 1, 3},     {33, 1, 3},  {35, 131, 3},   {36, 132, 3}};
 
 }  // namespace
 
@@ -187,6 +190,89 @@ INSTANTIATE_TEST_SUITE_P(
       return std::string(std::get<0>(p.param) == ch05::ConvVariant::kNaive ? "naive" : "tiled") +
              "_r" + std::to_string(std::get<1>(p.param));
     });
+
+// Tall shapes at r = 3: the reference runs its second kernel, conv2d_strip_kernel, where
+// conv2d_strip_applies (stencil_tiled.cu) says so: width % 4 == 0, both pointers 16-byte aligned,
+// and at least one of its kStripTileX x kStripTileY output tiles per SM (smaller images stay on
+// conv2d_tiled_kernel). The height is therefore taken from this GPU's SM count: whole rows of
+// such tiles, enough for one tile per SM, plus `extra` rows. Any kernel must pass them; they are
+// here so that the reference's strip kernel meets its edge cases: a width of one float4 (4), tile
+// columns with a 4- or 8-wide partial tile to their right (1028, 2056: halo columns across a tile
+// edge), bottom tiles of 1, 5, 100 and 252 rows (their input rows, rows + 6, are a multiple of 7,
+// the kernel's row group at r = 3, only for 1) and none (extra 0: whole tiles only); a width that
+// is not a multiple of 4 (35: conv2d_tiled_kernel's scalar path); and radii 1, 2 and 4 on a tall
+// shape, where the r = 3 kernel must not run. Tiled only (the naive kernel's own cases are above);
+// the CPU oracle is most of the time.
+namespace {
+
+constexpr int kStripTileX = 1024, kStripTileY = 253;  // the reference's StripConfig
+int tall_height(int w, int extra) {
+  const int tile_cols = (w + kStripTileX - 1) / kStripTileX, sms = current_sm_count();
+  return kStripTileY * ((sms + tile_cols - 1) / tile_cols) + extra;
+}
+
+struct TallShape {
+  int w, extra, r;
+};
+
+}  // namespace
+
+class Conv2dTallShapesGpu : public ::testing::TestWithParam<TallShape> {};
+
+TEST_P(Conv2dTallShapesGpu, MatchesOracle) {
+  CUDALAB_REQUIRE_GPU();
+  const TallShape s = GetParam();
+  check_conv2d(ch05::ConvVariant::kTiled, s.w, tall_height(s.w, s.extra), s.r);
+}
+
+INSTANTIATE_TEST_SUITE_P(StripTiles, Conv2dTallShapesGpu,
+                         ::testing::Values(TallShape{4, 1, 3}, TallShape{36, 100, 3},
+                                           TallShape{132, 0, 3}, TallShape{1028, 5, 3},
+                                           TallShape{2056, 252, 3}, TallShape{35, 100, 3},
+                                           TallShape{36, 100, 1}, TallShape{36, 100, 2},
+                                           TallShape{36, 100, 4}),
+                         [](const ::testing::TestParamInfo<TallShape>& p) {
+                           return std::to_string(p.param.w) + "_plus" +
+                                  std::to_string(p.param.extra) + "_r" + std::to_string(p.param.r);
+                         });
+
+// A tall r = 3 shape through views one float in (input, output, both): no 16-byte path may be
+// taken although width % 4 == 0 (the reference's strip kernel copies and stores 16 bytes at a
+// time: it must not run there), and the aligned view for comparison.
+TEST(Conv2dTallAlignmentGpu, MisalignedViews) {
+  CUDALAB_REQUIRE_GPU();
+  const int w = 132, h = tall_height(w, 67), r = 3;
+  check_conv2d(ch05::ConvVariant::kTiled, w, h, r, 0, 0);
+  check_conv2d(ch05::ConvVariant::kTiled, w, h, r, /*in_offset*/ 1, /*out_offset*/ 0);
+  check_conv2d(ch05::ConvVariant::kTiled, w, h, r, 0, 1);
+  check_conv2d(ch05::ConvVariant::kTiled, w, h, r, 1, 1);
+}
+
+// The stream contract on a tall r = 3 shape (the reference's strip kernel, which opts in to more
+// than 48 KB of shared memory before its launch): its kernel on the caller's stream too.
+TEST(Conv2dStreamGpu, TallShapeOnTheCallersStream) {
+  CUDALAB_REQUIRE_GPU();
+  const int w = 132, h = tall_height(w, 67), r = 3, k = 2 * r + 1;
+  Rng rng;
+  auto din = to_device(rng.uniform<float>(static_cast<std::size_t>(w) * h, -1.0f, 1.0f));
+  auto dfilter = to_device(rng.uniform<float>(static_cast<std::size_t>(k) * k, -1.0f, 1.0f));
+  cudalab::testing::GuardedOutput<float> out(static_cast<std::size_t>(w) * h);
+  EXPECT_TRUE(cudalab::testing::replay_matches_plain_call(
+      [&](cudaStream_t s) {
+        ch05::conv2d(din.data(), out.data(), w, h, dfilter.data(), r, ch05::ConvVariant::kTiled, s);
+      },
+      out, "conv2d tiled (exercise 5.5), " + std::to_string(w) + "x" + std::to_string(h) + " r3"));
+}
+
+// The benchmark's kind of image, 8192 x 8209 (8209 = 32 x 253 + 113 rows: a partial bottom tile
+// for the reference's strip kernel, which takes it at r = 3 on GPUs of up to 264 SMs), at r = 3
+// and r = 1, and 8191 x 8209 at r = 3 (the scalar path). Large: the CPU oracle takes seconds.
+TEST(Conv2dLargeGpu, BenchmarkSizedImages) {
+  CUDALAB_REQUIRE_GPU();
+  check_conv2d(ch05::ConvVariant::kTiled, 8192, 8209, 3);
+  check_conv2d(ch05::ConvVariant::kTiled, 8192, 8209, 1);
+  check_conv2d(ch05::ConvVariant::kTiled, 8191, 8209, 3);
+}
 
 TEST(Conv2dArgs, RejectsBadArgumentsByName) {
   float* p = nullptr;
