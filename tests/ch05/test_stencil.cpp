@@ -202,7 +202,7 @@ INSTANTIATE_TEST_SUITE_P(
 // the kernel's row group at r = 3, only for 1) and none (extra 0: whole tiles only); a width that
 // is not a multiple of 4 (35: conv2d_tiled_kernel's scalar path); and radii 1, 2 and 4 on a tall
 // shape, where the r = 3 kernel must not run. Tiled only (the naive kernel's own cases are above);
-// the CPU oracle is most of the time.
+// most of their time is the CPU oracle.
 namespace {
 
 constexpr int kStripTileX = 1024, kStripTileY = 253;  // the reference's StripConfig
