@@ -1,6 +1,7 @@
 // Chapter 6 benchmarks, GEMM + bias + ReLU (exercise 6.6), fused beside cuBLAS then a kernel
 // (rows: sgemm.cpp's header):
 //   BM_gemm_bias_relu/<fused|cublas_then_kernel>/<MxNxK>
+//   BM_gemm_bias_relu/fused_warptile/<MxNxK> (the skinny shapes: step 7 forced, for comparison)
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "ch06_bench.hpp"
 #include "cudalab/bench.hpp"
 #include "cudalab/cublas.hpp"
+#include "cudalab/device.hpp"
 #include "cudalab/device_fill.hpp"
 #include "cudalab/memory.hpp"
 
@@ -29,18 +31,34 @@ std::string shape_name(const FusedShape& sh) {
   return std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" + std::to_string(sh.k);
 }
 
-void bm_gemm_bias_relu(benchmark::State& state, const FusedShape& sh, bool fused) {
+// The fused rows: gemm_bias_relu_fused as a caller gets it (kAuto: the skinny kernel for
+// M <= kSkinnyMaxRows, else step 7), and, at the skinny shapes, step 7 forced with the tile its
+// planner picks (what the fused path ran before the skinny kernel).
+enum class Path { kLibrary, kFused, kFusedWarptile };
+
+void bm_gemm_bias_relu(benchmark::State& state, const FusedShape& sh, Path path) {
+  const bool fused = path != Path::kLibrary;
   GemmData d(sh.m, sh.n, sh.k);
   const DeviceBuffer<float> bias = uniform_device_buffer(std::size_t(sh.n), 41, -1.0f, 1.0f);
   CublasHandle h;
-  state.SetLabel(fused ? "warptile + bias/ReLU epilogue" : "cublasSgemm + bias_relu kernel");
+  const ch06::WarptileTile tile = path == Path::kFusedWarptile
+                                      ? ch06::plan_warptile_tile(d.m, d.n, current_sm_count())
+                                      : ch06::WarptileTile::kAuto;
+  state.SetLabel(path == Path::kLibrary ? "cublasSgemm + bias_relu kernel"
+                 : tile == ch06::WarptileTile::kAuto && d.m <= ch06::kSkinnyMaxRows
+                     ? "skinny kernel + bias/ReLU epilogue"
+                     : "warptile + bias/ReLU epilogue");
   auto library = [&](float* y, cudaStream_t s) {
     ch06::gemm_bias_relu_cublas(h, d.m, d.n, d.k, d.a.data(), d.b.data(), bias.data(), y, s);
   };
   auto hand = [&](cudaStream_t s) {
-    ch06::gemm_bias_relu_fused(d.m, d.n, d.k, d.a.data(), d.b.data(), bias.data(), d.c.data(), s);
+    ch06::gemm_bias_relu_fused(tile, d.m, d.n, d.k, d.a.data(), d.b.data(), bias.data(), d.c.data(),
+                               s);
   };
-  const std::string key = std::string(fused ? "fused/" : "cublas_then_kernel/") + shape_name(sh);
+  const std::string key = std::string(path == Path::kLibrary ? "cublas_then_kernel/"
+                                      : path == Path::kFused ? "fused/"
+                                                             : "fused_warptile/") +
+                          shape_name(sh);
   if (!fused) {
     auto work = [&](cudaStream_t s) { library(d.c.data(), s); };
     if (!bench::verify(state, key, [&] {
@@ -82,9 +100,12 @@ using bench::add;  // cudalab/bench.hpp
 [[maybe_unused]] const bool kRegistered = [] {
   for (const auto& sh : kFusedShapes) {
     add("BM_gemm_bias_relu/cublas_then_kernel/" + shape_name(sh),
-        [sh](benchmark::State& s) { bm_gemm_bias_relu(s, sh, false); });
+        [sh](benchmark::State& s) { bm_gemm_bias_relu(s, sh, Path::kLibrary); });
     add("BM_gemm_bias_relu/fused/" + shape_name(sh),
-        [sh](benchmark::State& s) { bm_gemm_bias_relu(s, sh, true); });
+        [sh](benchmark::State& s) { bm_gemm_bias_relu(s, sh, Path::kFused); });
+    if (sh.m <= ch06::kSkinnyMaxRows)
+      add("BM_gemm_bias_relu/fused_warptile/" + shape_name(sh),
+          [sh](benchmark::State& s) { bm_gemm_bias_relu(s, sh, Path::kFusedWarptile); });
   }
   return true;
 }();

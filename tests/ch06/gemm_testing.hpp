@@ -112,6 +112,34 @@ inline const char* type_name<__nv_bfloat16>() {
 // of rounding to nearest: u = 2^-23 instead of 2^-24 in the gamma_{K+2} bound.
 inline constexpr double kTensorCoreU = 0x1p-23;
 
+// The elements an index-width test checks in its M x N result (C or Y), where one of A (M x K),
+// B (K x N) or the result has more than 2^31 elements: rows and columns on both sides of the row
+// where that matrix passes 2^31 elements, the first and last, 4 random ones of each, and the
+// result's own boundary samples; sorted, without repeats (row * N + col).
+inline std::vector<std::size_t> wide_index_samples(const Shape& s, std::uint64_t seed) {
+  auto pick_rows = [&](std::size_t count, std::size_t cols) {
+    std::vector<std::size_t> r{0, count - 1};
+    const std::size_t cross = (std::size_t{1} << 31) / cols;
+    for (const std::size_t x : {cross, cross + 1})
+      if (x < count) r.push_back(x);
+    cudalab::Rng pick(seed + count);
+    for (int i = 0; i < 4; ++i)
+      r.push_back(
+          static_cast<std::size_t>(pick.scalar<long long>(0, static_cast<long long>(count) - 1)));
+    return r;
+  };
+  std::vector<std::size_t> idx;
+  const auto rows = pick_rows(std::size_t(s.m), std::size_t(s.k));  // A rows = result rows
+  const auto cols = pick_rows(std::size_t(s.n), 1);                 // columns of B and the result
+  for (const std::size_t i : rows)
+    for (const std::size_t j : cols) idx.push_back(i * s.n + j);
+  for (const std::size_t k : cudalab::testing::boundary_samples(std::size_t(s.m) * s.n, seed, 16))
+    idx.push_back(k);
+  std::sort(idx.begin(), idx.end());
+  idx.erase(std::unique(idx.begin(), idx.end()), idx.end());
+  return idx;
+}
+
 struct LargeGemm {
   int m, n, k;
   bool bt;  // B given transposed (N x K, row-major: the TN layout of wgmma)

@@ -348,27 +348,7 @@ TEST_P(SgemmWideLargeGpu, EachMatrixPastTwoToThe31Elements) {
     poison_device(C.data(), C.bytes());
     run_sgemm(v, s, 1.0f, A.data(), B.data(), 0.0f, C.data());
     CUDALAB_CHECK(cudaDeviceSynchronize());
-    // Rows and columns to check: both sides of the row where the big matrix passes 2^31
-    // elements, the first and last, and random ones; plus C's own boundary samples.
-    std::vector<std::size_t> idx;
-    auto rows = [&](std::size_t count, std::size_t cols) {
-      std::vector<std::size_t> r{0, count - 1};
-      const std::size_t cross = (std::size_t{1} << 31) / cols;
-      for (const std::size_t x : {cross, cross + 1})
-        if (x < count) r.push_back(x);
-      Rng pick(seed + count);
-      for (int i = 0; i < 4; ++i)
-        r.push_back(
-            static_cast<std::size_t>(pick.scalar<long long>(0, static_cast<long long>(count) - 1)));
-      return r;
-    };
-    const auto ar = rows(std::size_t(s.m), std::size_t(s.k));  // A rows = C rows
-    const auto bc = rows(std::size_t(s.n), 1);                 // columns of B and C
-    for (const std::size_t i : ar)
-      for (const std::size_t j : bc) idx.push_back(i * s.n + j);
-    for (const std::size_t k : cudalab::testing::boundary_samples(nc, seed, 16)) idx.push_back(k);
-    std::sort(idx.begin(), idx.end());
-    idx.erase(std::unique(idx.begin(), idx.end()), idx.end());
+    const auto idx = ch06_test::wide_index_samples(s, seed);
     // (Every element of C reads all K rows of B, those past 2^31 elements included.)
     std::vector<float> want(idx.size());
     std::vector<double> bound(idx.size());

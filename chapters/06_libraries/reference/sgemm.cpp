@@ -119,18 +119,37 @@ void gemm_bias_relu_fused(int M, int N, int K, const float* A, const float* B, c
   gemm_bias_relu_fused(WarptileTile::kAuto, M, N, K, A, B, bias, Y, stream);
 }
 
-void gemm_bias_relu_fused(WarptileTile tile, int M, int N, int K, const float* A, const float* B,
-                          const float* bias, float* Y, cudaStream_t stream) {
-  require_tile(tile);
+namespace {
+// The checks of both fused entry points; false: nothing to do (M == 0 or N == 0).
+bool fused_args_ok(int M, int N, int K, const float* A, const float* B, const float* bias,
+                   const float* Y) {
   require(M >= 0 && M <= kMaxRowsOrCols, "M", "must be in [0, 65535 * 32] (grid.y limit)");
   require(N >= 0, "N", "must be >= 0");
   require(K >= 0, "K", "must be >= 0");
-  if (M == 0 || N == 0) return;
+  if (M == 0 || N == 0) return false;
   require_device_pointer(A, static_cast<std::size_t>(M) * K, "A");
   require_device_pointer(B, static_cast<std::size_t>(K) * N, "B");
   require_device_pointer(bias, static_cast<std::size_t>(N), "bias");
   require_device_pointer(Y, static_cast<std::size_t>(M) * N, "Y");
-  detail::sgemm_warptile_bias_relu({M, N, K, 1.0f, A, B, 0.0f, Y}, bias, tile, stream);
+  return true;
+}
+}  // namespace
+
+void gemm_bias_relu_fused(WarptileTile tile, int M, int N, int K, const float* A, const float* B,
+                          const float* bias, float* Y, cudaStream_t stream) {
+  require_tile(tile);
+  if (!fused_args_ok(M, N, K, A, B, bias, Y)) return;
+  const detail::SgemmArgs a{M, N, K, 1.0f, A, B, 0.0f, Y};
+  if (tile == WarptileTile::kAuto && M <= kSkinnyMaxRows)
+    detail::gemm_skinny_bias_relu(a, bias, stream);
+  else
+    detail::sgemm_warptile_bias_relu(a, bias, tile, stream);
+}
+
+void gemm_bias_relu_skinny(int M, int N, int K, const float* A, const float* B, const float* bias,
+                           float* Y, cudaStream_t stream) {
+  if (!fused_args_ok(M, N, K, A, B, bias, Y)) return;
+  detail::gemm_skinny_bias_relu({M, N, K, 1.0f, A, B, 0.0f, Y}, bias, stream);
 }
 
 }  // namespace cudalab::ch06

@@ -41,5 +41,8 @@ void sgemm_warptile_async_tile(const SgemmArgs& a, WarptileTile tile, cudaStream
 // The warp-tiled kernel with the bias + ReLU epilogue (alpha = 1, beta = 0).
 void sgemm_warptile_bias_relu(const SgemmArgs& a, const float* bias, WarptileTile tile,
                               cudaStream_t stream);
+// The skinny path of gemm_bias_relu_fused (gemm_skinny.cu), the same epilogue: any M, though
+// made for M <= kSkinnyMaxRows (ch06/fused.hpp).
+void gemm_skinny_bias_relu(const SgemmArgs& a, const float* bias, cudaStream_t stream);
 
 }  // namespace cudalab::ch06::detail

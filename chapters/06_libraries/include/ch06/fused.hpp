@@ -15,12 +15,19 @@ namespace cudalab::ch06 {
 // ---------------------------------------------------------------------------------------------
 // Library versus hand-written (exercise 6.6): Y (M, N) = relu(A (M, K) * B (K, N) + bias (N)).
 // ---------------------------------------------------------------------------------------------
-// Fused: the warp-tiled SGEMM with the bias and the ReLU applied in its epilogue (one pass over Y).
+// Fused: the bias and the ReLU applied in the GEMM's epilogue (one pass over Y). The GEMM is the
+// skinny kernel for M <= kSkinnyMaxRows (gemm_skinny.cu: one block per 32 columns of B, K split
+// over the block's warps), else the warp-tiled SGEMM with its planned tile.
+inline constexpr int kSkinnyMaxRows = 64;
 void gemm_bias_relu_fused(int M, int N, int K, const float* A, const float* B, const float* bias,
                           float* Y, cudaStream_t stream = nullptr);
-// The same with step 7's block tile forced (ch06/sgemm.hpp, WarptileTile; kAuto: as above).
+// The same with step 7's block tile forced (ch06/sgemm.hpp, WarptileTile; kAuto: as above, the
+// skinny kernel included; a forced tile always runs step 7).
 void gemm_bias_relu_fused(WarptileTile tile, int M, int N, int K, const float* A, const float* B,
                           const float* bias, float* Y, cudaStream_t stream = nullptr);
+// The skinny kernel at any M (tests and benchmarks: rows past kSkinnyMaxRows take grid.y > 2).
+void gemm_bias_relu_skinny(int M, int N, int K, const float* A, const float* B, const float* bias,
+                           float* Y, cudaStream_t stream = nullptr);
 // Library: cublasSgemm writes Y, then an elementwise kernel re-reads and rewrites it
 // (8 M N extra bytes of DRAM traffic).
 void gemm_bias_relu_cublas(cublasHandle_t handle, int M, int N, int K, const float* A,
