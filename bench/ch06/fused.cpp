@@ -44,10 +44,9 @@ void bm_gemm_bias_relu(benchmark::State& state, const FusedShape& sh, Path path)
   const ch06::WarptileTile tile = path == Path::kFusedWarptile
                                       ? ch06::plan_warptile_tile(d.m, d.n, current_sm_count())
                                       : ch06::WarptileTile::kAuto;
-  state.SetLabel(path == Path::kLibrary ? "cublasSgemm + bias_relu kernel"
-                 : tile == ch06::WarptileTile::kAuto && d.m <= ch06::kSkinnyMaxRows
-                     ? "skinny kernel + bias/ReLU epilogue"
-                     : "warptile + bias/ReLU epilogue");
+  state.SetLabel(path == Path::kLibrary                ? "cublasSgemm + bias_relu kernel"
+                 : ch06::fused_takes_skinny(tile, d.m) ? "skinny kernel + bias/ReLU epilogue"
+                                                       : "warptile + bias/ReLU epilogue");
   auto library = [&](float* y, cudaStream_t s) {
     ch06::gemm_bias_relu_cublas(h, d.m, d.n, d.k, d.a.data(), d.b.data(), bias.data(), y, s);
   };

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ch06/ch06.hpp"
@@ -138,6 +139,24 @@ inline std::vector<std::size_t> wide_index_samples(const Shape& s, std::uint64_t
   std::sort(idx.begin(), idx.end());
   idx.erase(std::unique(idx.begin(), idx.end()), idx.end());
   return idx;
+}
+
+// The index-width tests' shapes: A (M x K), then C (M x N), then B (K x N) past 2^31 elements,
+// the other two matrices small.
+inline constexpr Shape kWideA{131075, 4, 16388}, kWideC{65540, 32772, 4}, kWideB{4, 131076, 16388};
+
+// Element (i, j) of A B for the device-filled inputs of the index-width tests (A from
+// fill_uniform_device(seed), B from seed + 1, both uniform in [-1, 1]), in double, with the sum of
+// the products' magnitudes (the rounding bound's input): {value, abs_sum}.
+inline std::pair<double, double> wide_dot(const Shape& s, std::uint64_t seed, std::size_t i,
+                                          std::size_t j) {
+  double acc = 0, abs_sum = 0;
+  for (std::size_t k = 0; k < std::size_t(s.k); ++k) {
+    const double p = double{cudalab::uniform_at(seed, i * s.k + k, -1.0f, 1.0f)} *
+                     cudalab::uniform_at(seed + 1, k * s.n + j, -1.0f, 1.0f);
+    acc += p, abs_sum += std::fabs(p);
+  }
+  return {acc, abs_sum};
 }
 
 struct LargeGemm {

@@ -59,9 +59,7 @@ void check_bias_relu(bool fused, const Shape& s, WarptileTile tile = WarptileTil
       std::string(skinny_any_m ? "gemm_bias_relu_skinny (exercise 6.6's epilogue"
                   : fused      ? "gemm_bias_relu_fused (exercise 6.6"
                                : "gemm_bias_relu_cublas (exercises 6.3 and 6.6") +
-      (fused && !skinny_any_m && tile == WarptileTile::kAuto && s.m <= ch06::kSkinnyMaxRows
-           ? ", the skinny kernel"
-           : "") +
+      (fused && !skinny_any_m && ch06::fused_takes_skinny(tile, s.m) ? ", the skinny kernel" : "") +
       (tile != WarptileTile::kAuto ? ", tile " + std::string(ch06::to_string(tile)) : "") +
       ", M x N x K = " + ch06_test::shape_name(s) +
       (offsets != 0 ? ", A +" + std::to_string(a_off) + ", B +" + std::to_string(b_off) + ", Y +" +
@@ -212,7 +210,7 @@ class GemmBiasReluSkinnyShapesGpu : public ::testing::TestWithParam<SkinnyParam>
 TEST_P(GemmBiasReluSkinnyShapesGpu, MatchesOracle) {
   CUDALAB_REQUIRE_GPU();
   const auto [s, offsets] = GetParam();
-  ASSERT_LE(s.m, ch06::kSkinnyMaxRows);
+  ASSERT_TRUE(ch06::fused_takes_skinny(WarptileTile::kAuto, s.m));
   check_bias_relu(true, s, WarptileTile::kAuto, offsets);
 }
 
@@ -273,9 +271,9 @@ TEST(GemmBiasReluSkinnyWideLargeGpu, EachMatrixPastTwoToThe31Elements) {
     const char* name;
     Shape s;
     bool any_m;
-  } cases[] = {{"A = 131075 x 16388", {131075, 4, 16388}, true},
-               {"Y = 65540 x 32772", {65540, 32772, 4}, true},
-               {"B = 16388 x 131076", {4, 131076, 16388}, false}};
+  } cases[] = {{"A = 131075 x 16388", ch06_test::kWideA, true},
+               {"Y = 65540 x 32772", ch06_test::kWideC, true},
+               {"B = 16388 x 131076", ch06_test::kWideB, false}};
   for (const auto& c : cases) {
     const Shape s = c.s;
     const std::size_t na = std::size_t(s.m) * s.k, nb = std::size_t(s.k) * s.n,
@@ -294,16 +292,11 @@ TEST(GemmBiasReluSkinnyWideLargeGpu, EachMatrixPastTwoToThe31Elements) {
     std::vector<float> want(idx.size());
     double worst = 0;
     for (std::size_t t = 0; t < idx.size(); ++t) {
-      const std::size_t i = idx[t] / s.n, j = idx[t] % s.n;
+      const std::size_t j = idx[t] % s.n;
       const double b = uniform_at(seed + 2, j, -1.0f, 1.0f);
-      double acc = 0, abs_sum = std::fabs(b);
-      for (std::size_t k = 0; k < std::size_t(s.k); ++k) {
-        const double p = double{uniform_at(seed, i * s.k + k, -1.0f, 1.0f)} *
-                         uniform_at(seed + 1, k * s.n + j, -1.0f, 1.0f);
-        acc += p, abs_sum += std::fabs(p);
-      }
+      const auto [acc, abs_sum] = ch06_test::wide_dot(s, seed, idx[t] / s.n, j);
       want[t] = static_cast<float>(std::max(acc + b, 0.0));
-      worst = std::max(worst, abs_sum);
+      worst = std::max(worst, abs_sum + std::fabs(b));
     }
     const auto tol = ch06_test::gemm_tolerance(s.k, std::vector<double>{worst});
     EXPECT_TRUE(cudalab::testing::samples_match(

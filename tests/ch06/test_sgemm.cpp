@@ -335,9 +335,9 @@ TEST_P(SgemmWideLargeGpu, EachMatrixPastTwoToThe31Elements) {
   const struct {
     const char* name;
     Shape s;
-  } cases[] = {{"A = 131075 x 16388", {131075, 4, 16388}},
-               {"C = 65540 x 32772", {65540, 32772, 4}},
-               {"B = 16388 x 131076", {4, 131076, 16388}}};
+  } cases[] = {{"A = 131075 x 16388", ch06_test::kWideA},
+               {"C = 65540 x 32772", ch06_test::kWideC},
+               {"B = 16388 x 131076", ch06_test::kWideB}};
   for (const auto& c : cases) {
     const Shape s = c.s;
     const std::size_t na = std::size_t(s.m) * s.k, nb = std::size_t(s.k) * s.n,
@@ -354,13 +354,7 @@ TEST_P(SgemmWideLargeGpu, EachMatrixPastTwoToThe31Elements) {
     std::vector<double> bound(idx.size());
     double worst = 0;
     for (std::size_t t = 0; t < idx.size(); ++t) {
-      const std::size_t i = idx[t] / s.n, j = idx[t] % s.n;
-      double acc = 0, abs_sum = 0;
-      for (std::size_t k = 0; k < std::size_t(s.k); ++k) {
-        const double p = double{uniform_at(seed, i * s.k + k, -1.0f, 1.0f)} *
-                         uniform_at(seed + 1, k * s.n + j, -1.0f, 1.0f);
-        acc += p, abs_sum += std::fabs(p);
-      }
+      const auto [acc, abs_sum] = ch06_test::wide_dot(s, seed, idx[t] / s.n, idx[t] % s.n);
       want[t] = static_cast<float>(acc);
       worst = std::max(worst, abs_sum);
     }

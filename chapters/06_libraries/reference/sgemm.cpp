@@ -140,7 +140,7 @@ void gemm_bias_relu_fused(WarptileTile tile, int M, int N, int K, const float* A
   require_tile(tile);
   if (!fused_args_ok(M, N, K, A, B, bias, Y)) return;
   const detail::SgemmArgs a{M, N, K, 1.0f, A, B, 0.0f, Y};
-  if (tile == WarptileTile::kAuto && M <= kSkinnyMaxRows)
+  if (fused_takes_skinny(tile, M))
     detail::gemm_skinny_bias_relu(a, bias, stream);
   else
     detail::sgemm_warptile_bias_relu(a, bias, tile, stream);

@@ -19,6 +19,11 @@ namespace cudalab::ch06 {
 // skinny kernel for M <= kSkinnyMaxRows (gemm_skinny.cu: one block per 32 columns of B, K split
 // over the block's warps), else the warp-tiled SGEMM with its planned tile.
 inline constexpr int kSkinnyMaxRows = 64;
+// Whether gemm_bias_relu_fused(tile, M, ...) runs the skinny kernel (the dispatch rule, for
+// callers that report which kernel ran).
+inline bool fused_takes_skinny(WarptileTile tile, int M) {
+  return tile == WarptileTile::kAuto && M <= kSkinnyMaxRows;
+}
 void gemm_bias_relu_fused(int M, int N, int K, const float* A, const float* B, const float* bias,
                           float* Y, cudaStream_t stream = nullptr);
 // The same with step 7's block tile forced (ch06/sgemm.hpp, WarptileTile; kAuto: as above, the
