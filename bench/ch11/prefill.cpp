@@ -4,6 +4,8 @@
 //   BM_prefill_tc/b1_len<len>       flash_prefill_attention (mma.sync tensor cores)
 //   BM_prefill_tc/d64_b1_len<len>   the same at head_dim 64, where the launcher's row plan
 //                                   (prefill_plan.hpp) switches to 32 rows a warp on large grids
+//   BM_prefill_wgmma/<as _tc>       flash_prefill_attention_wgmma (Hopper: TMA + wgmma; an error
+//                                   row on any other GPU, with its reason)
 //   BM_prefill_cudnn/<as _tc>       cuDNN's fused attention (CudnnSdpa, cudnn_sdpa.hpp: the backend
 //                                   graph API) on the same shapes, buffers, check and FLOP count:
 //                                   the tensor-core rows' yardstick (an error row without cuDNN, or
@@ -129,6 +131,15 @@ void BM_prefill_cudnn(benchmark::State& state, int len, std::size_t dim) {
   BM_prefill(state, "BM_prefill_cudnn", cudnn_prefill, len, 2e-3, dim);
 }
 
+// The Hopper kernel: an error row where it cannot run (its reason), else as the others.
+void BM_prefill_wgmma(benchmark::State& state, int len, std::size_t dim) {
+  if (!flash_prefill_wgmma_supported()) {
+    state.SkipWithError("flash_prefill_attention_wgmma needs compute capability 9.0 (sm_90a)");
+    return;
+  }
+  BM_prefill(state, "BM_prefill_wgmma", flash_prefill_attention_wgmma, len, 2e-3, dim);
+}
+
 using bench::add;  // cudalab/bench.hpp
 
 [[maybe_unused]] const bool kRegistered = [] {
@@ -144,6 +155,12 @@ using bench::add;  // cudalab/bench.hpp
     add("BM_prefill_tc/d64_b1_len" + std::to_string(len), [len](benchmark::State& st) {
       BM_prefill(st, "BM_prefill_tc", flash_prefill_attention, len, 2e-3, 64);
     });
+  for (int len : {1024, 4096, 16384})
+    add("BM_prefill_wgmma/b1_len" + std::to_string(len),
+        [len](benchmark::State& st) { BM_prefill_wgmma(st, len, kDim); });
+  for (int len : {1024, 4096})
+    add("BM_prefill_wgmma/d64_b1_len" + std::to_string(len),
+        [len](benchmark::State& st) { BM_prefill_wgmma(st, len, 64); });
   for (int len : {1024, 4096, 16384})
     add("BM_prefill_cudnn/b1_len" + std::to_string(len),
         [len](benchmark::State& st) { BM_prefill_cudnn(st, len, kDim); });

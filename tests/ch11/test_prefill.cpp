@@ -73,6 +73,40 @@ TEST_P(FlashPrefillGpu, MatchesOracle) {
 INSTANTIATE_TEST_SUITE_P(Shapes, FlashPrefillGpu, ::testing::ValuesIn(kFlashCases),
                          prefill_case_name);
 
+// The Hopper kernel (flash_prefill_wgmma.cu: 128-row query tiles, 128-key K/V tiles, two consumer
+// warpgroups of 64 rows): lengths around its tiles (one short, one, one past; a diagonal tile
+// crossed by the end of the sequence; the second warpgroup's rows empty or partial; several query
+// tiles), both head dims and types, MHA and GQA, several sequences (the tensor maps' sequence and
+// head coordinates). Tolerance as the mma.sync kernel's (P rounded to 16 bits before P V).
+namespace {
+const std::vector<Case> kWgmmaCases{
+    {"f16_d128_gqa4_len1", DType::kF16, 128, 8, 2, 2, 1},
+    {"bf16_d64_mha_len63", DType::kBF16, 64, 4, 4, 2, 63},
+    {"f16_d64_gqa2_len64", DType::kF16, 64, 4, 2, 1, 64},
+    {"bf16_d128_gqa4_len65", DType::kBF16, 128, 8, 2, 3, 65},
+    {"f16_d128_mha_len127", DType::kF16, 128, 4, 4, 2, 127},
+    {"bf16_d128_gqa8_len128", DType::kBF16, 128, 16, 2, 1, 128},
+    {"f16_d64_gqa2_len129", DType::kF16, 64, 4, 2, 2, 129},
+    {"bf16_d64_gqa4_len255", DType::kBF16, 64, 8, 2, 1, 255},
+    {"f16_d128_gqa2_len257", DType::kF16, 128, 4, 2, 2, 257},
+    {"bf16_d128_mha_len300", DType::kBF16, 128, 4, 4, 1, 300},
+    {"f16_d64_mha_len1000", DType::kF16, 64, 2, 2, 1, 1000},
+};
+}  // namespace
+
+class WgmmaPrefillGpu : public ::testing::TestWithParam<Case> {};
+
+TEST_P(WgmmaPrefillGpu, MatchesOracle) {
+  CUDALAB_REQUIRE_GPU();
+  if (!flash_prefill_wgmma_supported())
+    GTEST_SKIP() << "skipped: the wgmma prefill needs compute capability exactly 9.0 (sm_90a)";
+  ch11_test::expect_prefill_matches_oracle(flash_prefill_attention_wgmma,
+                                           "flash_prefill_attention_wgmma", GetParam(), 2.0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, WgmmaPrefillGpu, ::testing::ValuesIn(kWgmmaCases),
+                         prefill_case_name);
+
 namespace {
 // Device-filled q, K and V of shape.batch sequences of L tokens (fill_random; its host twin
 // random_at gives the inputs of the sequences checked, so no host copy of the whole problem is
@@ -136,6 +170,13 @@ TEST(PrefillLargeGpu, SequencesPastTwoToThe31Elements) {
 
 TEST(PrefillLargeGpu, TensorCoreSequencesPastTwoToThe31Elements) {
   expect_sequences_past_2_31(flash_prefill_attention, "flash_prefill_attention", 2e-3);
+}
+
+TEST(PrefillLargeGpu, WgmmaSequencesPastTwoToThe31Elements) {
+  CUDALAB_REQUIRE_GPU();
+  if (!flash_prefill_wgmma_supported())
+    GTEST_SKIP() << "skipped: the wgmma prefill needs compute capability exactly 9.0 (sm_90a)";
+  expect_sequences_past_2_31(flash_prefill_attention_wgmma, "flash_prefill_attention_wgmma", 2e-3);
 }
 
 // 32 query rows a warp: at head_dim 64 on a grid of several waves the launcher runs 128-row blocks
@@ -212,4 +253,57 @@ TEST(FlashPrefillArgsGpu, MisalignedViewIsRefused) {
         flash_prefill_attention(q.data() + 1, k.data(), v.data(), out.data(), s, L, DType::kF16);
       },
       "q");
+}
+
+// The Hopper kernel's argument checks: those of the shared contract by name, its own (a positive
+// scale), on any machine; a misaligned view refused by name before any GPU check.
+TEST(WgmmaPrefillArgs, NamedErrors) {
+  const DecodeShape s{1, 8, 2, 128, 0.1f};
+  auto call = [](const DecodeShape& shape, int len) {
+    flash_prefill_attention_wgmma(nullptr, nullptr, nullptr, nullptr, shape, len, DType::kBF16);
+  };
+  cudalab::testing::expect_throws_naming([&] { call(s, -1); }, "len");
+  cudalab::testing::expect_throws_naming([&] { call(s, 4); }, "q");
+  cudalab::testing::expect_throws_naming([&] { call({1, 8, 3, 128, 0.1f}, 4); }, "kv_heads");
+  cudalab::testing::expect_throws_naming([&] { call({1, 8, 2, 96, 0.1f}, 4); }, "head_dim");
+  cudalab::testing::expect_throws_naming([&] { call({1, 8, 2, 128, -0.1f}, 4); }, "scale");
+  cudalab::testing::expect_throws_naming([&] { call({1, 8, 2, 128, 0.0f}, 4); }, "scale");
+  EXPECT_NO_THROW(call(s, 0));
+}
+
+TEST(WgmmaPrefillArgsGpu, MisalignedViewIsRefused) {
+  CUDALAB_REQUIRE_GPU();
+  const DecodeShape s{1, 8, 2, 128, 0.1f};
+  const int L = 4;
+  const std::size_t nq = static_cast<std::size_t>(L) * 8 * 128, nkv = nq / 4;
+  DeviceBuffer<std::uint16_t> q(nq), k(nkv + 8), v(nkv), out(nq);
+  cudalab::testing::expect_throws_naming(
+      [&] {
+        flash_prefill_attention_wgmma(q.data(), k.data() + 1, v.data(), out.data(), s, L,
+                                      DType::kBF16);
+      },
+      "k");
+}
+
+// The stream contract (cudalab/testing.hpp, replay_from_capture): the Hopper kernel on the caller's
+// stream; a graph capture's replay gives a plain call's bits.
+TEST(WgmmaPrefillStreamGpu, OnTheCallersStream) {
+  CUDALAB_REQUIRE_GPU();
+  if (!flash_prefill_wgmma_supported())
+    GTEST_SKIP() << "skipped: the wgmma prefill needs compute capability exactly 9.0 (sm_90a)";
+  const DecodeShape s{2, 8, 2, 128, 1.0f / std::sqrt(128.0f)};
+  const int L = 300;
+  const std::size_t nq = static_cast<std::size_t>(s.batch) * L * s.q_heads * s.head_dim,
+                    nkv = nq / 4;
+  DeviceBuffer<std::uint16_t> q(nq), k(nkv), v(nkv);
+  fill_random(q.data(), nq, 11, DType::kBF16, -1, 1);
+  fill_random(k.data(), nkv, 12, DType::kBF16, -1, 1);
+  fill_random(v.data(), nkv, 13, DType::kBF16, -1, 1);
+  cudalab::testing::GuardedOutput<std::uint16_t> out(nq);
+  EXPECT_TRUE(cudalab::testing::replay_matches_plain_call(
+      [&](cudaStream_t stream) {
+        flash_prefill_attention_wgmma(q.data(), k.data(), v.data(), out.data(), s, L, DType::kBF16,
+                                      stream);
+      },
+      out, "flash_prefill_attention_wgmma"));
 }

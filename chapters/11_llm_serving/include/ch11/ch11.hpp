@@ -92,6 +92,14 @@ bool check_prefill_args(const void* q, const void* k, const void* v, const void*
 void flash_prefill_attention(const void* q, const void* k, const void* v, void* out,
                              const DecodeShape& shape, int len, DType dtype,
                              cudaStream_t stream = nullptr);
+// The same contract on Hopper (worked example, flash_prefill_wgmma.cu: FlashAttention-3's design,
+// TMA + wgmma + warp specialization, sm_90a only), additionally shape.scale > 0 and len at most
+// 65535 query tiles of 128. Throws std::runtime_error on any other GPU (see the next function).
+void flash_prefill_attention_wgmma(const void* q, const void* k, const void* v, void* out,
+                                   const DecodeShape& shape, int len, DType dtype,
+                                   cudaStream_t stream = nullptr);
+// Whether the current device runs it: a GPU of compute capability exactly 9.0 (H100, H200).
+bool flash_prefill_wgmma_supported();
 
 // Exercise 11.4 — INT8 weight-only GEMV: y[r] = scale[r] * sum_c q[r][c] * x[c] with q the
 // per-channel INT8 weights (rows x cols, row-major; host.hpp's quantize_int8_per_channel), x and
